@@ -1,0 +1,74 @@
+// @ts-check
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+/** Library code may only depend on the OpenTelemetry API; the daemon and CLI own the SDK. */
+const sdkImports = {
+  patterns: [
+    {
+      group: ["@opentelemetry/*", "!@opentelemetry/api"],
+      message:
+        "library code depends on @opentelemetry/api only; the SDK belongs to src/node, src/cli or src/telemetry/sdk",
+    },
+  ],
+};
+/** The pure decision parts never import the network. */
+const networkImports = {
+  patterns: [
+    ...sdkImports.patterns,
+    {
+      group: ["@grpc/*", "**/mesh/**", "**/node/**", "**/cli/**"],
+      message: "pure parts (estimate, policy, decision, routing) must not import the network or the daemon",
+    },
+  ],
+};
+
+export default tseslint.config(
+  {
+    ignores: [
+      "dist/**",
+      "node_modules/**",
+      "coverage/**",
+      "bench/results/**",
+      "**/*.cjs",
+      "testbed/out/**",
+      "out/**",
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ["eslint.config.js"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/restrict-template-expressions": [
+        "error",
+        { allowNumber: true, allowBoolean: true },
+      ],
+      "@typescript-eslint/require-await": "off",
+      "@typescript-eslint/prefer-promise-reject-errors": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
+    },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: ["src/node/**", "src/cli/**", "src/telemetry/sdk/**"],
+    rules: { "no-restricted-imports": ["error", sdkImports] },
+  },
+  {
+    files: ["src/estimate/**", "src/policy/**", "src/decision/**", "src/routing/**"],
+    rules: { "no-restricted-imports": ["error", networkImports] },
+  },
+  { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+);

@@ -1,0 +1,59 @@
+/** Contract of src/estimate — the fresh, windowed, censoring-aware latency estimates. */
+
+export type PeerId = string;
+
+export interface EstimatorOptions {
+  /** Length of the sliding window in ms; choose it shorter than the tail's correlation time. Default 10_000. */
+  windowMs: number;
+  /** Sub-window histograms in the ring; staleness is bounded by windowMs * (1 + 1/slices). Default 6. */
+  slices: number;
+  /** Fewer samples than this in the window makes the estimate unknown. Default 20. */
+  minSamples: number;
+  /** No sample (completed or censored) for longer than this makes the estimate unknown. Default windowMs. */
+  maxSampleAgeMs: number;
+  /** Largest latency tracked, ms; larger inputs are clamped. Default 60_000. */
+  highestTrackableMs: number;
+}
+
+export type UnknownReason = "never-sampled" | "too-few-samples" | "no-recent-sample" | "peer-reset";
+
+/** The estimate of one peer at one moment. p50Ms/p99Ms are NaN when unknown and nothing was ever seen. */
+export interface PeerEstimate {
+  readonly peer: PeerId;
+  readonly status: "fresh" | "unknown";
+  readonly reason?: UnknownReason;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** Completed samples in the window. */
+  readonly samples: number;
+  /** Calls in flight counted as right-censored samples at their current age. */
+  readonly censored: number;
+  /** ms since the newest sample was recorded (Infinity when none). */
+  readonly ageMs: number;
+}
+
+/** Which peers must answer before the fan-out is decidable: all of them, or any k. */
+export type Requirement = { readonly kind: "all" } | { readonly kind: "quorum"; readonly k: number };
+
+export interface FanoutEstimate {
+  readonly status: "fresh" | "unknown";
+  /** Peers whose own estimate is unknown (any one makes the fan-out unknown). */
+  readonly unknownPeers: readonly PeerId[];
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly requirement: Requirement;
+  readonly size: number;
+  /** Oldest estimate age among the set, and the smallest sample count: what the decision rests on. */
+  readonly maxAgeMs: number;
+  readonly minSamples: number;
+}
+
+/** A call in flight. Exactly one of the three ends counts; later calls are ignored. */
+export interface InFlight {
+  /** The answer arrived after `latencyMs` (measured by the caller, or now − start when omitted). */
+  complete(latencyMs?: number): void;
+  /** The call hit its deadline: recorded as a sample at the deadline (a lower bound on the truth). */
+  timedOut(): void;
+  /** A fast failure (refused, unavailable, cancelled by us): not a latency; only clears the censoring. */
+  failed(): void;
+}
