@@ -1,0 +1,64 @@
+/** Contract of the engine's results and of its observer hook (telemetry, flight recorder, testbed). */
+import type { FanoutEstimate, PeerId } from "../estimate/types.js";
+import type { Classification } from "../policy/types.js";
+import type { BranchResult } from "./transport.js";
+
+/**
+ * How a branch ended, from the coordinator's point of view:
+ * - committed: its answer arrived in time and was used;
+ * - partial: synchronous mode, the answer arrived and was used as part of a partial result;
+ * - abandoned: cancelled by the coordinator (speculation gave up on it), peer work lost;
+ * - late: the deadline passed first;
+ * - failed: no usable answer (peer down, error, malformed answer).
+ */
+export type BranchOutcome = "committed" | "partial" | "abandoned" | "late" | "failed";
+
+export interface BranchRecord {
+  readonly peer: PeerId;
+  readonly branchId: string;
+  readonly outcome: BranchOutcome;
+  /** Deadline the branch carried (epoch ms). */
+  readonly deadline: number;
+  /** ms from issue to end (answer, abandon or deadline). */
+  readonly latencyMs: number;
+  /** Peer work lost (abandoned or late), ms; 0 otherwise. */
+  readonly lostWorkMs: number;
+  /** Leave-one-out: removing this answer changes the action. False for branches without an answer. */
+  readonly decisionRelevant: boolean;
+  readonly result: BranchResult;
+}
+
+export interface FanoutOutcome<Action = unknown> {
+  readonly fanoutId: string;
+  readonly classification: Classification;
+  readonly estimate: FanoutEstimate;
+  /** The action taken, and the local/prior action it would have been with no answers. */
+  readonly action: Action;
+  readonly priorAction: Action;
+  readonly decisionChanged: boolean;
+  /** True when the caller's fallback decided (degrade). */
+  readonly degraded: boolean;
+  readonly branches: readonly BranchRecord[];
+  /** Answers the final action rests on (committed or partial). */
+  readonly answered: number;
+  /** Sum of lostWorkMs over the branches: the abandon cost actually paid. */
+  readonly abandonCostMs: number;
+  /** Bits per committed/partial answer (null when none). */
+  readonly infoGainPerCommitted: number | null;
+  /** Time from start to decision, ms; and whether the decision came after the deadline. */
+  readonly elapsedMs: number;
+  readonly deadlineMissed: boolean;
+  /** A SpeculationBudgetViolation met on the way (budget <= 0, p99 < p50), turned into degrade. */
+  readonly violation?: { readonly code: string; readonly message: string };
+}
+
+/**
+ * Hooks the engine calls; every method is optional and must not throw (errors are swallowed and
+ * reported once through `onError`). Telemetry, the flight recorder and the testbed implement this.
+ */
+export interface FanoutObserver {
+  onDecision?(fanoutId: string, classification: Classification, estimate: FanoutEstimate): void;
+  onBranchEnd?(fanoutId: string, record: BranchRecord): void;
+  onFanoutEnd?(outcome: FanoutOutcome): void;
+  onError?(error: unknown): void;
+}
