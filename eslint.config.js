@@ -71,4 +71,5 @@ export default tseslint.config(
     rules: { "no-restricted-imports": ["error", networkImports] },
   },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+  { files: ["**/*.mjs"], ...tseslint.configs.disableTypeChecked },
 );

@@ -1,0 +1,105 @@
+/**
+ * The `synthetic` workload: waits as long as a seeded latency model says (src/peers/latency-model.ts:
+ * lognormal body, Pareto tail, correlated gateway queueing), then answers — by itself
+ * (`{ queueMs, serviceMs }`) or by running the handler it wraps (e.g. `vote`).
+ * It stops the moment its signal aborts (abandon, deadline, shutdown): the time spent until then is
+ * the work the peer lost. If the deadline comes before the modelled latency, it stops at the deadline.
+ *
+ * @example
+ * handlers:
+ *   - kind: vote
+ *     use: synthetic
+ *     options:
+ *       seed: 1
+ *       body: { medianMs: 8, sigma: 0.4 }
+ *       tail: { probability: 0.01, scaleMs: 50, shape: 1.5 }
+ *       gateway: { group: nat-eu, episodesPerSecond: 0.2, durationMs: { min: 200, max: 600 } }
+ *       wrap: { use: vote, options: { informed: true } }
+ */
+import { sleep } from "../clock/clock.js";
+import { TailswarmError } from "../errors.js";
+import type { TaskHandler } from "../mesh/handler.js";
+import type { HandlerEnv, HandlerFactory } from "./handler.js";
+import { createLatencyModel } from "./latency-model.js";
+import type { GatewayQueueing, LatencyModelOptions, ParetoTail } from "./latency-model.js";
+import { numberOption, optionError, optionsObject, seedOption, stringOption } from "./options.js";
+import { createRng, hash32, mixSeed, seedOf } from "./rng.js";
+
+/** Validates the latency part of synthetic options (also usable by the testbed). */
+export function parseLatencyModelOptions(raw: unknown, path: string): LatencyModelOptions {
+  const opts = optionsObject(raw, path, ["seed", "body", "tail", "gateway", "maxMs", "wrap"]);
+  const b = optionsObject(opts.body, `${path}.body`, ["medianMs", "sigma"]);
+  const body = {
+    medianMs: numberOption(b, "medianMs", `${path}.body`, { above: 0 }, 5),
+    sigma: numberOption(b, "sigma", `${path}.body`, { min: 0, max: 5 }, 0.3),
+  };
+  let tail: ParetoTail | undefined;
+  if (opts.tail !== undefined) {
+    const t = optionsObject(opts.tail, `${path}.tail`, ["probability", "scaleMs", "shape"]);
+    tail = {
+      probability: numberOption(t, "probability", `${path}.tail`, { min: 0, max: 1 }, 0.01),
+      scaleMs: numberOption(t, "scaleMs", `${path}.tail`, { above: 0 }, 50),
+      shape: numberOption(t, "shape", `${path}.tail`, { above: 0 }, 1.5),
+    };
+  }
+  let gateway: GatewayQueueing | undefined;
+  if (opts.gateway !== undefined) {
+    const gp = `${path}.gateway`;
+    const g = optionsObject(opts.gateway, gp, ["group", "episodesPerSecond", "durationMs"]);
+    const group = stringOption(g, "group", gp);
+    if (group === undefined) throw optionError(`${gp}.group`, undefined, "a non-empty string");
+    const d = optionsObject(g.durationMs, `${gp}.durationMs`, ["min", "max"]);
+    const min = numberOption(d, "min", `${gp}.durationMs`, { min: 0 }, 200);
+    const max = numberOption(d, "max", `${gp}.durationMs`, { min }, Math.max(min, 600));
+    gateway = {
+      group,
+      episodesPerSecond: numberOption(g, "episodesPerSecond", gp, { min: 0, max: 1000 }, 0.2),
+      durationMs: { min, max },
+    };
+  }
+  return {
+    seed: seedOption(opts, "seed", path) ?? 0,
+    body,
+    ...(tail && { tail }),
+    ...(gateway && { gateway }),
+    maxMs: numberOption(opts, "maxMs", path, { above: 0 }, 60_000),
+  };
+}
+
+async function wrapped(raw: unknown, env: HandlerEnv): Promise<TaskHandler | undefined> {
+  if (raw === undefined) return undefined;
+  const path = `${env.path}.wrap`;
+  const w = optionsObject(raw, path, ["use", "options"]);
+  const use = stringOption(w, "use", path);
+  if (use === undefined) throw optionError(`${path}.use`, undefined, "a handler name or module path");
+  return env.load({ kind: env.kind, use, options: w.options }, `${path}.options`);
+}
+
+export const createSyntheticHandler: HandlerFactory = async (raw, env) => {
+  const modelOptions = parseLatencyModelOptions(raw, env.path);
+  const model = createLatencyModel(modelOptions);
+  const inner = await wrapped((raw as { wrap?: unknown } | undefined)?.wrap, env);
+  // Per-request draws: one stream per (seed, node) so peers sharing a seed still differ.
+  const rng = createRng(mixSeed(seedOf(modelOptions.seed), hash32(env.nodeId)));
+  const clock = env.clock;
+
+  return {
+    kind: env.kind,
+    async handle(task, ctx) {
+      ctx.signal.throwIfAborted();
+      const start = clock.now();
+      const s = model.sample(start, rng);
+      const left = ctx.deadline - start;
+      if (s.totalMs >= left) {
+        await sleep(clock, left, ctx.signal);
+        throw new TailswarmError(
+          "DEADLINE_EXCEEDED",
+          `synthetic: modelled latency ${s.totalMs.toFixed(1)} ms exceeds the ${left.toFixed(1)} ms left before the deadline`,
+        );
+      }
+      await sleep(clock, s.totalMs, ctx.signal);
+      if (inner !== undefined) return inner.handle(task, ctx);
+      return { queueMs: s.queueMs, serviceMs: s.serviceMs };
+    },
+  };
+};
