@@ -8,6 +8,10 @@ type Verb = { summary: string; load: () => Promise<{ run(argv: string[]): Promis
 
 const verbs: Record<string, Verb> = {
   // verbs register here, one line each
+  explain: {
+    summary: "classify one fan-out: speculate, synchronous or degrade",
+    load: () => import("./commands/explain.js"),
+  },
 };
 
 function usage(): string {

@@ -1,0 +1,155 @@
+/**
+ * The flag parser every verb shares: node:util parseArgs underneath, with errors that name the flag
+ * (unknown, missing value, given twice, not a number) instead of parseArgs' generic ones, and a help
+ * text generated from the same spec.
+ */
+import { parseArgs } from "node:util";
+import { TailswarmError } from "../errors.js";
+
+/** Exit codes of every verb. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, violation: 3 } as const;
+
+export type FlagSpec =
+  | { readonly type: "boolean"; readonly description: string; readonly short?: string }
+  | {
+      readonly type: "string";
+      readonly description: string;
+      readonly short?: string;
+      /** Placeholder in help, e.g. `MS`. Default `VALUE`. */
+      readonly valueName?: string;
+      /** May be given more than once; the values come back as an array. */
+      readonly multiple?: boolean;
+    };
+
+export type FlagValues<S extends Record<string, FlagSpec>> = {
+  [K in keyof S]?: S[K] extends { type: "boolean" }
+    ? boolean
+    : S[K] extends { multiple: true }
+      ? string[]
+      : string;
+};
+
+/** A command line the verb cannot run: exit 2, message names the flag. */
+export class UsageError extends TailswarmError {
+  constructor(message: string) {
+    super("INVALID_ARGUMENT", message);
+    this.name = "UsageError";
+  }
+}
+
+const HELP: FlagSpec = { type: "boolean", short: "h", description: "show this help" };
+
+/**
+ * Parse `argv` against `spec`. `--help`/`-h` is always accepted and reported as `help`.
+ *
+ * @example
+ * const spec = { "budget-ms": { type: "string", valueName: "MS", description: "budget" } } as const;
+ * const { values, help } = parseFlags(["--budget-ms", "90"], spec);
+ * const budget = numberFlag(values, "budget-ms", { required: true }); // 90
+ */
+export function parseFlags<S extends Record<string, FlagSpec>>(
+  argv: readonly string[],
+  spec: S,
+  opts: { positionals?: boolean } = {},
+): { values: FlagValues<S>; positionals: string[]; help: boolean } {
+  const all: Record<string, FlagSpec> = { help: HELP, ...spec };
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: all,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Record<string, string | boolean | string[]> = {};
+  const positionals: string[] = [];
+  let help = false;
+  for (const token of tokens) {
+    if (token.kind === "positional") {
+      if (!opts.positionals)
+        throw new UsageError(`unexpected argument '${token.value}' (this verb takes only flags)`);
+      positionals.push(token.value);
+      continue;
+    }
+    if (token.kind !== "option") continue;
+    const flag = all[token.name];
+    if (flag === undefined) {
+      const known = Object.keys(all).map((n) => `--${n}`);
+      throw new UsageError(`unknown flag '${token.rawName}' (expected one of ${known.join(", ")})`);
+    }
+    const name = `--${token.name}`;
+    if (flag.type === "boolean") {
+      if (token.value !== undefined)
+        throw new UsageError(`flag ${name} takes no value, got '${token.value}'`);
+      if (token.name === "help") help = true;
+      else values[token.name] = true;
+      continue;
+    }
+    const value = token.value;
+    if (value === undefined || (!token.inlineValue && value.startsWith("--"))) {
+      throw new UsageError(`flag ${name} needs a value (${name} ${flag.valueName ?? "VALUE"})`);
+    }
+    if (flag.multiple) {
+      const list = (values[token.name] as string[] | undefined) ?? [];
+      list.push(value);
+      values[token.name] = list;
+    } else {
+      if (values[token.name] !== undefined) throw new UsageError(`flag ${name} given more than once`);
+      values[token.name] = value;
+    }
+  }
+  return { values: values as FlagValues<S>, positionals, help };
+}
+
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * A flag's value as a finite number; undefined when absent and not required.
+ * Accepts decimal notation only (`90`, `-5`, `2.5`, `1e3`); rejects `''`, `0x10`, `Infinity`, `NaN`.
+ */
+export function numberFlag(
+  values: Readonly<Record<string, unknown>>,
+  name: string,
+  opts: { required: true; min?: number },
+): number;
+export function numberFlag(
+  values: Readonly<Record<string, unknown>>,
+  name: string,
+  opts?: { required?: boolean; min?: number },
+): number | undefined;
+export function numberFlag(
+  values: Readonly<Record<string, unknown>>,
+  name: string,
+  opts: { required?: boolean; min?: number } = {},
+): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) {
+    if (opts.required) throw new UsageError(`missing required flag --${name}`);
+    return undefined;
+  }
+  const n = typeof raw === "string" && NUMBER.test(raw.trim()) ? Number(raw) : NaN;
+  if (!Number.isFinite(n))
+    throw new UsageError(`flag --${name} must be a finite number, got ${JSON.stringify(raw)}`);
+  if (opts.min !== undefined && n < opts.min) {
+    throw new UsageError(`flag --${name} must be >= ${opts.min}, got ${n}`);
+  }
+  return n;
+}
+
+/** Throws when more than one of `names` was given. */
+export function exclusiveFlags(values: Readonly<Record<string, unknown>>, names: readonly string[]): void {
+  const given = names.filter((n) => values[n] !== undefined);
+  if (given.length > 1)
+    throw new UsageError(`flags ${given.map((n) => `--${n}`).join(" and ")} exclude each other`);
+}
+
+/** Help text: usage line, description, then one line per flag from the same spec the parser uses. */
+export function formatHelp(usage: string, description: string, spec: Record<string, FlagSpec>): string {
+  const rows = Object.entries({ ...spec, help: HELP }).map(([name, f]) => {
+    const short = f.short ? `-${f.short}, ` : "";
+    const value = f.type === "string" ? ` ${f.valueName ?? "VALUE"}` : "";
+    return [`${short}--${name}${value}`, f.description] as const;
+  });
+  const width = Math.max(...rows.map(([left]) => left.length));
+  const lines = rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`);
+  return `usage: ${usage}\n\n${description}\n\noptions:\n${lines.join("\n")}\n`;
+}

@@ -1,0 +1,94 @@
+/**
+ * `tailswarm explain` — the one rule on the command line: give it a budget, the fan-out p50/p99 and
+ * the abandon cost, and it says speculate, synchronous or degrade, with the inequality that decided.
+ *
+ *   tailswarm explain --budget-ms 90 --p50-ms 22 --p99-ms 340 --abandon-cost-ms 5
+ *   tailswarm explain --budget-ms 400 --p50-ms 22 --p99-ms 340 --abandon-cost-ms 5 --json
+ *
+ * Exit codes: 0 decided; 2 usage error (the message names the flag); 3 SpeculationBudgetViolation
+ * (budget <= 0, or p99 < p50), with the error's code and message on stderr.
+ */
+import { TailswarmError } from "../../errors.js";
+import { classify } from "../../policy/classify.js";
+import { describeClassification } from "../../policy/describe.js";
+import type { Classification } from "../../policy/types.js";
+import { SpeculationBudgetViolation } from "../../policy/violation.js";
+import { EXIT, exclusiveFlags, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
+
+const FLAGS = {
+  "budget-ms": {
+    type: "string",
+    valueName: "MS",
+    description: "remaining budget of the fan-out, ms (<= 0 is a violation)",
+  },
+  "p50-ms": { type: "string", valueName: "MS", description: "fan-out p50 of the required peers, ms (>= 0)" },
+  "p99-ms": {
+    type: "string",
+    valueName: "MS",
+    description: "fan-out p99 of the required peers, ms (>= 0; below p50 is a violation)",
+  },
+  "abandon-cost-ms": {
+    type: "string",
+    valueName: "MS",
+    description: "expected work lost by abandoning the branches, ms (>= 0)",
+  },
+  relevant: { type: "boolean", description: "the answers can still change the action (default)" },
+  "not-relevant": { type: "boolean", description: "the answers cannot change the action" },
+  json: { type: "boolean", description: 'print one JSON object: {"mode", "reason", ...the numbers}' },
+} as const;
+
+const USAGE =
+  "tailswarm explain --budget-ms B --p50-ms X --p99-ms Y --abandon-cost-ms C [--relevant|--not-relevant] [--json]";
+const DESCRIPTION =
+  "Classify one fan-out by the speculation boundary: speculate when budget > p99 + abandon cost and the\n" +
+  "answers can change the action; synchronous when p50 < budget (or not decision-relevant); degrade when\n" +
+  "budget <= p50.";
+
+/** The verb's entry point; returns the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  let c: Classification;
+  let json: boolean;
+  try {
+    const { values, help } = parseFlags(argv, FLAGS);
+    if (help) {
+      process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
+      return EXIT.ok;
+    }
+    exclusiveFlags(values, ["relevant", "not-relevant"]);
+    const budget = numberFlag(values, "budget-ms", { required: true });
+    const p50 = numberFlag(values, "p50-ms", { required: true, min: 0 });
+    const p99 = numberFlag(values, "p99-ms", { required: true, min: 0 });
+    const abandon = numberFlag(values, "abandon-cost-ms", { required: true, min: 0 });
+    json = values.json === true;
+    c = classify(budget, p50, p99, abandon, values["not-relevant"] !== true);
+  } catch (err: unknown) {
+    if (err instanceof SpeculationBudgetViolation) {
+      process.stderr.write(`tailswarm explain: ${err.code}: ${err.message}\n`);
+      return EXIT.violation;
+    }
+    if (err instanceof UsageError || TailswarmError.is(err, "INVALID_ARGUMENT")) {
+      process.stderr.write(`tailswarm explain: ${err.message}\nRun 'tailswarm explain --help' for usage.\n`);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+  const { inequality, effect } = describeClassification(c);
+  if (json) {
+    const out = {
+      mode: c.mode,
+      reason: c.reason,
+      budgetMs: c.budgetMs,
+      p50Ms: c.fanoutP50Ms,
+      p99Ms: c.fanoutP99Ms,
+      abandonCostMs: c.abandonCostMs,
+      relevant: c.relevant,
+      inequality,
+    };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } else {
+    process.stdout.write(
+      `mode:    ${c.mode}\nreason:  ${c.reason}\nbecause: ${inequality}\nso:      ${effect}\n`,
+    );
+  }
+  return EXIT.ok;
+}
