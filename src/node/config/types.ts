@@ -1,0 +1,57 @@
+/** The node's configuration, fully resolved (defaults applied, validated). */
+import type { PolicyName } from "../../policy/types.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+export interface HandlerEntry {
+  /** Task kind served. */
+  readonly kind: string;
+  /** Shipped handler name (`echo`, `vote`, `synthetic`) or an ESM module path. */
+  readonly use: string;
+  readonly options?: unknown;
+}
+
+export interface TlsConfig {
+  /** PEM file of the CA that signs peers' and clients' certificates. */
+  readonly ca?: string;
+  /** PEM files of this node's certificate and key (server and client side). */
+  readonly cert?: string;
+  readonly key?: string;
+  /** Refuse clients (and peers) that do not present a certificate signed by `ca`. */
+  readonly requireClientCert: boolean;
+}
+
+export interface NodeConfig {
+  readonly nodeId: string;
+  readonly region: string;
+  /** host:port of the one gRPC port (port 0 picks a free one). */
+  readonly listen: string;
+  /** Static seed peers, host:port. */
+  readonly peers: readonly string[];
+  /** DNS names (host:port) whose A/AAAA records are peers, e.g. a Kubernetes headless service. */
+  readonly dns: readonly string[];
+  readonly dnsIntervalMs: number;
+  readonly probe: {
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly failureThreshold: number;
+  };
+  readonly handlers: readonly HandlerEntry[];
+  readonly concurrency: number;
+  readonly queueLimit: number;
+  readonly maxPayloadBytes: number;
+  readonly deadlineReserveMs: number;
+  /** Budget for a Coordinate call that carries neither a gRPC deadline nor budget_ms. */
+  readonly defaultBudgetMs: number;
+  readonly estimator: {
+    readonly windowMs: number;
+    readonly slices: number;
+    readonly minSamples: number;
+  };
+  readonly policy: PolicyName;
+  readonly abandonCostPriorMs: number;
+  readonly drainGraceMs: number;
+  readonly tls: TlsConfig;
+  readonly metrics: { readonly prometheusPort: number };
+  readonly logLevel: LogLevel;
+}

@@ -1,0 +1,136 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig, UsageError } from "../../src/node/config/load-config.js";
+import { configFields, envName, flagName } from "../../src/node/config/schema.js";
+
+const dir = mkdtempSync(join(tmpdir(), "tailswarm-config-"));
+function file(name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+describe("node config", () => {
+  it("has defaults for every required key", async () => {
+    const { config, sources } = await loadConfig({ argv: [], env: {} });
+    expect(config.listen).toBe("127.0.0.1:7400");
+    expect(config.estimator).toEqual({ windowMs: 10_000, slices: 6, minSamples: 20 });
+    expect(config.handlers.map((h) => h.kind)).toEqual(["echo", "vote"]);
+    expect(config.tls).toEqual({ requireClientCert: false });
+    expect(config.nodeId).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:-]+$/);
+    expect(sources.listen).toBe("default");
+  });
+
+  it("layers file < env < flags", async () => {
+    const yaml = file(
+      "layers.yaml",
+      "region: file-region\nlisten: 127.0.0.1:9000\npeers: [a:1, b:2]\nprobe:\n  intervalMs: 700\nestimator: { minSamples: 5 }\n",
+    );
+    const env = {
+      TAILSWARM_REGION: "env-region",
+      TAILSWARM_LISTEN: "127.0.0.1:9001",
+      TAILSWARM_PEERS: "c:3,d:4",
+    };
+    const {
+      config,
+      sources,
+      file: used,
+    } = await loadConfig({
+      argv: ["--config", yaml, "--listen", "127.0.0.1:9002", "--peers", "e:5", "--peers", "f:6,g:7"],
+      env,
+    });
+    expect(used).toBe(yaml);
+    expect(config.region).toBe("env-region");
+    expect(config.listen).toBe("127.0.0.1:9002");
+    expect(config.peers).toEqual(["e:5", "f:6", "g:7"]);
+    expect(config.probe.intervalMs).toBe(700);
+    expect(config.probe.failureThreshold).toBe(3);
+    expect(config.estimator.minSamples).toBe(5);
+    expect(sources).toMatchObject({
+      region: "env",
+      listen: "flag",
+      "probe.intervalMs": "file",
+      "probe.timeoutMs": "default",
+    });
+  });
+
+  it("reads JSON files and TAILSWARM_CONFIG", async () => {
+    const json = file(
+      "c.json",
+      JSON.stringify({ nodeId: "n-1", handlers: [{ kind: "v", use: "vote", options: { stance: "x" } }] }),
+    );
+    const { config, handlersBaseDir } = await loadConfig({ env: { TAILSWARM_CONFIG: json } });
+    expect(config.nodeId).toBe("n-1");
+    expect(config.handlers).toEqual([{ kind: "v", use: "vote", options: { stance: "x" } }]);
+    expect(handlersBaseDir).toBe(dir);
+  });
+
+  it("parses handler lists from env and flags", async () => {
+    const { config } = await loadConfig({
+      env: { TAILSWARM_HANDLERS: "echo" },
+      argv: ["--handlers", "echo,slow=synthetic,up=./x.mjs"],
+    });
+    expect(config.handlers).toEqual([
+      { kind: "echo", use: "echo" },
+      { kind: "slow", use: "synthetic" },
+      { kind: "up", use: "./x.mjs" },
+    ]);
+  });
+
+  it("rejects unknown keys, naming them and suggesting the known one", async () => {
+    const yaml = file("unknown.yaml", "listen: 127.0.0.1:1\nprobe:\n  intervallMs: 5\nregoin: eu\n");
+    const err = await loadConfig({ argv: ["--config", yaml], env: {} }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "INVALID_CONFIG" });
+    const msg = (err as Error).message;
+    expect(msg).toContain("probe.intervallMs: unknown key");
+    expect(msg).toContain("did you mean intervalMs?");
+    expect(msg).toContain("regoin: unknown key");
+    expect(msg).toContain("did you mean region?");
+  });
+
+  it("names the field, the value, the source and the expectation of every bad value", async () => {
+    const yaml = file(
+      "bad.yaml",
+      "estimator:\n  slices: 0\nhandlers:\n  - { kind: a, use: echo }\n  - { kind: a, use: vote }\n",
+    );
+    const err = (await loadConfig({
+      argv: ["--config", yaml, "--listen", "localhost:99999"],
+      env: { TAILSWARM_PROBE_INTERVAL_MS: "fast" },
+    }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toContain('listen: got "localhost:99999" (from flag --listen), expected host:port');
+    expect(err.message).toContain(
+      'probe.intervalMs: got "fast" (from env TAILSWARM_PROBE_INTERVAL_MS), expected an integer >= 10',
+    );
+    expect(err.message).toMatch(
+      /estimator\.slices: got 0 \(from file .*bad\.yaml\), expected an integer >= 1 <= 64/,
+    );
+    expect(err.message).toContain('handlers[1].kind: got "a"');
+  });
+
+  it("checks TLS settings together", async () => {
+    const err = (await loadConfig({ argv: ["--tls-require-client-cert"], env: {} }).catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(err.message).toContain("tls.cert: got nothing");
+    expect(err.message).toContain("tls.ca: got nothing");
+    const err2 = (await loadConfig({
+      env: { TAILSWARM_TLS_CERT: "/nope.pem", TAILSWARM_TLS_KEY: "/nope.key" },
+    }).catch((e: unknown) => e)) as Error;
+    expect(err2.message).toContain('tls.cert: got "/nope.pem", expected a readable PEM file');
+  });
+
+  it("treats unknown flags as usage errors and unknown TAILSWARM_ variables as warnings", async () => {
+    await expect(loadConfig({ argv: ["--lisen", "x"] })).rejects.toBeInstanceOf(UsageError);
+    const { warnings } = await loadConfig({ env: { TAILSWARM_REGOIN: "eu" } });
+    expect(warnings[0]).toContain("TAILSWARM_REGOIN");
+    expect(warnings[0]).toContain("did you mean TAILSWARM_REGION?");
+  });
+
+  it("derives env and flag names from the dotted path", () => {
+    expect(envName("probe.failureThreshold")).toBe("TAILSWARM_PROBE_FAILURE_THRESHOLD");
+    expect(flagName("tls.requireClientCert")).toBe("tls-require-client-cert");
+    expect(new Set(configFields.map((f) => envName(f.path))).size).toBe(configFields.length);
+  });
+});
