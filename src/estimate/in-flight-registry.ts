@@ -1,0 +1,113 @@
+/**
+ * A bounded set of calls in flight to one peer: the start time of each, in fixed slots. A slot is claimed by
+ * `add` (or none when full: the call then simply is not censored) and released by `remove` with the token it
+ * was given, so a late `remove` for a slot that has been expired and reused is ignored.
+ *
+ * @example
+ * const r = new InFlightRegistry(256);
+ * const slot = r.add(now); const token = r.token(slot);
+ * r.remove(slot, token);
+ */
+export class InFlightRegistry {
+  private readonly start: Float64Array;
+  private readonly tokens: Uint32Array;
+  private readonly free: Int32Array;
+  private freeTop: number;
+  private nextToken = 1;
+  /** Slots in use, densely listed for iteration; `where[slot]` is the position in `used`. */
+  private readonly used: Int32Array;
+  private readonly where: Int32Array;
+  private usedCount = 0;
+  /** Calls that found the registry full since the last reset. */
+  untracked = 0;
+
+  constructor(readonly capacity: number) {
+    this.start = new Float64Array(capacity);
+    this.tokens = new Uint32Array(capacity);
+    this.free = new Int32Array(capacity);
+    this.used = new Int32Array(capacity);
+    this.where = new Int32Array(capacity);
+    for (let i = 0; i < capacity; i++) this.free[i] = capacity - 1 - i;
+    this.freeTop = capacity;
+  }
+
+  get size(): number {
+    return this.usedCount;
+  }
+
+  /** Claims a slot for a call started at `startMs`; −1 when full. */
+  add(startMs: number): number {
+    if (this.freeTop === 0) {
+      this.untracked++;
+      return -1;
+    }
+    const slot = this.free[--this.freeTop] as number;
+    this.start[slot] = startMs;
+    this.tokens[slot] = this.nextToken;
+    this.nextToken = this.nextToken === 0xffffffff ? 1 : this.nextToken + 1;
+    this.where[slot] = this.usedCount;
+    this.used[this.usedCount++] = slot;
+    return slot;
+  }
+
+  token(slot: number): number {
+    return this.tokens[slot] as number;
+  }
+
+  /** Releases `slot` if it still belongs to `token`. */
+  remove(slot: number, token: number): void {
+    if (slot < 0 || this.tokens[slot] !== token) return;
+    this.release(slot);
+  }
+
+  /**
+   * Drops calls started before `oldestStartMs` and writes the ages (`nowMs − start`, >= 0) of the others into
+   * `out` (grown when needed), sorted ascending. Returns the array written and the count.
+   */
+  ages(nowMs: number, oldestStartMs: number, out: Float64Array): { ages: Float64Array; count: number } {
+    let i = 0;
+    while (i < this.usedCount) {
+      const slot = this.used[i] as number;
+      if ((this.start[slot] as number) < oldestStartMs) this.release(slot);
+      else i++;
+    }
+    const n = this.usedCount;
+    let buf = out.length >= n ? out : new Float64Array(Math.max(n, out.length * 2));
+    for (let k = 0; k < n; k++) {
+      const age = nowMs - (this.start[this.used[k] as number] as number);
+      buf[k] = age > 0 ? age : 0;
+    }
+    if (n > 1) buf = sortPrefix(buf, n);
+    return { ages: buf, count: n };
+  }
+
+  /** Latest start among the calls tracked (−Infinity when none). */
+  newestStart(): number {
+    let newest = -Infinity;
+    for (let k = 0; k < this.usedCount; k++) {
+      const s = this.start[this.used[k] as number] as number;
+      if (s > newest) newest = s;
+    }
+    return newest;
+  }
+
+  /** Forgets every call (peer restart); their later `remove`s are ignored. */
+  reset(): void {
+    while (this.usedCount > 0) this.release(this.used[this.usedCount - 1] as number);
+    this.untracked = 0;
+  }
+
+  private release(slot: number): void {
+    this.tokens[slot] = 0;
+    const pos = this.where[slot] as number;
+    const last = this.used[--this.usedCount] as number;
+    this.used[pos] = last;
+    this.where[last] = pos;
+    this.free[this.freeTop++] = slot;
+  }
+}
+
+function sortPrefix(buf: Float64Array, n: number): Float64Array {
+  buf.subarray(0, n).sort();
+  return buf;
+}

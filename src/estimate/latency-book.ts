@@ -1,0 +1,196 @@
+import { systemClock } from "../clock/clock.js";
+import type { Clock } from "../clock/clock.js";
+import { checkRequirement, fanoutQuantiles } from "./fanout.js";
+import type { CdfLike } from "./fanout.js";
+import { resolveOptions } from "./options.js";
+import type { LatencyBookOptions } from "./options.js";
+import { PeerLatency } from "./peer-latency.js";
+import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, Requirement } from "./types.js";
+
+interface CacheEntry {
+  readonly at: number;
+  readonly membership: number;
+  readonly members: readonly (PeerLatency | undefined)[];
+  readonly versions: Float64Array;
+  readonly result: FanoutEstimate;
+}
+
+const NO_PEERS: readonly PeerId[] = Object.freeze([]);
+
+/**
+ * Every peer's fresh latency, kept by one node, and the fan-out quantiles of a required set.
+ *
+ * `fanout` is the decision path's estimate: it is cached per (peer set, requirement) for `fanoutTickMs` of
+ * clock time, and a cached entry is dropped as soon as any member records a sample, ends a call, is reset
+ * or forgotten, so a decision never rests on an estimate that ignores a known sample.
+ *
+ * @example
+ * const book = new LatencyBook({ windowMs: 10_000, minSamples: 20 }, clock);
+ * const call = book.begin("peer-a", clock.now(), deadline);
+ * transport.branch(...).then(() => call.complete(), () => call.failed());
+ * const f = book.fanout(["peer-a", "peer-b"], { kind: "all" }, clock.now());
+ * if (f.status === "fresh") classify(budget, f.p50Ms, f.p99Ms, abandonCost, relevant);
+ */
+export class LatencyBook {
+  readonly options: Readonly<LatencyBookOptions>;
+  private readonly byPeer = new Map<PeerId, PeerLatency>();
+  private readonly cache = new Map<string, CacheEntry>();
+  private membership = 0;
+
+  /** @throws TailswarmError INVALID_CONFIG naming the bad key, its value and what was expected. */
+  constructor(
+    options: Partial<LatencyBookOptions> = {},
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.options = Object.freeze(resolveOptions(options));
+  }
+
+  /** Starts tracking a call to `peer` issued at `nowMs` with an absolute deadline (epoch ms). */
+  begin(peer: PeerId, nowMs: number, deadlineMs?: number): InFlight {
+    return this.peerOf(peer).begin(nowMs, deadlineMs);
+  }
+
+  /** Records a completed call's latency measured by the caller. */
+  record(peer: PeerId, latencyMs: number, nowMs: number): void {
+    this.peerOf(peer).record(latencyMs, nowMs);
+  }
+
+  /** The peer's estimate; "unknown"/"never-sampled" for a peer never seen. */
+  estimate(peer: PeerId, nowMs: number): PeerEstimate {
+    const p = this.byPeer.get(peer);
+    if (p === undefined) return neverSampled(peer);
+    return p.estimate(nowMs);
+  }
+
+  /** P(latency of `peer` <= tMs) at `nowMs` (0 for a peer never seen). */
+  cdf(peer: PeerId, tMs: number, nowMs: number): number {
+    return this.byPeer.get(peer)?.cdfAt(tMs, nowMs) ?? 0;
+  }
+
+  /** Stops tracking `peer` (it left the membership). */
+  forget(peer: PeerId): void {
+    const p = this.byPeer.get(peer);
+    if (p === undefined) return;
+    p.version++;
+    this.byPeer.delete(peer);
+    this.membership++;
+  }
+
+  /** The peer restarted: forget its samples and calls; its estimate says "peer-reset" until fresh again. */
+  reset(peer: PeerId): void {
+    this.peerOf(peer).reset();
+  }
+
+  peers(): PeerId[] {
+    return [...this.byPeer.keys()];
+  }
+
+  /** The tracker of one peer (created on first use), for callers that keep a reference on a hot path. */
+  peerOf(peer: PeerId): PeerLatency {
+    let p = this.byPeer.get(peer);
+    if (p === undefined) {
+      p = new PeerLatency(peer, this.options, this.clock);
+      this.byPeer.set(peer, p);
+      this.membership++;
+    }
+    return p;
+  }
+
+  /**
+   * p50/p99 of the time until `requirement` of `peers` have answered, as of `nowMs`. Unknown when any peer's
+   * own estimate is unknown (the numbers are still computed when every peer has some data, for
+   * explanations). An empty set is fresh with 0 ms.
+   *
+   * @throws TailswarmError INVALID_ARGUMENT when a quorum's k is not an integer in [1, peers.length].
+   */
+  fanout(peers: readonly PeerId[], requirement: Requirement, nowMs: number): FanoutEstimate {
+    const tick = this.options.fanoutTickMs;
+    const key = tick > 0 ? cacheKey(peers, requirement) : "";
+    if (tick > 0) {
+      const hit = this.cache.get(key);
+      if (hit !== undefined && this.valid(hit, nowMs, tick)) return hit.result;
+    }
+    checkRequirement(requirement, peers.length);
+    const n = peers.length;
+    const members: (PeerLatency | undefined)[] = new Array<PeerLatency | undefined>(n);
+    const versions = new Float64Array(n);
+    const cdfs: CdfLike[] = [];
+    let unknown: PeerId[] | undefined;
+    let maxAgeMs = 0;
+    let minSamples = n === 0 ? 0 : Infinity;
+    let complete = true;
+    for (let i = 0; i < n; i++) {
+      const id = peers[i] as PeerId;
+      const p = this.byPeer.get(id);
+      members[i] = p;
+      if (p === undefined) {
+        (unknown ??= []).push(id);
+        maxAgeMs = Infinity;
+        minSamples = 0;
+        complete = false;
+        versions[i] = -1;
+        continue;
+      }
+      p.refresh(nowMs);
+      versions[i] = p.version;
+      if (p.status !== "fresh") (unknown ??= []).push(id);
+      if (p.ageMs > maxAgeMs) maxAgeMs = p.ageMs;
+      const seen = p.samples + p.censored;
+      if (seen < minSamples) minSamples = seen;
+      const cdf = p.cdf(nowMs);
+      if (cdf.length === 0) complete = false;
+      cdfs.push(cdf);
+    }
+    const q = complete ? fanoutQuantiles(cdfs, requirement) : { p50Ms: NaN, p99Ms: NaN };
+    const result: FanoutEstimate = {
+      status: unknown === undefined ? "fresh" : "unknown",
+      unknownPeers: unknown ?? NO_PEERS,
+      p50Ms: q.p50Ms,
+      p99Ms: q.p99Ms,
+      requirement,
+      size: n,
+      maxAgeMs,
+      minSamples,
+    };
+    if (tick > 0) {
+      if (this.cache.size >= this.options.maxCachedFanouts) this.cache.clear();
+      this.cache.set(key, { at: nowMs, membership: this.membership, members, versions, result });
+    }
+    return result;
+  }
+
+  /** Approximate bytes held by all peers' estimators (excluding the fan-out cache). */
+  get estimatedFootprintInBytes(): number {
+    let bytes = 0;
+    for (const p of this.byPeer.values()) bytes += p.estimatedFootprintInBytes;
+    return bytes;
+  }
+
+  private valid(entry: CacheEntry, nowMs: number, tick: number): boolean {
+    if (!(nowMs >= entry.at && nowMs - entry.at < tick) || entry.membership !== this.membership) return false;
+    const members = entry.members;
+    for (let i = 0; i < members.length; i++) {
+      const p = members[i];
+      if (p !== undefined && p.version !== entry.versions[i]) return false;
+    }
+    return true;
+  }
+}
+
+function cacheKey(peers: readonly PeerId[], requirement: Requirement): string {
+  const head = requirement.kind === "all" ? "all" : `q${requirement.k}`;
+  return `${head}\u0000${peers.join("\u0000")}`;
+}
+
+function neverSampled(peer: PeerId): PeerEstimate {
+  return {
+    peer,
+    status: "unknown",
+    reason: "never-sampled",
+    p50Ms: NaN,
+    p99Ms: NaN,
+    samples: 0,
+    censored: 0,
+    ageMs: Infinity,
+  };
+}

@@ -1,0 +1,244 @@
+import type { Clock } from "../clock/clock.js";
+import { buildCensoredCdf } from "./censored-cdf.js";
+import { InFlightRegistry } from "./in-flight-registry.js";
+import type { LatencyBookOptions } from "./options.js";
+import { PiecewiseCdf } from "./piecewise-cdf.js";
+import type { InFlight, PeerEstimate, PeerId, UnknownReason } from "./types.js";
+import { GroupedSamples, WindowedHistogram } from "./windowed-histogram.js";
+
+/**
+ * The fresh latency of one peer: completed samples in a {@link WindowedHistogram} plus the calls still in
+ * flight, counted as right-censored samples at their current age (see `buildCensoredCdf` for why that never
+ * lowers a quantile).
+ *
+ * - `complete(ms?)` records a sample; `timedOut()` records the deadline − start (a lower bound on the truth);
+ *   `failed()` records nothing and only stops the censoring.
+ * - In-flight tracking is bounded (`maxInFlightPerPeer`); calls older than the window stop being censored.
+ * - `reset()` (peer restart) forgets everything; the estimate says "peer-reset" until it is fresh again, and
+ *   answers to calls begun before the reset are ignored.
+ *
+ * @example
+ * const peer = new PeerLatency("p1", resolveOptions(), systemClock);
+ * const call = peer.begin(systemClock.now(), systemClock.now() + 200);
+ * // ... later
+ * call.complete();
+ * peer.estimate(systemClock.now()); // { status: "unknown", reason: "too-few-samples", ... } until minSamples
+ */
+export class PeerLatency {
+  private readonly window: WindowedHistogram;
+  private readonly inFlight: InFlightRegistry;
+  private readonly grouped = new GroupedSamples();
+  private groupedVersion = -1;
+  private readonly snapshot = new PiecewiseCdf();
+  private snapshotWindowVersion = -1;
+  private snapshotFlightVersion = -1;
+  private snapshotNow = NaN;
+  private ageBuffer: Float64Array = new Float64Array(16);
+  private flightVersion = 0;
+  private generation = 0;
+  private lastCompletedAt = -Infinity;
+  private newestInFlight = -Infinity;
+  private everSampled = false;
+  private resetPending = false;
+
+  /** Bumped on every change a cached fan-out must see (a recorded sample, an ended call, a reset). */
+  version = 0;
+  /** Fields of the last `refresh`. */
+  status: "fresh" | "unknown" = "unknown";
+  reason: UnknownReason | undefined = "never-sampled";
+  p50Ms = NaN;
+  p99Ms = NaN;
+  samples = 0;
+  censored = 0;
+  ageMs = Infinity;
+
+  constructor(
+    readonly peer: PeerId,
+    private readonly options: LatencyBookOptions,
+    private readonly clock: Clock,
+  ) {
+    this.window = new WindowedHistogram(options.windowMs, options.slices, options.highestTrackableMs * 1000);
+    this.inFlight = new InFlightRegistry(options.maxInFlightPerPeer);
+  }
+
+  /** Records a completed call of `latencyMs`, observed at clock time `nowMs`. NaN is ignored. */
+  record(latencyMs: number, nowMs: number): void {
+    if (Number.isNaN(latencyMs)) return;
+    this.window.record(latencyMs * 1000, nowMs);
+    if (nowMs > this.lastCompletedAt) this.lastCompletedAt = nowMs;
+    this.everSampled = true;
+    this.version++;
+    if (this.resetPending && this.window.totalCount >= this.options.minSamples) this.resetPending = false;
+  }
+
+  /**
+   * Registers a call issued at `nowMs` with an absolute `deadlineMs` (epoch ms, optional). Until it ends it
+   * counts as a censored sample of its current age.
+   */
+  begin(nowMs: number, deadlineMs?: number): InFlight {
+    this.everSampled = true;
+    const slot = this.inFlight.add(nowMs);
+    if (slot >= 0) this.flightVersion++;
+    return new InFlightCall(
+      this,
+      nowMs,
+      deadlineMs,
+      slot,
+      slot >= 0 ? this.inFlight.token(slot) : 0,
+      this.generation,
+    );
+  }
+
+  /** Forgets every sample and call: the peer restarted. */
+  reset(): void {
+    this.window.reset();
+    this.inFlight.reset();
+    this.generation++;
+    this.flightVersion++;
+    this.lastCompletedAt = -Infinity;
+    this.resetPending = true;
+    this.version++;
+  }
+
+  /** The estimate at `nowMs`. */
+  estimate(nowMs: number): PeerEstimate {
+    this.refresh(nowMs);
+    const e: PeerEstimate = {
+      peer: this.peer,
+      status: this.status,
+      p50Ms: this.p50Ms,
+      p99Ms: this.p99Ms,
+      samples: this.samples,
+      censored: this.censored,
+      ageMs: this.ageMs,
+    };
+    return this.reason === undefined ? e : { ...e, reason: this.reason };
+  }
+
+  /** P(latency <= tMs) at `nowMs`, censored calls included; 0 when nothing is known. */
+  cdfAt(tMs: number, nowMs: number): number {
+    return this.cdf(nowMs).at(tMs);
+  }
+
+  /** The CDF at `nowMs`. The object is reused by the next call: read it, do not keep it. */
+  cdf(nowMs: number): PiecewiseCdf {
+    this.window.advance(nowMs);
+    const windowVersion = this.window.version;
+    const hasFlights = this.inFlight.size > 0;
+    if (
+      windowVersion === this.snapshotWindowVersion &&
+      this.flightVersion === this.snapshotFlightVersion &&
+      (!hasFlights || nowMs === this.snapshotNow)
+    ) {
+      return this.snapshot;
+    }
+    if (windowVersion !== this.groupedVersion) {
+      this.window.collect(this.grouped);
+      this.groupedVersion = windowVersion;
+    }
+    let count = 0;
+    let ages = this.ageBuffer;
+    this.newestInFlight = -Infinity;
+    if (hasFlights) {
+      const r = this.inFlight.ages(nowMs, nowMs - this.options.windowMs, ages);
+      ages = this.ageBuffer = r.ages;
+      count = r.count;
+      this.newestInFlight = this.inFlight.newestStart();
+    }
+    this.censored = count;
+    buildCensoredCdf(this.grouped, ages, count, this.snapshot);
+    this.snapshotWindowVersion = windowVersion;
+    this.snapshotFlightVersion = this.flightVersion;
+    this.snapshotNow = nowMs;
+    return this.snapshot;
+  }
+
+  /** Recomputes the public fields for `nowMs` (cheap when nothing changed). */
+  refresh(nowMs: number): void {
+    const cdf = this.cdf(nowMs);
+    this.samples = this.window.totalCount;
+    const newest = Math.max(this.lastCompletedAt, this.newestInFlight);
+    this.ageMs = newest === -Infinity ? Infinity : Math.max(0, nowMs - newest);
+    if (cdf.length === 0) {
+      this.p50Ms = NaN;
+      this.p99Ms = NaN;
+    } else {
+      this.p50Ms = cdf.quantile(0.5);
+      this.p99Ms = cdf.quantile(0.99);
+    }
+    const o = this.options;
+    // A window of only in-flight calls holds lower bounds only: it needs one completion to be fresh.
+    if (this.samples >= 1 && this.samples + this.censored >= o.minSamples && this.ageMs <= o.maxSampleAgeMs) {
+      this.status = "fresh";
+      this.reason = undefined;
+      this.resetPending = false;
+      return;
+    }
+    this.status = "unknown";
+    if (this.resetPending) this.reason = "peer-reset";
+    else if (!this.everSampled) this.reason = "never-sampled";
+    else if (this.ageMs > o.maxSampleAgeMs) this.reason = "no-recent-sample";
+    else this.reason = "too-few-samples";
+  }
+
+  /** Approximate bytes held by this peer's estimator. */
+  get estimatedFootprintInBytes(): number {
+    return (
+      this.window.estimatedFootprintInBytes +
+      this.options.maxInFlightPerPeer * 24 +
+      this.grouped.lowUs.length * 24 +
+      this.snapshot.x.length * 16 +
+      this.ageBuffer.length * 8 +
+      512
+    );
+  }
+
+  /** @internal Ends a call begun by this peer. */
+  end(call: InFlightCall, latencyMs: number | undefined): void {
+    if (call.generation !== this.generation) return;
+    if (call.slot >= 0) {
+      this.inFlight.remove(call.slot, call.token);
+      this.flightVersion++;
+      this.version++;
+    }
+    if (latencyMs !== undefined) this.record(latencyMs, this.clock.now());
+  }
+
+  /** @internal */
+  now(): number {
+    return this.clock.now();
+  }
+}
+
+/** The handle of one call in flight; exactly one end counts. */
+class InFlightCall implements InFlight {
+  private done = false;
+
+  constructor(
+    private readonly owner: PeerLatency,
+    readonly start: number,
+    readonly deadline: number | undefined,
+    readonly slot: number,
+    readonly token: number,
+    readonly generation: number,
+  ) {}
+
+  complete(latencyMs?: number): void {
+    if (this.done) return;
+    this.done = true;
+    this.owner.end(this, latencyMs ?? this.owner.now() - this.start);
+  }
+
+  timedOut(): void {
+    if (this.done) return;
+    this.done = true;
+    const at = this.deadline ?? this.owner.now();
+    this.owner.end(this, Math.max(0, at - this.start));
+  }
+
+  failed(): void {
+    if (this.done) return;
+    this.done = true;
+    this.owner.end(this, undefined);
+  }
+}
