@@ -26,6 +26,12 @@ export interface BranchRecord {
   /** Leave-one-out: removing this answer changes the action. False for branches without an answer. */
   readonly decisionRelevant: boolean;
   readonly result: BranchResult;
+  /**
+   * The transport had not reported when the fan-out decided (abandoned or past its deadline): the
+   * result is a placeholder and lostWorkMs is 0 here. The settled record reaches the observer (and the
+   * abandon ledger) when it arrives.
+   */
+  readonly unsettled?: boolean;
 }
 
 export interface FanoutOutcome<Action = unknown> {
@@ -50,6 +56,10 @@ export interface FanoutOutcome<Action = unknown> {
   readonly deadlineMissed: boolean;
   /** A SpeculationBudgetViolation met on the way (budget <= 0, p99 < p50), turned into degrade. */
   readonly violation?: { readonly code: string; readonly message: string };
+  /** Speculate mode with a continuation: how the coordinator's own speculative work ended. */
+  readonly continuation?:
+    | { readonly status: "fulfilled"; readonly value: unknown }
+    | { readonly status: "rejected"; readonly reason: unknown };
 }
 
 /**
@@ -60,5 +70,7 @@ export interface FanoutObserver {
   onDecision?(fanoutId: string, classification: Classification, estimate: FanoutEstimate): void;
   onBranchEnd?(fanoutId: string, record: BranchRecord): void;
   onFanoutEnd?(outcome: FanoutOutcome): void;
+  /** A SpeculationBudgetViolation, whether it was turned into degrade or thrown to the caller. */
+  onViolation?(fanoutId: string, violation: Error): void;
   onError?(error: unknown): void;
 }

@@ -1,0 +1,201 @@
+/**
+ * The branches of one fan-out while they are out: issue them, learn from every end at once (step 9's
+ * latency samples — censored while in flight), collect the answers that arrive while the set is open,
+ * and wake the coordinator whenever something changed. The transport is not trusted to behave: a
+ * throw or a rejection is a `failed` end, and a branch it never settles is ended by `forceSettle`.
+ */
+import { nanoid } from "nanoid";
+import type { Clock } from "../clock/clock.js";
+import type { DecisionModel } from "../decision/types.js";
+import type { InFlight, PeerId } from "../estimate/types.js";
+import type { LatencySource } from "./latency-source.js";
+import type { BranchResult, PeerTransport, Task } from "./transport.js";
+
+export interface Branch<Answer> {
+  readonly peer: PeerId;
+  readonly branchId: string;
+  readonly issuedAt: number;
+  readonly deadline: number;
+  readonly controller: AbortController;
+  readonly inFlight: InFlight;
+  result: BranchResult | undefined;
+  endedAt: number | undefined;
+  /** The parsed answer, when the result was an answer that parsed. */
+  answer: { readonly value: Answer } | undefined;
+  /** The answer arrived while the set was open, so the decision may use it. */
+  inTime: boolean;
+  /** The coordinator aborted this branch. */
+  abandonedByUs: boolean;
+}
+
+export interface BranchSetContext<Answer> {
+  readonly transport: PeerTransport;
+  readonly clock: Clock;
+  readonly book: LatencySource;
+  readonly model: DecisionModel<Answer, unknown>;
+  readonly fanoutId: string;
+  readonly origin: string;
+  readonly hop: number;
+  /** Deadline every branch carries (epoch ms). */
+  readonly deadline: number;
+  readonly task: Task;
+}
+
+export class BranchSet<Answer> {
+  /** Answers that arrived in time, in arrival order. */
+  readonly answers = new Map<PeerId, Answer>();
+  readonly branches: Array<Branch<Answer>> = [];
+  /** Called for each branch that settles after `close()`. */
+  onSettledAfterClose: ((branch: Branch<Answer>) => void) | undefined;
+  readonly #ctx: BranchSetContext<Answer>;
+  #open = true;
+  #unsettled = 0;
+  #wake: (() => void) | undefined;
+  #allSettled: (() => void) | undefined;
+
+  constructor(ctx: BranchSetContext<Answer>) {
+    this.#ctx = ctx;
+  }
+
+  get unsettled(): number {
+    return this.#unsettled;
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  issue(peers: readonly PeerId[]): void {
+    const { transport, clock, book, fanoutId, origin, hop, deadline, task } = this.#ctx;
+    for (const peer of peers) {
+      const issuedAt = clock.now();
+      const branch: Branch<Answer> = {
+        peer,
+        branchId: nanoid(),
+        issuedAt,
+        deadline,
+        controller: new AbortController(),
+        inFlight: book.begin(peer, issuedAt, deadline),
+        result: undefined,
+        endedAt: undefined,
+        answer: undefined,
+        inTime: false,
+        abandonedByUs: false,
+      };
+      this.branches.push(branch);
+      this.#unsettled++;
+      let call: Promise<BranchResult>;
+      try {
+        call = transport.branch(
+          peer,
+          { fanoutId, branchId: branch.branchId, task, origin, hop, deadline },
+          { signal: branch.controller.signal },
+        );
+      } catch (error) {
+        call = Promise.reject(error);
+      }
+      call.then(
+        (result) => this.#settle(branch, result),
+        (error: unknown) =>
+          this.#settle(branch, {
+            kind: "failed",
+            code: "TRANSPORT_ERROR",
+            message: `transport rejected (it must not): ${error instanceof Error ? error.message : String(error)}`,
+          }),
+      );
+    }
+  }
+
+  /** Peers whose branch has not ended yet. */
+  outstanding(): PeerId[] {
+    const out: PeerId[] = [];
+    for (const b of this.branches) if (b.result === undefined) out.push(b.peer);
+    return out;
+  }
+
+  /** Resolves at the next branch end or `wake()`. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#wake = resolve;
+    });
+  }
+
+  wake(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  /** Resolves when every branch has ended. */
+  settled(): Promise<void> {
+    if (this.#unsettled === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.#allSettled;
+      this.#allSettled = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
+  /** Answers arriving from now on are not used. */
+  close(): void {
+    this.#open = false;
+  }
+
+  /** Abandon one branch (abort its signal); the transport then settles it with the lost work. */
+  abandon(branch: Branch<Answer>, reason: string): void {
+    if (branch.result !== undefined || branch.abandonedByUs) return;
+    branch.abandonedByUs = true;
+    branch.controller.abort(reason);
+  }
+
+  abandonOutstanding(reason: string): void {
+    for (const b of this.branches) this.abandon(b, reason);
+  }
+
+  /** Ends a branch the transport never settled (a misbehaving transport), so the books stay whole. */
+  forceSettle(branch: Branch<Answer>, result: BranchResult): void {
+    this.#settle(branch, result);
+  }
+
+  #settle(branch: Branch<Answer>, result: BranchResult): void {
+    if (branch.result !== undefined) return;
+    const now = this.#ctx.clock.now();
+    branch.result = result;
+    branch.endedAt = now;
+    this.#unsettled--;
+    switch (result.kind) {
+      case "answer":
+        branch.inFlight.complete(now - branch.issuedAt);
+        try {
+          branch.answer = { value: this.#ctx.model.parseAnswer(result.answer) };
+        } catch (error) {
+          branch.result = {
+            kind: "failed",
+            code: "INVALID_ANSWER",
+            message: error instanceof Error ? error.message : String(error),
+          };
+        }
+        if (branch.answer !== undefined && this.#open && !branch.abandonedByUs) {
+          branch.inTime = true;
+          this.answers.set(branch.peer, branch.answer.value);
+        }
+        break;
+      case "deadline":
+        branch.inFlight.timedOut();
+        break;
+      case "abandoned":
+      case "failed":
+        branch.inFlight.failed();
+        break;
+    }
+    if (!this.#open) this.onSettledAfterClose?.(branch);
+    this.wake();
+    if (this.#unsettled === 0) {
+      const all = this.#allSettled;
+      this.#allSettled = undefined;
+      all?.();
+    }
+  }
+}

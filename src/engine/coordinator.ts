@@ -1,0 +1,333 @@
+/**
+ * `Coordinator.fanOut`: the nine steps of one fan-out (DESIGN.md, "Data flow of one fan-out").
+ *
+ *   1 budget   deadline − now − reserve
+ *   2 candidates, 3 route (injectable; peers whose fresh p99 exceeds the budget are left out of a pick)
+ *   4 estimate  fan-out p50/p99 of the chosen set (LatencySource.fanout, cached per tick there)
+ *   5 cost      expected abandon cost (AbandonLedger)
+ *   6 relevance can any answers change the action? (model.canFlip with no answers yet)
+ *   7 classify  speculate | synchronous | degrade (src/policy decideMode; violations counted)
+ *   8 execute   execute-branches.ts, or the caller's fallback
+ *   9 record    latency samples (BranchSet), ledger, observer, the FanoutOutcome
+ *
+ * @example
+ * const coordinator = new Coordinator({ transport, book: new LatencyBook(), clock });
+ * const outcome = await coordinator.fanOut(
+ *   { kind: "vote", payload: { question: "deploy?" } },
+ *   { peers: ["a", "b", "c"], budgetMs: 250, model: quorumVote({ prior: "no" }), fallback: () => "no" },
+ * );
+ * outcome.classification.mode; // "speculate" | "synchronous" | "degrade"
+ * outcome.action;              // "yes" | "no"
+ */
+import { nanoid } from "nanoid";
+import type { Clock } from "../clock/clock.js";
+import { systemClock } from "../clock/clock.js";
+import { scoreRelevance } from "../decision/score-relevance.js";
+import { sameAction } from "../decision/same-action.js";
+import { TailswarmError } from "../errors.js";
+import type { FanoutEstimate, PeerId, Requirement } from "../estimate/types.js";
+import { decideMode } from "../policy/decide-mode.js";
+import type { Classification, Mode } from "../policy/types.js";
+import { SpeculationBudgetViolation } from "../policy/violation.js";
+import { AbandonLedger } from "./abandon-ledger.js";
+import { branchRecord } from "./branch-record.js";
+import type { RecordContext } from "./branch-record.js";
+import { BranchSet } from "./branch-set.js";
+import { executeBranches } from "./execute-branches.js";
+import type { LatencySource } from "./latency-source.js";
+import { normalizeOptions } from "./options.js";
+import type { FanoutOptions, NormalizedOptions } from "./options.js";
+import type { FanoutObserver, FanoutOutcome } from "./outcome.js";
+import { SafeObserver } from "./safe-observer.js";
+import type { PeerTransport, Task } from "./transport.js";
+
+/** Step 7 as a function (src/policy's `decideMode` by default; the testbed may wrap it). */
+export type ModeDecider = typeof decideMode;
+
+export interface CoordinatorOptions {
+  readonly transport: PeerTransport;
+  /** Per-peer latency estimates: src/estimate's LatencyBook, or anything with the same three methods. */
+  readonly book: LatencySource;
+  /** Default: the system clock. */
+  readonly clock?: Clock;
+  /** Default: a ledger with a prior of 0 ms. */
+  readonly ledger?: AbandonLedger;
+  readonly observer?: FanoutObserver;
+  /** This node's id, sent as `origin` on every branch. Default "local". */
+  readonly nodeId?: string;
+  /** After abandoning or at the deadline, wait at most this long for the transport to report, ms. Default 0. */
+  readonly settleGraceMs?: number;
+  /** A branch the transport has not settled this long after its deadline is ended as failed, ms. Default 5_000. */
+  readonly settleTimeoutMs?: number;
+  readonly decideMode?: ModeDecider;
+}
+
+export interface CoordinatorStats {
+  readonly fanouts: number;
+  readonly byMode: Readonly<Record<Mode, number>>;
+  /** SpeculationBudgetViolations met (turned into degrade or thrown). */
+  readonly violations: number;
+}
+
+const ALL: Requirement = { kind: "all" };
+const NO_ANSWERS: ReadonlyMap<PeerId, never> = new Map<PeerId, never>();
+
+export class Coordinator {
+  readonly ledger: AbandonLedger;
+  readonly #transport: PeerTransport;
+  readonly #book: LatencySource;
+  readonly #clock: Clock;
+  readonly #observer: SafeObserver;
+  readonly #nodeId: string;
+  readonly #graceMs: number;
+  readonly #settleTimeoutMs: number;
+  readonly #decide: ModeDecider;
+  #fanouts = 0;
+  #violations = 0;
+  readonly #byMode: Record<Mode, number> = { speculate: 0, synchronous: 0, degrade: 0 };
+
+  constructor(options: CoordinatorOptions) {
+    if (typeof options?.transport?.branch !== "function") {
+      throw new TailswarmError("INVALID_ARGUMENT", "Coordinator option transport: expected a PeerTransport");
+    }
+    if (typeof options.book?.fanout !== "function" || typeof options.book.begin !== "function") {
+      throw new TailswarmError("INVALID_ARGUMENT", "Coordinator option book: expected a LatencyBook");
+    }
+    this.#transport = options.transport;
+    this.#book = options.book;
+    this.#clock = options.clock ?? systemClock;
+    this.ledger = options.ledger ?? new AbandonLedger();
+    this.#observer = new SafeObserver(options.observer);
+    this.#nodeId = options.nodeId ?? "local";
+    this.#graceMs = nonNegative("settleGraceMs", options.settleGraceMs ?? 0);
+    this.#settleTimeoutMs = nonNegative("settleTimeoutMs", options.settleTimeoutMs ?? 5_000);
+    this.#decide = options.decideMode ?? decideMode;
+  }
+
+  stats(): CoordinatorStats {
+    return { fanouts: this.#fanouts, byMode: { ...this.#byMode }, violations: this.#violations };
+  }
+
+  async fanOut<Answer, Action>(
+    task: Task,
+    options: FanoutOptions<Answer, Action>,
+  ): Promise<FanoutOutcome<Action>> {
+    const clock = this.#clock;
+    const start = clock.now();
+    if (typeof task !== "object" || task === null || typeof task.kind !== "string" || task.kind === "") {
+      throw new TailswarmError(
+        "INVALID_ARGUMENT",
+        `fanOut task.kind: got ${JSON.stringify(task?.kind)}, expected a non-empty string`,
+      );
+    }
+    const o = normalizeOptions(options, start);
+    if (o.signal?.aborted) throw abortedError(o.signal);
+    const fanoutId = nanoid();
+    this.#fanouts++;
+
+    const budgetMs = o.deadline - start - o.reserveMs; // 1
+    const peers = this.#route(task, o, start, budgetMs); // 2, 3
+    const requirement = o.required ?? ALL;
+    const estimate = this.#book.fanout(peers, requirement, start); // 4
+    const abandonCostMs = this.ledger.expectedAbandonCostMs(peers, start); // 5
+    const relevant = o.model.canFlip(NO_ANSWERS, peers); // 6
+    let classification: Classification; // 7
+    let violation: SpeculationBudgetViolation | undefined;
+    try {
+      classification = this.#decide(o.policy, budgetMs, estimate, abandonCostMs, relevant);
+    } catch (error) {
+      if (!(error instanceof SpeculationBudgetViolation)) throw error;
+      this.#violations++;
+      this.#observer.violation(fanoutId, error);
+      if (o.fallback === undefined && !o.usePriorOnDegrade) throw error;
+      violation = error;
+      classification = {
+        mode: "degrade",
+        reason: "budget-at-or-below-p50",
+        budgetMs,
+        fanoutP50Ms: estimate.p50Ms,
+        fanoutP99Ms: estimate.p99Ms,
+        abandonCostMs,
+        relevant,
+      };
+    }
+    this.#byMode[classification.mode]++;
+    this.#observer.decision(fanoutId, classification, estimate);
+
+    if (classification.mode === "degrade") {
+      return this.#degrade(fanoutId, o, classification, estimate, start, violation); // 8 (degrade)
+    }
+    const set = new BranchSet<Answer>({
+      transport: this.#transport,
+      clock,
+      book: this.#book,
+      model: o.model,
+      fanoutId,
+      origin: this.#nodeId,
+      hop: o.hop,
+      deadline: start + budgetMs,
+      task,
+    });
+    const run = await executeBranches({
+      clock,
+      set,
+      mode: classification.mode,
+      peers,
+      requirement,
+      model: o.model,
+      deadline: start + budgetMs,
+      signal: o.signal,
+      continuation: o.continuation,
+      settleGraceMs: this.#graceMs,
+    }); // 8
+
+    // 9 record
+    const now = clock.now();
+    const score = scoreRelevance(o.model, set.answers);
+    const ctx: RecordContext = {
+      mode: classification.mode,
+      requirementMet: run.requirementMet,
+      decisionRelevant: new Set(score.decisionRelevant),
+      now,
+    };
+    const records = set.branches.map((b) => branchRecord(b, ctx));
+    for (const r of records) if (r.unsettled !== true) this.#observer.branchEnd(fanoutId, r);
+    set.onSettledAfterClose = (b) => this.#observer.branchEnd(fanoutId, branchRecord(b, ctx));
+    const mode = classification.mode;
+    void set.settled().then(() => {
+      const branches = set.branches.map((b) => branchRecord(b, ctx));
+      this.ledger.recordFanout({ mode, now: clock.now(), branches });
+    });
+    this.#watchUnsettled(set, start + budgetMs);
+    if (run.aborted) throw abortedError(o.signal);
+
+    const action = score.action as Action;
+    const priorAction = o.model.decide(NO_ANSWERS);
+    const outcome: FanoutOutcome<Action> = {
+      fanoutId,
+      classification,
+      estimate,
+      action,
+      priorAction,
+      decisionChanged: !sameAction(action, priorAction),
+      degraded: false,
+      branches: records,
+      answered: set.answers.size,
+      abandonCostMs: records.reduce((sum, r) => sum + r.lostWorkMs, 0),
+      infoGainPerCommitted: score.infoGainPerCommitted,
+      elapsedMs: now - start,
+      deadlineMissed: now > o.deadline,
+      ...(run.continuation === undefined ? {} : { continuation: run.continuation }),
+    };
+    this.#observer.fanoutEnd(outcome);
+    return outcome;
+  }
+
+  /** Steps 2–3: the chosen peers. When picking k of n, peers whose fresh p99 exceeds the budget are left out. */
+  #route<Answer, Action>(
+    task: Task,
+    o: NormalizedOptions<Answer, Action>,
+    now: number,
+    budgetMs: number,
+  ): readonly PeerId[] {
+    let pool = o.candidates;
+    if (o.k < pool.length) {
+      const eligible = pool.filter((p) => {
+        const e = this.#book.estimate(p, now);
+        return !(e.status === "fresh" && e.p99Ms > budgetMs);
+      });
+      if (eligible.length >= o.k) pool = eligible;
+    }
+    if (o.router === undefined) return o.k === pool.length ? pool : pool.slice(0, o.k);
+    const chosen = o.router(pool, o.k, { now, budgetMs, task, estimates: this.#book });
+    const allowed = new Set(pool);
+    const distinct = new Set(chosen);
+    if (
+      !Array.isArray(chosen) ||
+      chosen.length !== o.k ||
+      distinct.size !== o.k ||
+      chosen.some((p) => !allowed.has(p))
+    ) {
+      throw new TailswarmError(
+        "INVALID_ARGUMENT",
+        `fanOut option router: returned ${JSON.stringify(chosen)}, expected ${o.k} distinct peers from ${JSON.stringify(pool)}`,
+      );
+    }
+    return chosen;
+  }
+
+  #degrade<Answer, Action>(
+    fanoutId: string,
+    o: NormalizedOptions<Answer, Action>,
+    classification: Classification,
+    estimate: FanoutEstimate,
+    start: number,
+    violation: SpeculationBudgetViolation | undefined,
+  ): FanoutOutcome<Action> {
+    if (o.fallback === undefined && !o.usePriorOnDegrade) {
+      const error = SpeculationBudgetViolation.budgetAtOrBelowP50(
+        classification.budgetMs,
+        classification.fanoutP50Ms,
+        classification.fanoutP99Ms,
+      );
+      this.#violations++;
+      this.#observer.violation(fanoutId, error);
+      throw error;
+    }
+    const action = o.fallback !== undefined ? o.fallback() : o.model.decide(NO_ANSWERS);
+    const now = this.#clock.now();
+    const outcome: FanoutOutcome<Action> = {
+      fanoutId,
+      classification,
+      estimate,
+      action,
+      priorAction: action,
+      decisionChanged: false,
+      degraded: true,
+      branches: [],
+      answered: 0,
+      abandonCostMs: 0,
+      infoGainPerCommitted: null,
+      elapsedMs: now - start,
+      deadlineMissed: now > o.deadline,
+      ...(violation === undefined ? {} : { violation: { code: violation.code, message: violation.message } }),
+    };
+    this.#observer.fanoutEnd(outcome);
+    return outcome;
+  }
+
+  /** Ends, as failed, branches a misbehaving transport never settles — so the books and the ledger close. */
+  #watchUnsettled<Answer>(set: BranchSet<Answer>, deadline: number): void {
+    if (set.unsettled === 0) return;
+    const timer = this.#clock.setTimer(
+      () => {
+        for (const b of set.branches) {
+          if (b.result !== undefined) continue;
+          set.forceSettle(b, {
+            kind: "failed",
+            code: "TRANSPORT_NO_SETTLE",
+            message: `transport did not settle branch ${b.branchId} within ${this.#settleTimeoutMs} ms of its deadline`,
+          });
+        }
+      },
+      deadline + this.#settleTimeoutMs - this.#clock.now(),
+    );
+    void set.settled().then(() => timer.cancel());
+  }
+}
+
+function abortedError(signal: AbortSignal | undefined): TailswarmError {
+  return new TailswarmError("ABORTED", "fanOut: options.signal aborted; every branch was abandoned", {
+    cause: signal?.reason,
+  });
+}
+
+function nonNegative(field: string, value: number): number {
+  if (typeof value !== "number" || !(value >= 0) || !Number.isFinite(value)) {
+    throw new TailswarmError(
+      "INVALID_ARGUMENT",
+      `Coordinator option ${field}: got ${String(value)}, expected a finite number >= 0`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,117 @@
+/**
+ * Step 8 for the two modes that fan out.
+ *
+ * - speculate: issue the branches and run the coordinator's continuation alongside; commit answers
+ *   that arrive before the branch deadline; stop as soon as the outstanding answers can no longer
+ *   change the action (or the requirement is met), then abandon what is still out; at the deadline,
+ *   abandon the rest.
+ * - synchronous: issue and wait until the required answers are in (or they can no longer change the
+ *   action) or the deadline; use partial results. Branches still out at the deadline end by their own
+ *   deadline ("late"); branches no longer needed before it are cancelled.
+ *
+ * Always returns by the branch deadline plus `settleGraceMs`, whatever the transport does.
+ */
+import type { Clock } from "../clock/clock.js";
+import { sleep } from "../clock/clock.js";
+import { TailswarmError } from "../errors.js";
+import type { PeerId, Requirement } from "../estimate/types.js";
+import type { DecisionModel } from "../decision/types.js";
+import type { BranchSet } from "./branch-set.js";
+import type { FanoutOutcome } from "./outcome.js";
+
+export interface ExecuteContext<Answer> {
+  readonly clock: Clock;
+  readonly set: BranchSet<Answer>;
+  readonly mode: "speculate" | "synchronous";
+  readonly peers: readonly PeerId[];
+  readonly requirement: Requirement;
+  readonly model: DecisionModel<Answer, unknown>;
+  /** Deadline the branches carry (epoch ms). */
+  readonly deadline: number;
+  readonly signal: AbortSignal | undefined;
+  readonly continuation: ((signal: AbortSignal) => Promise<unknown>) | undefined;
+  /** How long to wait for abandoned/late branches to report before deciding without them, ms. */
+  readonly settleGraceMs: number;
+}
+
+export interface ExecuteResult {
+  readonly requirementMet: boolean;
+  readonly aborted: boolean;
+  readonly expired: boolean;
+  readonly continuation: FanoutOutcome["continuation"];
+}
+
+type Settled = NonNullable<FanoutOutcome["continuation"]>;
+
+export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Promise<ExecuteResult> {
+  const { clock, set, mode, peers, requirement, model, signal } = ctx;
+  let expired = false;
+  let aborted = false;
+  let release: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (release = resolve));
+  const contController = new AbortController();
+  const stop = (): void => {
+    set.wake();
+    release();
+  };
+  const timer = clock.setTimer(() => {
+    expired = true;
+    contController.abort(new TailswarmError("DEADLINE_EXCEEDED", "fan-out deadline passed"));
+    stop();
+  }, ctx.deadline - clock.now());
+  const onAbort = (): void => {
+    aborted = true;
+    contController.abort(signal?.reason);
+    stop();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+
+  const requirementMet = (): boolean =>
+    requirement.kind === "all" ? set.answers.size === peers.length : set.answers.size >= requirement.k;
+  const decided = (): boolean => {
+    const outstanding = set.outstanding();
+    return outstanding.length === 0 || requirementMet() || !model.canFlip(set.answers, outstanding);
+  };
+
+  let continuation: Promise<Settled> | undefined;
+  try {
+    if (mode === "speculate" && ctx.continuation !== undefined) {
+      const run = ctx.continuation;
+      continuation = Promise.resolve()
+        .then(() => run(contController.signal))
+        .then(
+          (value): Settled => ({ status: "fulfilled", value }),
+          (reason: unknown): Settled => ({ status: "rejected", reason }),
+        );
+    }
+    set.issue(peers);
+    while (!expired && !aborted && !decided()) await set.changed();
+  } finally {
+    set.close();
+    if (aborted || mode === "speculate")
+      set.abandonOutstanding(aborted ? "caller aborted" : "speculation decided");
+    else if (!expired) set.abandonOutstanding("no longer needed");
+  }
+  const met = requirementMet();
+
+  let result: Settled | undefined;
+  if (continuation !== undefined && !aborted) {
+    const pending: Settled = {
+      status: "rejected",
+      reason: new TailswarmError("DEADLINE_EXCEEDED", "continuation did not finish by the fan-out deadline"),
+    };
+    result = await Promise.race([continuation, stopped.then(() => pending)]);
+  }
+  timer.cancel();
+  signal?.removeEventListener("abort", onAbort);
+
+  if (set.unsettled > 0) {
+    const grace = new AbortController();
+    await Promise.race([set.settled(), sleep(clock, ctx.settleGraceMs, grace.signal).catch(() => undefined)]);
+    grace.abort();
+  }
+  // Late synchronous branches: the peer should already have stopped at its deadline; make sure.
+  if (set.unsettled > 0)
+    for (const b of set.branches) if (b.result === undefined) b.controller.abort("deadline");
+  return { requirementMet: met, aborted, expired, continuation: result };
+}

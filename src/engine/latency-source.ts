@@ -1,0 +1,18 @@
+/**
+ * What the engine needs from src/estimate's `LatencyBook`, as a structural interface: the engine
+ * depends on these three methods only, so a test or the testbed can hand in a fake or a wrapper.
+ */
+import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, Requirement } from "../estimate/types.js";
+
+/** Fresh per-peer estimates (what a router may look at). */
+export interface PeerEstimateSource {
+  estimate(peer: PeerId, now: number): PeerEstimate;
+}
+
+/** Step 4 and step 9: fan-out quantiles in, latency samples (censored while in flight) out. */
+export interface LatencySource extends PeerEstimateSource {
+  /** A call to `peer` starts now; it is a right-censored sample until one of its ends is called. */
+  begin(peer: PeerId, now: number, deadline: number): InFlight;
+  /** p50/p99 of the time until the required set of `peers` has answered. */
+  fanout(peers: readonly PeerId[], requirement: Requirement, now: number): FanoutEstimate;
+}
