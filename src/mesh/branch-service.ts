@@ -1,0 +1,227 @@
+/**
+ * Server side of `Branch`: validate, admit through the FIFO work queue, run the handler with an
+ * AbortSignal that fires on Abandon, on the logical deadline, on cancellation or on shutdown, and
+ * reply — always normally when the work was stopped, with the real lost work.
+ */
+import { context } from "@opentelemetry/api";
+import { status as Status } from "@grpc/grpc-js";
+import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
+import { TailswarmError } from "../errors.js";
+import { decodeJson, encodeJson } from "./codec.js";
+import { chainAbort, remainingMs } from "./deadline.js";
+import { abortReason } from "./server-core.js";
+import type { ServerCore } from "./server-core.js";
+import { serviceError, toServiceError } from "./status.js";
+import { extractTraceContext } from "./trace.js";
+import type { TaskHandler } from "./handler.js";
+import type { BranchStatusName, WireBranchReply, WireBranchRequest } from "./proto.js";
+
+type Call = ServerUnaryCall<WireBranchRequest, WireBranchReply>;
+type Reply = sendUnaryData<WireBranchReply>;
+
+const EMPTY = Buffer.alloc(0);
+
+function unknownKind(core: ServerCore, kind: string): TailswarmError {
+  const known = core.handlers.kinds();
+  return new TailswarmError(
+    "UNKNOWN_TASK_KIND",
+    `kind: "${kind}" is not served by node ${core.nodeId}, expected one of ${
+      known.length > 0 ? known.map((k) => `"${k}"`).join(", ") : "(no handlers registered)"
+    }`,
+  );
+}
+
+/** The logical deadline on `core.clock`: the gRPC deadline minus the caller's grace, or the field. */
+function logicalDeadline(core: ServerCore, call: Call, req: WireBranchRequest, now: number): number {
+  const left = remainingMs(call);
+  if (left !== Infinity) return now + left - Math.max(0, req.deadlineGraceMs);
+  if (req.deadlineUnixMs > 0) return req.deadlineUnixMs;
+  return now + core.limits.defaultBudgetMs;
+}
+
+export function makeBranchHandler(core: ServerCore): (call: Call, callback: Reply) => void {
+  return (call, callback) => {
+    try {
+      serveBranch(core, call, callback);
+    } catch (error) {
+      callback(toServiceError(error, "branch"));
+    }
+  };
+}
+
+function serveBranch(core: ServerCore, call: Call, callback: Reply): void {
+  const { clock } = core;
+  const arrived = clock.now();
+  const req = call.request;
+  if (core.draining) {
+    callback(serviceError(Status.UNAVAILABLE, `node ${core.nodeId} is draining`));
+    return;
+  }
+  const handler = core.handlers.get(req.kind);
+  if (handler === undefined) throw unknownKind(core, req.kind);
+  const payload = decodeJson(req.payload, "payload", core.limits.maxPayloadBytes);
+  const cut = logicalDeadline(core, call, req, arrived);
+  if (!(cut > arrived)) {
+    throw new TailswarmError(
+      "DEADLINE_EXCEEDED",
+      `deadline: passed ${(arrived - cut).toFixed(1)} ms before branch ${req.branchId} could start on node ${core.nodeId}, expected a deadline in the future`,
+    );
+  }
+
+  const abort = chainAbort(core.shutdown);
+  const { signal } = abort;
+  const reply = (status: BranchStatusName, fields: Partial<WireBranchReply>): void => {
+    callback(null, {
+      status,
+      answer: EMPTY,
+      serviceMs: 0,
+      queueMs: 0,
+      lostWorkMs: 0,
+      load: core.load(),
+      nodeId: core.nodeId,
+      ...fields,
+    });
+  };
+  if (!core.abandons.add(req.branchId, abort.controller)) {
+    abort.dispose();
+    reply("BRANCH_STATUS_ABANDONED", {});
+    return;
+  }
+  const onCancelled = (): void => abort.abort(abortReason("cancelled", `branch ${req.branchId}`));
+  call.on("cancelled", onCancelled);
+  const timer = clock.setTimer(
+    () => abort.abort(abortReason("deadline", `branch ${req.branchId}`)),
+    cut - arrived,
+  );
+  const cleanup = (): void => {
+    timer.cancel();
+    abort.dispose();
+    call.removeListener("cancelled", onCancelled);
+    core.abandons.delete(req.branchId, abort.controller);
+  };
+  const stoppedStatus = (): BranchStatusName =>
+    TailswarmError.is(signal.reason, "DEADLINE_EXCEEDED")
+      ? "BRANCH_STATUS_EXPIRED"
+      : "BRANCH_STATUS_ABANDONED";
+
+  const fail = (error: unknown): void => {
+    const e = TailswarmError.is(error)
+      ? error
+      : new TailswarmError(
+          "INTERNAL",
+          `handler "${req.kind}" failed on node ${core.nodeId}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          { cause: error },
+        );
+    callback(toServiceError(e, "branch"));
+  };
+
+  let slot: true | Promise<void>;
+  try {
+    slot = core.queue.acquire(signal);
+  } catch (error) {
+    cleanup();
+    throw error;
+  }
+  const branch: Running = {
+    handler,
+    call,
+    req,
+    payload,
+    cut,
+    signal,
+    arrived,
+    reply,
+    fail,
+    stoppedStatus,
+    cleanup,
+  };
+  if (slot === true) {
+    runHandler(core, branch);
+    return;
+  }
+  slot.then(
+    () => runHandler(core, branch),
+    () => {
+      cleanup();
+      reply(stoppedStatus(), { queueMs: clock.now() - arrived });
+    },
+  );
+}
+
+interface Running {
+  handler: TaskHandler;
+  call: Call;
+  req: WireBranchRequest;
+  payload: unknown;
+  cut: number;
+  signal: AbortSignal;
+  arrived: number;
+  reply(status: BranchStatusName, fields: Partial<WireBranchReply>): void;
+  fail(error: unknown): void;
+  stoppedStatus(): BranchStatusName;
+  cleanup(): void;
+}
+
+/** Runs the handler in its slot; the slot is released when the handler really settles. */
+function runHandler(core: ServerCore, b: Running): void {
+  const { clock } = core;
+  const { signal, req } = b;
+  const started = clock.now();
+  const queueMs = started - b.arrived;
+  let replied = false;
+  let graceTimer: { cancel(): void } | undefined;
+  const settle = (): boolean => {
+    if (replied) return false;
+    replied = true;
+    graceTimer?.cancel();
+    signal.removeEventListener("abort", onAbort);
+    b.cleanup();
+    return true;
+  };
+  const replyStopped = (): void => {
+    if (settle()) b.reply(b.stoppedStatus(), { queueMs, lostWorkMs: clock.now() - started });
+  };
+  // After an abort the handler gets a short grace to stop; the reply does not wait longer.
+  const onAbort = (): void => {
+    graceTimer = clock.setTimer(replyStopped, core.limits.abandonReplyGraceMs);
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+
+  const ctx = {
+    signal,
+    deadline: b.cut - core.limits.deadlineReserveMs,
+    fanoutId: req.fanoutId,
+    hop: req.hop,
+    origin: req.origin,
+  };
+  const task = { kind: req.kind, payload: b.payload };
+  let work: Promise<unknown>;
+  try {
+    const traceCtx = extractTraceContext(b.call.metadata, req.traceparent);
+    work = context.with(traceCtx, () => b.handler.handle(task, ctx));
+  } catch (error) {
+    work = Promise.reject(error);
+  }
+  work
+    .then(
+      (answer) => {
+        if (signal.aborted) return replyStopped();
+        if (!settle()) return;
+        let bytes: Buffer;
+        try {
+          bytes = encodeJson(answer, `answer of handler "${req.kind}"`);
+        } catch (error) {
+          b.fail(error);
+          return;
+        }
+        b.reply("BRANCH_STATUS_ANSWERED", { answer: bytes, queueMs, serviceMs: clock.now() - started });
+      },
+      (error: unknown) => {
+        if (signal.aborted) return replyStopped();
+        if (settle()) b.fail(error);
+      },
+    )
+    .finally(() => core.queue.release());
+}

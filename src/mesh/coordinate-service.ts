@@ -1,0 +1,126 @@
+/** Server side of `Coordinate`: request checks, budget from the incoming deadline, the node's callback. */
+import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
+import { status as Status } from "@grpc/grpc-js";
+import { TailswarmError } from "../errors.js";
+import { decodeJson, encodeJson } from "./codec.js";
+import type { CoordinateFn } from "./coordinate.js";
+import { chainAbort, incomingDeadline, workDeadline } from "./deadline.js";
+import type { WireCoordinateReply, WireCoordinateRequest } from "./proto.js";
+import { abortReason } from "./server-core.js";
+import type { ServerCore } from "./server-core.js";
+import { serviceError, toServiceError } from "./status.js";
+import { extractTraceContext } from "./trace.js";
+
+type Call = ServerUnaryCall<WireCoordinateRequest, WireCoordinateReply>;
+
+export function makeCoordinateHandler(
+  core: ServerCore,
+  coordinate: CoordinateFn | undefined,
+): (call: Call, callback: sendUnaryData<WireCoordinateReply>) => void {
+  return (call, callback) => {
+    if (coordinate === undefined) {
+      callback(
+        serviceError(
+          Status.UNIMPLEMENTED,
+          `node ${core.nodeId} does not coordinate (no coordinator configured)`,
+        ),
+      );
+      return;
+    }
+    if (core.draining) {
+      callback(serviceError(Status.UNAVAILABLE, `node ${core.nodeId} is draining`));
+      return;
+    }
+    let cleanup = (): void => {};
+    try {
+      const { clock, limits } = core;
+      const req = call.request;
+      const now = clock.now();
+      if (req.kind === "") {
+        throw new TailswarmError("INVALID_ARGUMENT", `kind: got "", expected a task kind`);
+      }
+      if (req.budgetMs < 0 || !Number.isFinite(req.budgetMs)) {
+        throw new TailswarmError(
+          "INVALID_ARGUMENT",
+          `budget_ms: got ${req.budgetMs}, expected a number >= 0`,
+        );
+      }
+      const payload = decodeJson(req.payload, "payload", limits.maxPayloadBytes);
+      const options = decodeJson(req.options, "options", limits.maxPayloadBytes);
+      const incoming = incomingDeadline(call, clock);
+      // budget_ms caps the deadline; with neither, the node's default budget applies.
+      const cap =
+        req.budgetMs > 0
+          ? now + req.budgetMs
+          : incoming === Infinity
+            ? now + limits.defaultBudgetMs
+            : Infinity;
+      const deadline = workDeadline(incoming, limits.deadlineReserveMs, cap);
+      if (!(deadline > now)) {
+        throw new TailswarmError(
+          "DEADLINE_EXCEEDED",
+          `deadline: ${(incoming - now).toFixed(1)} ms left on arrival at node ${core.nodeId}, expected more than the ${limits.deadlineReserveMs} ms reserve`,
+        );
+      }
+      const abort = chainAbort(core.shutdown);
+      const onCancelled = (): void => abort.abort(abortReason("cancelled", "coordinate"));
+      call.on("cancelled", onCancelled);
+      const timer = clock.setTimer(() => abort.abort(abortReason("deadline", "coordinate")), deadline - now);
+      core.coordinating++;
+      cleanup = () => {
+        cleanup = () => {};
+        core.coordinating--;
+        timer.cancel();
+        abort.dispose();
+        call.removeListener("cancelled", onCancelled);
+      };
+      const ctx = {
+        signal: abort.signal,
+        deadline,
+        budgetMs: deadline - now,
+        traceContext: extractTraceContext(call.metadata),
+      };
+      const request = {
+        task: { kind: req.kind, payload },
+        required: req.required,
+        ...(req.policy !== "" ? { policy: req.policy } : {}),
+        ...(req.decision !== "" ? { decision: req.decision } : {}),
+        ...(options !== null ? { options } : {}),
+      };
+      coordinate(request, ctx).then(
+        (r) => {
+          cleanup();
+          try {
+            callback(null, {
+              action: encodeJson(r.action, "action"),
+              mode: r.mode,
+              reason: r.reason,
+              fanoutP50Ms: r.fanoutP50Ms,
+              fanoutP99Ms: r.fanoutP99Ms,
+              committed: r.committed,
+              abandoned: r.abandoned,
+              fanoutId: r.fanoutId,
+              failed: r.failed,
+              late: r.late,
+              degraded: r.degraded,
+              decisionChanged: r.decisionChanged,
+              elapsedMs: r.elapsedMs,
+              abandonCostMs: r.abandonCostMs,
+              violation: r.violation ?? "",
+              nodeId: core.nodeId,
+            });
+          } catch (error) {
+            callback(toServiceError(error, "coordinate"));
+          }
+        },
+        (error: unknown) => {
+          cleanup();
+          callback(toServiceError(error, "coordinate"));
+        },
+      );
+    } catch (error) {
+      cleanup();
+      callback(toServiceError(error, "coordinate"));
+    }
+  };
+}

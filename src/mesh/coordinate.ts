@@ -1,0 +1,92 @@
+/**
+ * The `Coordinate` entry point: "decide this task within my deadline". The mesh decodes and checks
+ * the request, turns the caller's gRPC deadline (minus the node's reserve) into a budget and a
+ * signal, and hands it to the node's `CoordinateFn` (which runs the engine's Coordinator).
+ */
+import type { Task } from "../engine/transport.js";
+import type { FanoutOutcome } from "../engine/outcome.js";
+import type { Context } from "@opentelemetry/api";
+
+export interface CoordinateRequest {
+  readonly task: Task;
+  /** Answers required: 0 means all selected peers, k > 0 means any k (a quorum). */
+  readonly required: number;
+  /** Policy or routing name; undefined means the node's default. */
+  readonly policy?: string;
+  /** Decision model name and its options, interpreted by the node. */
+  readonly decision?: string;
+  readonly options?: unknown;
+}
+
+export interface CoordinateContext {
+  /** Aborts when the caller cancels, the deadline passes, or the node is forced to stop. */
+  readonly signal: AbortSignal;
+  /** Absolute deadline for the fan-out on the server's clock (incoming deadline minus reserve). */
+  readonly deadline: number;
+  /** `deadline − now` when the call started, ms. */
+  readonly budgetMs: number;
+  /** Trace context of the caller (W3C), for the node's spans. */
+  readonly traceContext: Context;
+}
+
+/** What the node answers; `fromFanoutOutcome` builds it from the engine's outcome. */
+export interface CoordinateResult {
+  readonly action: unknown;
+  readonly mode: string;
+  readonly reason: string;
+  readonly fanoutId: string;
+  readonly fanoutP50Ms: number;
+  readonly fanoutP99Ms: number;
+  readonly committed: number;
+  readonly abandoned: number;
+  readonly failed: number;
+  readonly late: number;
+  readonly degraded: boolean;
+  readonly decisionChanged: boolean;
+  readonly elapsedMs: number;
+  readonly abandonCostMs: number;
+  /** Code of a SpeculationBudgetViolation met on the way, or undefined. */
+  readonly violation?: string;
+}
+
+/**
+ * Runs one coordination. Throw a `TailswarmError` to answer with a status (its code picks it:
+ * DEADLINE_EXCEEDED, INVALID_ARGUMENT, UNKNOWN_TASK_KIND → NOT_FOUND, SPECULATION_BUDGET_VIOLATION →
+ * FAILED_PRECONDITION, …).
+ *
+ * @example
+ * const coordinate: CoordinateFn = async (req, ctx) =>
+ *   fromFanoutOutcome(await coordinator.fanOut(req.task, { deadline: ctx.deadline, signal: ctx.signal }));
+ */
+export type CoordinateFn = (req: CoordinateRequest, ctx: CoordinateContext) => Promise<CoordinateResult>;
+
+/** The reply fields of a fan-out outcome. */
+export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
+  let committed = 0;
+  let abandoned = 0;
+  let failed = 0;
+  let late = 0;
+  for (const b of outcome.branches) {
+    if (b.outcome === "committed" || b.outcome === "partial") committed++;
+    else if (b.outcome === "abandoned") abandoned++;
+    else if (b.outcome === "late") late++;
+    else failed++;
+  }
+  return {
+    action: outcome.action,
+    mode: outcome.classification.mode,
+    reason: outcome.classification.reason,
+    fanoutId: outcome.fanoutId,
+    fanoutP50Ms: outcome.estimate.p50Ms,
+    fanoutP99Ms: outcome.estimate.p99Ms,
+    committed,
+    abandoned,
+    failed,
+    late,
+    degraded: outcome.degraded,
+    decisionChanged: outcome.decisionChanged,
+    elapsedMs: outcome.elapsedMs,
+    abandonCostMs: outcome.abandonCostMs,
+    ...(outcome.violation ? { violation: outcome.violation.code } : {}),
+  };
+}

@@ -1,0 +1,231 @@
+/**
+ * `GrpcTransport`: the engine's `PeerTransport` over gRPC. One channel per peer address (shared
+ * through a `ChannelPool`), never rejects, and abandons without cancelling calls:
+ *
+ * - the gRPC deadline is the logical deadline plus `deadlineGraceMs`, and the peer stops its work at
+ *   the logical deadline and replies EXPIRED itself, so the client-side deadline (an RST_STREAM)
+ *   does not fire in normal operation;
+ * - when the caller's signal aborts, the branch id goes to the peer on the per-peer Abandon stream;
+ *   the peer aborts the handler and the pending call completes normally with ABANDONED and the work
+ *   the peer really lost;
+ * - only if no reply arrives within `abandonGraceMs` does the transport settle on its own estimate,
+ *   and it hard-cancels the call only while a per-peer RST budget lasts.
+ */
+import { Metadata, status as Status } from "@grpc/grpc-js";
+import type { Client, ServiceError } from "@grpc/grpc-js";
+import { systemClock } from "../clock/clock.js";
+import type { Clock } from "../clock/clock.js";
+import type { PeerId } from "../estimate/types.js";
+import type { BranchCallOptions, BranchRequest, BranchResult, PeerTransport } from "../engine/transport.js";
+import { Abandoner } from "./abandoner.js";
+import { ChannelPool } from "./channel-pool.js";
+import { decodeJson, encodeJson } from "./codec.js";
+import { grpcDeadlineFor } from "./deadline.js";
+import { swarmService } from "./proto.js";
+import type { WireBranchReply, WireBranchRequest, WirePeerLoad } from "./proto.js";
+import { RstBudget } from "./rst-budget.js";
+import { statusName } from "./status.js";
+import { injectTraceContext } from "./trace.js";
+
+export interface GrpcTransportOptions {
+  /** Channels to share (with membership). Default: a private pool. */
+  readonly pool?: ChannelPool;
+  /** Address of a peer id; default: the id is the address. `undefined` fails the branch. */
+  readonly addressOf?: (peer: PeerId) => string | undefined;
+  readonly clock?: Clock;
+  /** The gRPC deadline exceeds the logical deadline by this, ms. Default 200. */
+  readonly deadlineGraceMs?: number;
+  /** After an abandon, wait this long for the peer's reply before settling anyway, ms. Default 500. */
+  readonly abandonGraceMs?: number;
+  /** Last-resort RST_STREAMs per peer: burst and refill per second. Default 50 and 10/s. */
+  readonly hardCancelBurst?: number;
+  readonly hardCancelPerSecond?: number;
+  /** Largest answer accepted, bytes. Default 4 MiB. */
+  readonly maxAnswerBytes?: number;
+  /** Load a peer piggybacked on its reply (queue depth, in-flight, capacity). */
+  readonly onLoad?: (peer: PeerId, load: WirePeerLoad) => void;
+}
+
+interface PeerLink {
+  readonly client: Client;
+  readonly abandoner: Abandoner;
+  readonly rst: RstBudget;
+}
+
+export class GrpcTransport implements PeerTransport {
+  readonly #pool: ChannelPool;
+  readonly #ownsPool: boolean;
+  readonly #addressOf: (peer: PeerId) => string | undefined;
+  readonly #clock: Clock;
+  readonly #grace: number;
+  readonly #abandonGrace: number;
+  readonly #burst: number;
+  readonly #perSecond: number;
+  readonly #maxAnswer: number;
+  readonly #onLoad: ((peer: PeerId, load: WirePeerLoad) => void) | undefined;
+  readonly #links = new Map<string, PeerLink>();
+  readonly #method = swarmService().Branch;
+  /** Hard cancels sent (RST_STREAM), for tests and stats. */
+  hardCancels = 0;
+
+  constructor(options: GrpcTransportOptions = {}) {
+    this.#pool = options.pool ?? new ChannelPool();
+    this.#ownsPool = options.pool === undefined;
+    this.#addressOf = options.addressOf ?? ((p) => p);
+    this.#clock = options.clock ?? systemClock;
+    this.#grace = options.deadlineGraceMs ?? 200;
+    this.#abandonGrace = options.abandonGraceMs ?? 500;
+    this.#burst = options.hardCancelBurst ?? 50;
+    this.#perSecond = options.hardCancelPerSecond ?? 10;
+    this.#maxAnswer = options.maxAnswerBytes ?? 4 * 1024 * 1024;
+    this.#onLoad = options.onLoad;
+    this.#pool.onClose((address) => {
+      this.#links.get(address)?.abandoner.close();
+      this.#links.delete(address);
+    });
+  }
+
+  /** Abandon ids sent and batches written to a peer address (0 when none). */
+  abandonStats(address: string): { sent: number; batches: number } {
+    const a = this.#links.get(address)?.abandoner;
+    return { sent: a?.sent ?? 0, batches: a?.batches ?? 0 };
+  }
+
+  branch(peer: PeerId, req: BranchRequest, options: BranchCallOptions): Promise<BranchResult> {
+    const clock = this.#clock;
+    const start = clock.now();
+    const { signal } = options;
+    if (signal.aborted) return Promise.resolve({ kind: "abandoned", lostWorkMs: 0 });
+    if (!(req.deadline > start)) return Promise.resolve({ kind: "deadline", lostWorkMs: 0 });
+    const address = this.#addressOf(peer);
+    if (address === undefined) {
+      return Promise.resolve(failed("UNAVAILABLE", `peer ${peer}: no known address`));
+    }
+    let payload: Buffer;
+    try {
+      payload = encodeJson(req.task.payload, "task.payload");
+    } catch (error) {
+      return Promise.resolve(failed("INVALID_ARGUMENT", (error as Error).message));
+    }
+    const link = this.#link(address);
+    const metadata = new Metadata();
+    const traceparent = injectTraceContext(metadata);
+    const message: WireBranchRequest = {
+      fanoutId: req.fanoutId,
+      branchId: req.branchId,
+      kind: req.task.kind,
+      payload,
+      origin: req.origin,
+      hop: req.hop,
+      deadlineUnixMs: req.deadline,
+      deadlineGraceMs: this.#grace,
+      traceparent,
+    };
+    const m = this.#method;
+
+    return new Promise<BranchResult>((resolve) => {
+      let done = false;
+      let abandonTimer: { cancel(): void } | undefined;
+      const finish = (r: BranchResult): void => {
+        if (done) return;
+        done = true;
+        signal.removeEventListener("abort", onAbort);
+        abandonTimer?.cancel();
+        resolve(r);
+      };
+      const onAbort = (): void => {
+        link.abandoner.abandon(req.branchId);
+        abandonTimer = clock.setTimer(() => {
+          finish({ kind: "abandoned", lostWorkMs: clock.now() - start });
+          if (link.rst.take(clock.now())) {
+            this.hardCancels++;
+            call.cancel();
+          }
+        }, this.#abandonGrace);
+      };
+      const call = link.client.makeUnaryRequest<WireBranchRequest, WireBranchReply>(
+        m.path,
+        m.requestSerialize as (v: WireBranchRequest) => Buffer,
+        m.responseDeserialize,
+        message,
+        metadata,
+        { deadline: grpcDeadlineFor(req.deadline, clock, this.#grace) },
+        (error, reply) => {
+          if (done) return;
+          if (error) finish(this.#fromError(error, signal, start));
+          else if (reply === undefined) finish(failed("INTERNAL", `peer ${peer}: empty reply`));
+          else finish(this.#fromReply(peer, reply, signal));
+        },
+      );
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Closes the abandon streams and, when the pool is private, the channels. */
+  close(): void {
+    for (const l of this.#links.values()) l.abandoner.close();
+    this.#links.clear();
+    if (this.#ownsPool) this.#pool.closeAll();
+  }
+
+  #link(address: string): PeerLink {
+    let l = this.#links.get(address);
+    if (l === undefined) {
+      const client = this.#pool.get(address);
+      l = {
+        client,
+        abandoner: new Abandoner(client),
+        rst: new RstBudget(this.#burst, this.#perSecond, this.#clock.now()),
+      };
+      this.#links.set(address, l);
+    }
+    return l;
+  }
+
+  #fromError(error: ServiceError, signal: AbortSignal, start: number): BranchResult {
+    const elapsed = this.#clock.now() - start;
+    if (error.code === Status.DEADLINE_EXCEEDED) {
+      return signal.aborted
+        ? { kind: "abandoned", lostWorkMs: elapsed }
+        : { kind: "deadline", lostWorkMs: elapsed };
+    }
+    if (error.code === Status.CANCELLED && signal.aborted) return { kind: "abandoned", lostWorkMs: elapsed };
+    return failed(statusName(error.code), error.details || error.message);
+  }
+
+  #fromReply(peer: PeerId, reply: WireBranchReply, signal: AbortSignal): BranchResult {
+    if (reply.load) this.#onLoad?.(peer, reply.load);
+    const lost = ms(reply.lostWorkMs);
+    switch (reply.status) {
+      case "BRANCH_STATUS_ANSWERED": {
+        if (signal.aborted) return { kind: "abandoned", lostWorkMs: ms(reply.serviceMs) };
+        let answer: unknown;
+        try {
+          answer = decodeJson(reply.answer, `answer from peer ${peer}`, this.#maxAnswer);
+        } catch (error) {
+          return failed("MALFORMED_ANSWER", (error as Error).message);
+        }
+        return { kind: "answer", answer, serviceMs: ms(reply.serviceMs), queueMs: ms(reply.queueMs) };
+      }
+      case "BRANCH_STATUS_ABANDONED":
+        return signal.aborted
+          ? { kind: "abandoned", lostWorkMs: lost }
+          : failed("ABORTED", `peer ${peer} stopped the branch itself (shutting down)`);
+      case "BRANCH_STATUS_EXPIRED":
+        return { kind: "deadline", lostWorkMs: lost };
+      default:
+        return failed(
+          "MALFORMED_ANSWER",
+          `peer ${peer}: branch status ${String(reply.status)}, expected ANSWERED, ABANDONED or EXPIRED`,
+        );
+    }
+  }
+}
+
+function failed(code: string, message: string): BranchResult {
+  return { kind: "failed", code, message };
+}
+
+function ms(v: unknown): number {
+  return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0;
+}

@@ -1,0 +1,58 @@
+/** State shared by the services of one swarm server: identity, clock, queue, abandon registry. */
+import type { Clock } from "../clock/clock.js";
+import { TailswarmError } from "../errors.js";
+import type { HandlerRegistry } from "./handler.js";
+import type { AbandonRegistry } from "./abandon-registry.js";
+import type { WorkQueue } from "./work-queue.js";
+import type { WirePeerLoad } from "./proto.js";
+
+/** What a node reports about itself in `State` (and partly on every Branch reply). */
+export interface NodeState {
+  readonly nodeId: string;
+  readonly region: string;
+  readonly queueDepth: number;
+  readonly inFlight: number;
+  readonly capacity: number;
+  /** Epoch ms when the server was created: a new value means the node restarted. */
+  readonly startedAt: number;
+  readonly kinds: readonly string[];
+  /** Coordinate calls running. */
+  readonly coordinating: number;
+  readonly version: string;
+  readonly draining: boolean;
+}
+
+export interface ServerLimits {
+  /** Largest payload (JSON bytes) accepted, bytes. */
+  readonly maxPayloadBytes: number;
+  /** Time a node keeps from an incoming deadline to send its reply, ms. */
+  readonly deadlineReserveMs: number;
+  /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
+  readonly abandonReplyGraceMs: number;
+  /** Budget for calls that carry no deadline at all, ms. */
+  readonly defaultBudgetMs: number;
+}
+
+export interface ServerCore {
+  readonly nodeId: string;
+  readonly clock: Clock;
+  readonly handlers: HandlerRegistry;
+  readonly queue: WorkQueue;
+  readonly abandons: AbandonRegistry;
+  readonly limits: ServerLimits;
+  /** Aborts when the node stops serving for good (forced shutdown). */
+  readonly shutdown: AbortSignal;
+  draining: boolean;
+  coordinating: number;
+  load(): WirePeerLoad;
+}
+
+/** Why a branch's work stopped; handlers see it as `signal.reason` (a TailswarmError). */
+export type AbortCause = "abandoned" | "deadline" | "cancelled" | "shutdown";
+
+/** The `signal.reason` for a stop: code DEADLINE_EXCEEDED for the deadline, ABORTED otherwise. */
+export function abortReason(cause: AbortCause, what: string): TailswarmError {
+  return cause === "deadline"
+    ? new TailswarmError("DEADLINE_EXCEEDED", `${what}: deadline passed`)
+    : new TailswarmError("ABORTED", `${what}: ${cause}`);
+}

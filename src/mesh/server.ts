@@ -1,0 +1,286 @@
+/**
+ * `createSwarmServer`: one gRPC server per node serving `tailswarm.v1.Swarm`, `grpc.health.v1.Health`
+ * and server reflection. The node daemon builds on it: it provides the handlers, the coordinator
+ * callback, credentials and the shutdown policy.
+ */
+import * as grpc from "@grpc/grpc-js";
+import type { ServerDuplexStream } from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import { systemClock } from "../clock/clock.js";
+import type { Clock } from "../clock/clock.js";
+import { TailswarmError } from "../errors.js";
+import { AbandonRegistry } from "./abandon-registry.js";
+import { makeBranchHandler } from "./branch-service.js";
+import type { CoordinateFn } from "./coordinate.js";
+import { makeCoordinateHandler } from "./coordinate-service.js";
+import type { HandlerRegistry } from "./handler.js";
+import { swarmPackageDefinition, swarmService, SWARM_SERVICE_NAME } from "./proto.js";
+import type { WireAbandonReply, WireAbandonRequest } from "./proto.js";
+import { abortReason } from "./server-core.js";
+import type { NodeState, ServerCore, ServerLimits } from "./server-core.js";
+import { WorkQueue } from "./work-queue.js";
+
+export interface SwarmServerOptions {
+  readonly nodeId: string;
+  readonly region?: string;
+  readonly handlers: HandlerRegistry;
+  /** Serves `Coordinate`; without it the node answers UNIMPLEMENTED. */
+  readonly coordinate?: CoordinateFn;
+  /** Extra or overriding fields for `State` (e.g. a region learned later). */
+  readonly state?: () => Partial<Pick<NodeState, "region" | "version">>;
+  /** Default: insecure. */
+  readonly credentials?: grpc.ServerCredentials;
+  readonly clock?: Clock;
+  /** Branches running at once. Default 64. */
+  readonly concurrency?: number;
+  /** Branches waiting beyond that; more are refused with RESOURCE_EXHAUSTED. Default 1024. */
+  readonly maxQueue?: number;
+  /** Default 1 MiB. Payloads above it get INVALID_ARGUMENT; messages above 2× it are refused by gRPC. */
+  readonly maxPayloadBytes?: number;
+  /** Default 5 ms. */
+  readonly deadlineReserveMs?: number;
+  /** Default 50 ms. */
+  readonly abandonReplyGraceMs?: number;
+  /** Budget for calls without a deadline, ms. Default 10 000. */
+  readonly defaultBudgetMs?: number;
+  readonly version?: string;
+  /** Extra grpc-js server options. */
+  readonly grpcOptions?: grpc.ServerOptions;
+}
+
+export interface SwarmServer {
+  readonly nodeId: string;
+  readonly startedAt: number;
+  /** The underlying grpc-js server (to add services). */
+  readonly grpcServer: grpc.Server;
+  readonly health: HealthImplementation;
+  /** Binds and starts serving; `address` defaults to 127.0.0.1:0. Resolves to the bound port. */
+  listen(address?: string): Promise<{ port: number; address: string }>;
+  state(): NodeState;
+  /** Sets the health status of "" and the Swarm service. */
+  setServing(serving: boolean): void;
+  /**
+   * Graceful stop: health NOT_SERVING, new branches refused, in-flight work drains for up to
+   * `graceMs`, then the rest is abandoned (handlers' signals abort) and the server is forced down.
+   * Resolves to true when everything drained within the grace.
+   */
+  close(graceMs?: number): Promise<boolean>;
+  /** Immediate stop: abort all work and close every connection. */
+  forceClose(): void;
+}
+
+const HEALTH_SERVICES = ["", SWARM_SERVICE_NAME];
+
+function positive(name: string, value: number, integer: boolean): number {
+  if (!(value >= 0) || !Number.isFinite(value) || (integer && !Number.isInteger(value))) {
+    throw new TailswarmError(
+      "INVALID_CONFIG",
+      `${name}: got ${value}, expected ${integer ? "an integer" : "a finite number"} >= 0`,
+    );
+  }
+  return value;
+}
+
+/**
+ * @example
+ * const server = createSwarmServer({ nodeId: "n1", region: "eu", handlers: new HandlerRegistry([echo]) });
+ * const { port } = await server.listen("127.0.0.1:0");
+ * // … later
+ * await server.close(5_000);
+ */
+export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
+  if (typeof options.nodeId !== "string" || options.nodeId === "") {
+    throw new TailswarmError(
+      "INVALID_CONFIG",
+      `nodeId: got ${JSON.stringify(options.nodeId)}, expected a non-empty string`,
+    );
+  }
+  const clock = options.clock ?? systemClock;
+  const maxPayloadBytes = positive("maxPayloadBytes", options.maxPayloadBytes ?? 1 << 20, true);
+  const limits: ServerLimits = {
+    maxPayloadBytes,
+    deadlineReserveMs: positive("deadlineReserveMs", options.deadlineReserveMs ?? 5, false),
+    abandonReplyGraceMs: positive("abandonReplyGraceMs", options.abandonReplyGraceMs ?? 50, false),
+    defaultBudgetMs: positive("defaultBudgetMs", options.defaultBudgetMs ?? 10_000, false),
+  };
+  const queue = new WorkQueue(options.concurrency ?? 64, options.maxQueue ?? 1024);
+  const shutdown = new AbortController();
+  const abandons = new AbandonRegistry();
+  const startedAt = Date.now();
+  const version = options.version ?? "";
+  const core: ServerCore = {
+    nodeId: options.nodeId,
+    clock,
+    handlers: options.handlers,
+    queue,
+    abandons,
+    limits,
+    shutdown: shutdown.signal,
+    draining: false,
+    coordinating: 0,
+    load: () => ({ queueDepth: queue.queueDepth, inFlight: queue.inFlight, capacity: queue.capacity }),
+  };
+
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": 2 * maxPayloadBytes + 64 * 1024,
+    ...options.grpcOptions,
+  });
+  const abandonStreams = new Set<ServerDuplexStream<WireAbandonRequest, WireAbandonReply>>();
+  const abandonIds = (ids: readonly string[]): number => {
+    let matched = 0;
+    const now = clock.now();
+    for (const id of ids) {
+      if (abandons.abandon(id, abortReason("abandoned", `branch ${id}`), now)) matched++;
+    }
+    return matched;
+  };
+
+  const state = (): NodeState => ({
+    nodeId: options.nodeId,
+    region: options.region ?? "",
+    queueDepth: queue.queueDepth,
+    inFlight: queue.inFlight,
+    capacity: queue.capacity,
+    startedAt,
+    kinds: options.handlers.kinds(),
+    coordinating: core.coordinating,
+    version,
+    draining: core.draining,
+    ...options.state?.(),
+  });
+
+  server.addService(swarmService() as unknown as grpc.ServiceDefinition, {
+    Branch: makeBranchHandler(core),
+    Coordinate: makeCoordinateHandler(core, options.coordinate),
+    Abandon: (
+      call: grpc.ServerUnaryCall<WireAbandonRequest, WireAbandonReply>,
+      cb: grpc.sendUnaryData<WireAbandonReply>,
+    ) => {
+      cb(null, { matched: abandonIds(call.request.branchIds ?? []) });
+    },
+    AbandonStream: (call: ServerDuplexStream<WireAbandonRequest, WireAbandonReply>) => {
+      abandonStreams.add(call);
+      const forget = (): void => void abandonStreams.delete(call);
+      call.on("data", (req: WireAbandonRequest) => {
+        const matched = abandonIds(req.branchIds ?? []);
+        if (!call.cancelled) call.write({ matched });
+      });
+      call.on("end", () => {
+        forget();
+        call.end();
+      });
+      call.on("cancelled", forget);
+      call.on("error", forget);
+    },
+    Probe: (call: grpc.ServerUnaryCall<{ sentUnixMs: number }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      cb(null, {
+        sentUnixMs: call.request.sentUnixMs,
+        nodeId: options.nodeId,
+        startedAtUnixMs: startedAt,
+        serverUnixMs: Date.now(),
+      });
+    },
+    State: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
+      const s = state();
+      cb(null, {
+        nodeId: s.nodeId,
+        region: s.region,
+        queueDepth: s.queueDepth,
+        inFlight: s.inFlight,
+        capacity: s.capacity,
+        startedAtUnixMs: s.startedAt,
+        kinds: [...s.kinds],
+        coordinating: s.coordinating,
+        version: s.version,
+      });
+    },
+  });
+
+  const health = new HealthImplementation(Object.fromEntries(HEALTH_SERVICES.map((s) => [s, "SERVING"])));
+  health.addToServer(server);
+  const healthDef = protoLoader.loadSync(healthProtoPath, {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  new ReflectionService({ ...swarmPackageDefinition(), ...healthDef }).addToServer(server);
+
+  const setServing = (serving: boolean): void => {
+    for (const s of HEALTH_SERVICES) health.setStatus(s, serving ? "SERVING" : "NOT_SERVING");
+  };
+  const forceClose = (): void => {
+    core.draining = true;
+    setServing(false);
+    if (!shutdown.signal.aborted) shutdown.abort(abortReason("shutdown", `node ${options.nodeId}`));
+    abandons.abandonAll(abortReason("shutdown", `node ${options.nodeId}`));
+    for (const s of abandonStreams) s.end();
+    abandonStreams.clear();
+    server.forceShutdown();
+  };
+
+  return {
+    nodeId: options.nodeId,
+    startedAt,
+    grpcServer: server,
+    health,
+    state,
+    setServing,
+    forceClose,
+    listen(address = "127.0.0.1:0") {
+      return new Promise((resolve, reject) => {
+        server.bindAsync(
+          address,
+          options.credentials ?? grpc.ServerCredentials.createInsecure(),
+          (error, port) => {
+            if (error) {
+              reject(
+                new TailswarmError("INVALID_CONFIG", `listen: cannot bind ${address} (${error.message})`, {
+                  cause: error,
+                }),
+              );
+              return;
+            }
+            const host = address.slice(0, address.lastIndexOf(":"));
+            resolve({ port, address: `${host}:${port}` });
+          },
+        );
+      });
+    },
+    async close(graceMs = 5_000) {
+      core.draining = true;
+      setServing(false);
+      const until = clock.now() + graceMs;
+      const busy = (): boolean => queue.inFlight + queue.queueDepth + core.coordinating > 0;
+      while (busy() && clock.now() < until) {
+        await new Promise<void>((r) => clock.setTimer(r, 10));
+      }
+      const drained = !busy();
+      if (!drained) {
+        // Stop the rest: their calls complete normally (ABANDONED) within the reply grace.
+        abandons.abandonAll(abortReason("shutdown", `node ${options.nodeId}`));
+        await new Promise<void>((r) => clock.setTimer(r, limits.abandonReplyGraceMs + 10));
+      }
+      for (const s of abandonStreams) s.end();
+      abandonStreams.clear();
+      await new Promise<void>((resolve) => {
+        const t = clock.setTimer(
+          () => {
+            forceClose();
+            resolve();
+          },
+          Math.max(100, until - clock.now()),
+        );
+        server.tryShutdown(() => {
+          t.cancel();
+          resolve();
+        });
+      });
+      if (!shutdown.signal.aborted) shutdown.abort(abortReason("shutdown", `node ${options.nodeId}`));
+      return drained;
+    },
+  };
+}
