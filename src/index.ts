@@ -13,7 +13,20 @@ export type {
   UnknownReason,
 } from "./estimate/types.js";
 export type { Mode, Reason, Classification, PolicyName } from "./policy/types.js";
+export { classify, classifyEstimate } from "./policy/classify.js";
+export { decideMode, isPolicyName, POLICY_NAMES } from "./policy/decide-mode.js";
+export { describeClassification } from "./policy/describe.js";
+export type { ClassificationAccount } from "./policy/describe.js";
+export { SpeculationBudgetViolation } from "./policy/violation.js";
+export type { ViolationKind } from "./policy/violation.js";
 export type { DecisionModel, RelevanceScore } from "./decision/types.js";
+export { quorumVote } from "./decision/quorum-vote.js";
+export type { QuorumVoteOptions, VoteAnswer } from "./decision/quorum-vote.js";
+export { argmaxScores } from "./decision/argmax-scores.js";
+export type { ArgmaxScoresOptions, ScoresAnswer } from "./decision/argmax-scores.js";
+export { predicateModel } from "./decision/predicate-model.js";
+export type { PredicateModelOptions } from "./decision/predicate-model.js";
+export { scoreRelevance, decisionRelevantRate } from "./decision/score-relevance.js";
 export type {
   Task,
   BranchRequest,
