@@ -81,7 +81,7 @@ export function resolveOptions(input: Partial<LatencyBookOptions> = {}): Latency
     if (typeof value !== "number" || !check(value)) {
       throw new TailswarmError(
         "INVALID_CONFIG",
-        `estimator option "${key}" is ${JSON.stringify(value) ?? String(value)}; expected ${expected}`,
+        `estimator option "${key}" is ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected ${expected}`,
       );
     }
   }

@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { TailswarmError } from "../../src/errors.js";
+import { LatencyBook } from "../../src/estimate/latency-book.js";
+import { ManualClock } from "./helpers.js";
+
+function feed(book: LatencyBook, peer: string, ms: number, count: number, now: number): void {
+  for (let i = 0; i < count; i++) book.record(peer, ms, now);
+}
+
+describe("LatencyBook options", () => {
+  it("fills defaults", () => {
+    const book = new LatencyBook();
+    expect(book.options).toMatchObject({
+      windowMs: 10_000,
+      slices: 6,
+      minSamples: 20,
+      maxSampleAgeMs: 10_000,
+      highestTrackableMs: 60_000,
+      fanoutTickMs: 1,
+    });
+    expect(new LatencyBook({ windowMs: 4_000 }).options.maxSampleAgeMs).toBe(4_000);
+  });
+
+  const bad: [Record<string, unknown>, RegExp][] = [
+    [{ windowMs: 0 }, /"windowMs" is 0; expected a finite number of ms > 0/],
+    [{ windowMs: Number.NaN }, /"windowMs" is NaN; expected a finite number of ms > 0/],
+    [{ slices: 2.5 }, /"slices" is 2.5; expected an integer in \[1, 64\]/],
+    [{ minSamples: -1 }, /"minSamples" is -1/],
+    [{ maxSampleAgeMs: "10" }, /"maxSampleAgeMs" is "10"; expected a finite number/],
+    [
+      { highestTrackableMs: 1e12 },
+      /"highestTrackableMs" is 1000000000000; expected a number of ms in \[1, 86400000\]/,
+    ],
+    [{ fanoutTickMs: -1 }, /"fanoutTickMs" is -1; expected a finite number of ms >= 0/],
+    [{ windowsMs: 5 }, /"windowsMs" is unknown; expected one of windowMs, slices/],
+  ];
+  for (const [options, message] of bad) {
+    it(`rejects ${JSON.stringify(options)} with INVALID_CONFIG naming key, value and expectation`, () => {
+      let error: unknown;
+      try {
+        new LatencyBook(options);
+      } catch (e) {
+        error = e;
+      }
+      expect(TailswarmError.is(error, "INVALID_CONFIG")).toBe(true);
+      expect((error as Error).message).toMatch(message);
+    });
+  }
+});
+
+describe("LatencyBook peers", () => {
+  it("tracks, forgets and resets peers; unknown peers are never-sampled", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({}, clock);
+    expect(book.estimate("x", clock.t)).toMatchObject({ status: "unknown", reason: "never-sampled" });
+    feed(book, "a", 5, 30, clock.t);
+    book.begin("b", clock.t, clock.t + 100);
+    expect(book.peers().sort()).toEqual(["a", "b"]);
+    expect(book.estimate("a", clock.t).status).toBe("fresh");
+    expect(book.cdf("a", 10, clock.t)).toBe(1);
+    book.reset("a");
+    expect(book.estimate("a", clock.t).reason).toBe("peer-reset");
+    book.forget("a");
+    expect(book.peers()).toEqual(["b"]);
+    expect(book.estimate("a", clock.t).reason).toBe("never-sampled");
+  });
+
+  it("stays under 96 KiB per tracked peer", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({}, clock);
+    for (let i = 0; i < 10; i++) feed(book, `p${i}`, 1 + i, 50, clock.t);
+    expect(book.estimatedFootprintInBytes / 10).toBeLessThan(96 * 1024);
+  });
+});
+
+describe("LatencyBook.fanout", () => {
+  it("is unknown when any member is, naming it, and gives numbers when every member has data", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({}, clock);
+    feed(book, "a", 10, 30, clock.t);
+    feed(book, "b", 20, 5, clock.t);
+    const f = book.fanout(["a", "b"], { kind: "all" }, clock.t);
+    expect(f).toMatchObject({ status: "unknown", unknownPeers: ["b"], size: 2, minSamples: 5 });
+    expect(f.p99Ms).toBeGreaterThan(19);
+    const g = book.fanout(["a", "c"], { kind: "all" }, clock.t);
+    expect(g).toMatchObject({ status: "unknown", unknownPeers: ["c"], maxAgeMs: Infinity, minSamples: 0 });
+    expect(g.p50Ms).toBeNaN();
+    feed(book, "b", 20, 15, clock.t);
+    clock.t += 2;
+    const h = book.fanout(["a", "b"], { kind: "all" }, clock.t);
+    expect(h).toMatchObject({ status: "fresh", unknownPeers: [], minSamples: 20, maxAgeMs: 2 });
+    expect(h.p50Ms).toBeGreaterThanOrEqual(19.8);
+    expect(h.p99Ms).toBeGreaterThanOrEqual(h.p50Ms);
+  });
+
+  it("caches within a tick and drops the entry when a member records, or the tick passes", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({ fanoutTickMs: 5 }, clock);
+    feed(book, "a", 10, 30, clock.t);
+    feed(book, "b", 10, 30, clock.t);
+    const first = book.fanout(["a", "b"], { kind: "all" }, clock.t);
+    expect(book.fanout(["a", "b"], { kind: "all" }, clock.t + 4)).toBe(first);
+    expect(book.fanout(["a", "b"], { kind: "quorum", k: 1 }, clock.t)).not.toBe(first);
+    expect(book.fanout(["a", "b"], { kind: "all" }, clock.t + 5)).not.toBe(first);
+    const again = book.fanout(["a", "b"], { kind: "all" }, clock.t + 5);
+    feed(book, "b", 500, 30, clock.t + 5);
+    const after = book.fanout(["a", "b"], { kind: "all" }, clock.t + 5);
+    expect(after).not.toBe(again);
+    expect(after.p99Ms).toBeGreaterThan(400);
+  });
+
+  it("sees a tail in progress through the censored calls of its members", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({ fanoutTickMs: 0 }, clock);
+    for (const p of ["a", "b", "c"]) feed(book, p, 10, 100, clock.t);
+    const calm = book.fanout(["a", "b", "c"], { kind: "all" }, clock.t);
+    expect(calm.p99Ms).toBeLessThan(11);
+    for (let i = 0; i < 5; i++) book.begin("c", clock.t, clock.t + 1_000);
+    clock.t += 300;
+    const stalled = book.fanout(["a", "b", "c"], { kind: "all" }, clock.t);
+    expect(stalled.p99Ms).toBeGreaterThanOrEqual(297);
+    expect(stalled.p50Ms).toBeLessThan(11);
+    expect(stalled.status).toBe("fresh");
+  });
+
+  it("an empty set is fresh at 0 ms; a bad quorum is an INVALID_ARGUMENT", () => {
+    const book = new LatencyBook({}, new ManualClock());
+    expect(book.fanout([], { kind: "all" }, 0)).toMatchObject({
+      status: "fresh",
+      p50Ms: 0,
+      p99Ms: 0,
+      size: 0,
+    });
+    let error: unknown;
+    try {
+      book.fanout(["a"], { kind: "quorum", k: 3 }, 0);
+    } catch (e) {
+      error = e;
+    }
+    expect(TailswarmError.is(error, "INVALID_ARGUMENT")).toBe(true);
+  });
+});
