@@ -175,6 +175,7 @@ export class Coordinator {
       peers,
       requirement,
       model: o.model,
+      stopWhenDecided: relevant,
       deadline: start + budgetMs,
       signal: o.signal,
       continuation: o.continuation,

@@ -26,6 +26,11 @@ export interface ExecuteContext<Answer> {
   readonly peers: readonly PeerId[];
   readonly requirement: Requirement;
   readonly model: DecisionModel<Answer, unknown>;
+  /**
+   * Stop early once the outstanding answers cannot change the action. True when the fan-out was
+   * decision-relevant at step 6; a fan-out that never could flip the action waits for its requirement.
+   */
+  readonly stopWhenDecided: boolean;
   /** Deadline the branches carry (epoch ms). */
   readonly deadline: number;
   readonly signal: AbortSignal | undefined;
@@ -70,7 +75,11 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
     requirement.kind === "all" ? set.answers.size === peers.length : set.answers.size >= requirement.k;
   const decided = (): boolean => {
     const outstanding = set.outstanding();
-    return outstanding.length === 0 || requirementMet() || !model.canFlip(set.answers, outstanding);
+    return (
+      outstanding.length === 0 ||
+      requirementMet() ||
+      (ctx.stopWhenDecided && !model.canFlip(set.answers, outstanding))
+    );
   };
 
   let continuation: Promise<Settled> | undefined;

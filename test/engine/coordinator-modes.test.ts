@@ -1,0 +1,201 @@
+import { describe, expect, it } from "vitest";
+import { predicateModel } from "../../src/decision/predicate-model.js";
+import { quorumVote } from "../../src/decision/quorum-vote.js";
+import { SpeculationBudgetViolation } from "../../src/policy/violation.js";
+import { collectModel, harness, recordOf, START } from "./harness.js";
+
+const task = { kind: "echo", payload: null };
+/** p50 50 ms, p99 400 ms. */
+const TAILED = [50, 50, 50, 50, 50, 50, 50, 50, 400, 400];
+
+describe("Coordinator.fanOut — synchronous", () => {
+  it("waits until the deadline and uses partial results; the late branch is not charged as abandon cost", async () => {
+    const h = harness();
+    h.warm("a", TAILED);
+    h.warm("b", TAILED);
+    h.transport.addPeer("a", { latency: 30, handler: () => "a" });
+    h.transport.addPeer("b", { latency: 1000, handler: () => "b" });
+    const outcome = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers: ["a", "b"], budgetMs: 200, model: collectModel() }),
+    );
+    expect(outcome.classification).toMatchObject({
+      mode: "synchronous",
+      reason: "budget-between-p50-and-p99-plus-abandon-cost",
+    });
+    expect(recordOf(outcome, "a")).toMatchObject({ outcome: "partial", decisionRelevant: true });
+    expect(recordOf(outcome, "b")).toMatchObject({ outcome: "late", lostWorkMs: 200 });
+    expect(outcome.action).toBe("a");
+    expect(outcome.answered).toBe(1);
+    expect(outcome.elapsedMs).toBe(200);
+    expect(outcome.deadlineMissed).toBe(false);
+    await h.clock.flush();
+    expect(h.ledger.stats()).toMatchObject({ abandonedFanouts: 0, synchronousLateLostMs: 200 });
+    expect(h.ledger.expectedAbandonCostMs(["a", "b"], h.clock.now())).toBe(0);
+  });
+
+  it("answers that complete the requirement are committed", async () => {
+    const h = harness();
+    h.warm("a", TAILED);
+    h.transport.addPeer("a", { latency: 30, handler: () => "a" });
+    const outcome = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers: ["a"], budgetMs: 200, model: collectModel() }),
+    );
+    expect(outcome.classification.mode).toBe("synchronous");
+    expect(recordOf(outcome, "a").outcome).toBe("committed");
+    expect(outcome.elapsedMs).toBe(30);
+  });
+
+  it("an unknown estimate never speculates, however large the budget", async () => {
+    const h = harness();
+    h.transport.addPeer("a", { latency: 5, handler: () => "a" });
+    const outcome = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers: ["a"], budgetMs: 60_000, model: collectModel() }),
+    );
+    expect(outcome.estimate.status).toBe("unknown");
+    expect(outcome.classification).toMatchObject({ mode: "synchronous", reason: "estimate-unknown" });
+    expect(outcome.action).toBe("a");
+  });
+
+  it("a fan-out that cannot change the action is issued synchronously and waits for its answers", async () => {
+    const h = harness();
+    h.warm("a", 10);
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    const fixed = predicateModel<string, string>({
+      prior: "keep",
+      decide: () => "keep",
+      canFlip: () => false,
+    });
+    const outcome = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers: ["a"], budgetMs: 200, model: fixed }),
+    );
+    expect(outcome.classification).toMatchObject({ mode: "synchronous", reason: "not-decision-relevant" });
+    expect(recordOf(outcome, "a")).toMatchObject({ outcome: "committed", decisionRelevant: false });
+    expect(outcome.decisionChanged).toBe(false);
+  });
+
+  it("cancels the branches no longer needed once the vote is decided", async () => {
+    const h = harness();
+    for (const p of ["a", "b", "c"]) h.warm(p, TAILED);
+    h.transport.addPeer("a", { latency: 10, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("b", { latency: 20, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("c", { latency: 150, handler: () => ({ vote: "no" }) });
+    const outcome = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["a", "b", "c"],
+        budgetMs: 200,
+        model: quorumVote({ prior: "no" }),
+      }),
+    );
+    expect(outcome.classification.mode).toBe("synchronous");
+    expect(outcome.elapsedMs).toBe(20);
+    expect(outcome.action).toBe("yes");
+    expect(recordOf(outcome, "a").outcome).toBe("partial");
+    expect(recordOf(outcome, "c").outcome).toBe("abandoned");
+  });
+});
+
+describe("Coordinator.fanOut — degrade and violations", () => {
+  it("degrades to the fallback when the budget is at or below p50, without touching the network", async () => {
+    const h = harness();
+    h.warm("a", TAILED);
+    h.transport.addPeer("a", { latency: 10 });
+    const outcome = await h.coordinator.fanOut(task, {
+      peers: ["a"],
+      budgetMs: 40,
+      model: collectModel(),
+      fallback: () => "cached",
+    });
+    expect(outcome.classification).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50" });
+    expect(outcome).toMatchObject({ degraded: true, action: "cached", branches: [], answered: 0 });
+    expect(outcome.violation).toBeUndefined();
+    expect(h.transport.stats("a").branches).toBe(0);
+  });
+
+  it("without a fallback, degrade is a SpeculationBudgetViolation (budget-at-or-below-p50)", async () => {
+    const h = harness();
+    h.warm("a", TAILED);
+    h.transport.addPeer("a", { latency: 10 });
+    const run = h.coordinator.fanOut(task, { peers: ["a"], budgetMs: 40, model: collectModel() });
+    await expect(run).rejects.toBeInstanceOf(SpeculationBudgetViolation);
+    await expect(run).rejects.toMatchObject({
+      code: "SPECULATION_BUDGET_VIOLATION",
+      kind: "budget-at-or-below-p50",
+    });
+    expect(h.coordinator.stats().violations).toBe(1);
+    expect(h.seen.violations).toHaveLength(1);
+  });
+
+  it("usePriorOnDegrade takes the model's prior instead of throwing", async () => {
+    const h = harness();
+    h.warm("a", TAILED);
+    const outcome = await h.coordinator.fanOut(task, {
+      peers: ["a"],
+      budgetMs: 40,
+      model: quorumVote({ prior: "no" }),
+      usePriorOnDegrade: true,
+    });
+    expect(outcome).toMatchObject({ degraded: true, action: "no" });
+  });
+
+  it("an expired deadline is a violation: degrade with a fallback, thrown without — never a hang", async () => {
+    const h = harness();
+    h.warm("a", 10);
+    h.transport.addPeer("a", { latency: 10 });
+    const outcome = await h.coordinator.fanOut(task, {
+      peers: ["a"],
+      deadline: START - 5,
+      model: collectModel(),
+      fallback: () => "local",
+    });
+    expect(outcome.degraded).toBe(true);
+    expect(outcome.action).toBe("local");
+    expect(outcome.violation?.code).toBe("SPECULATION_BUDGET_VIOLATION");
+    expect(outcome.violation?.message).toContain("-5");
+    await expect(
+      h.coordinator.fanOut(task, { peers: ["a"], deadline: START, model: collectModel() }),
+    ).rejects.toMatchObject({ kind: "non-positive-budget" });
+    expect(h.coordinator.stats()).toMatchObject({ violations: 2, byMode: { degrade: 1 } });
+    expect(h.seen.ends).toHaveLength(1);
+  });
+
+  it("a corrupt estimate (p99 < p50) is a violation turned into degrade", async () => {
+    const h = harness({
+      coordinator: {
+        decideMode: () => {
+          throw SpeculationBudgetViolation.p99BelowP50(100, 50, 20);
+        },
+      },
+    });
+    const outcome = await h.coordinator.fanOut(task, {
+      peers: ["a"],
+      budgetMs: 100,
+      model: collectModel(),
+      fallback: () => "local",
+    });
+    expect(outcome.violation?.message).toContain("p99 (20 ms) < p50 (50 ms)");
+  });
+
+  it("the never policy degrades, always-sync issues synchronously", async () => {
+    const h = harness();
+    h.warm("a", 10);
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    const never = await h.coordinator.fanOut(task, {
+      peers: ["a"],
+      budgetMs: 100,
+      model: collectModel(),
+      policy: "never",
+      fallback: () => "local",
+    });
+    expect(never.classification.reason).toBe("policy-never");
+    const sync = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["a"],
+        budgetMs: 100,
+        model: collectModel(),
+        policy: "always-sync",
+      }),
+    );
+    expect(sync.classification.reason).toBe("policy-always-sync");
+    expect(sync.action).toBe("a");
+  });
+});
