@@ -116,7 +116,10 @@ export function quorumVote(opts: QuorumVoteOptions): DecisionModel<VoteAnswer, s
       const action = winner(t);
       const a = index.get(action) ?? 0;
       if (action !== prior) {
-        const rival = Math.max(...t.filter((_, i) => i !== a));
+        let rival = -Infinity;
+        t.forEach((tb, b) => {
+          if (b !== a && tb > rival) rival = tb;
+        });
         return rival + w >= (t[a] ?? 0);
       }
       return t.some((tb, b) => {

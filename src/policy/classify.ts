@@ -50,23 +50,33 @@ export function classify(
   if (fanoutP99Ms < fanoutP50Ms) {
     throw SpeculationBudgetViolation.p99BelowP50(budgetMs, fanoutP50Ms, fanoutP99Ms);
   }
-  const at = (mode: Mode, reason: Reason): Classification => ({
-    mode,
-    reason,
-    budgetMs,
-    fanoutP50Ms,
-    fanoutP99Ms,
-    abandonCostMs,
-    relevant,
-  });
+  const b = budgetMs;
+  const p50 = fanoutP50Ms;
+  const p99 = fanoutP99Ms;
+  const cost = abandonCostMs;
   if (!relevant) {
-    return budgetMs > fanoutP50Ms
-      ? at("synchronous", "not-decision-relevant")
-      : at("degrade", "budget-at-or-below-p50");
+    return b > p50
+      ? result("synchronous", "not-decision-relevant", b, p50, p99, cost, relevant)
+      : result("degrade", "budget-at-or-below-p50", b, p50, p99, cost, relevant);
   }
-  if (budgetMs > fanoutP99Ms + abandonCostMs) return at("speculate", "budget-exceeds-p99-plus-abandon-cost");
-  if (budgetMs > fanoutP50Ms) return at("synchronous", "budget-between-p50-and-p99-plus-abandon-cost");
-  return at("degrade", "budget-at-or-below-p50");
+  if (b > p99 + cost)
+    return result("speculate", "budget-exceeds-p99-plus-abandon-cost", b, p50, p99, cost, relevant);
+  if (b > p50)
+    return result("synchronous", "budget-between-p50-and-p99-plus-abandon-cost", b, p50, p99, cost, relevant);
+  return result("degrade", "budget-at-or-below-p50", b, p50, p99, cost, relevant);
+}
+
+/** One allocation per decision: the classification record. */
+function result(
+  mode: Mode,
+  reason: Reason,
+  budgetMs: number,
+  fanoutP50Ms: number,
+  fanoutP99Ms: number,
+  abandonCostMs: number,
+  relevant: boolean,
+): Classification {
+  return { mode, reason, budgetMs, fanoutP50Ms, fanoutP99Ms, abandonCostMs, relevant };
 }
 
 /**
