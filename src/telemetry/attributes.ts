@@ -1,0 +1,62 @@
+/**
+ * Names that users see in traces and metrics: span names, span attributes and metric attributes.
+ * docs/telemetry.md lists each with its meaning; change a name there and here together.
+ */
+
+/** Instrumentation scope of every tracer and meter of the library. */
+export const INSTRUMENTATION_SCOPE = "tailswarm";
+
+/** Span names (low cardinality: the fan-out id, peer and mode are attributes). */
+export const SPAN_FANOUT = "tailswarm.fanout";
+export const SPAN_BRANCH = "tailswarm.branch";
+
+/** Attributes of the fan-out span (and, for mode/reason/outcome/relevance, of metrics). */
+export const ATTR = {
+  fanoutId: "tailswarm.fanout.id",
+  taskKind: "tailswarm.task.kind",
+  mode: "tailswarm.mode",
+  reason: "tailswarm.reason",
+  budgetMs: "tailswarm.budget_ms",
+  fanoutP50Ms: "tailswarm.fanout.p50_ms",
+  fanoutP99Ms: "tailswarm.fanout.p99_ms",
+  abandonCostMs: "tailswarm.abandon_cost_ms",
+  decisionRelevant: "tailswarm.decision_relevant",
+  fanoutSize: "tailswarm.fanout.size",
+  requirement: "tailswarm.fanout.requirement",
+  quorumK: "tailswarm.fanout.quorum_k",
+  estimateStatus: "tailswarm.estimate.status",
+  estimateAgeMs: "tailswarm.estimate.age_ms",
+  estimateMinSamples: "tailswarm.estimate.min_samples",
+  estimateUnknownPeers: "tailswarm.estimate.unknown_peers",
+  // set when the fan-out ends
+  answered: "tailswarm.answered",
+  lostWorkMs: "tailswarm.abandon.lost_work_ms",
+  decisionChanged: "tailswarm.decision_changed",
+  degraded: "tailswarm.degraded",
+  deadlineMissed: "tailswarm.deadline_missed",
+  elapsedMs: "tailswarm.elapsed_ms",
+  infoGainBits: "tailswarm.information_gain_bits",
+  violationCode: "tailswarm.violation.code",
+  branchesCommitted: "tailswarm.branches.committed",
+  branchesPartial: "tailswarm.branches.partial",
+  branchesAbandoned: "tailswarm.branches.abandoned",
+  branchesLate: "tailswarm.branches.late",
+  branchesFailed: "tailswarm.branches.failed",
+  // branch span
+  peer: "tailswarm.peer",
+  branchId: "tailswarm.branch.id",
+  hop: "tailswarm.hop",
+  branchDeadline: "tailswarm.branch.deadline",
+  branchDeadlineInMs: "tailswarm.branch.deadline_in_ms",
+  branchOutcome: "tailswarm.branch.outcome",
+  branchLatencyMs: "tailswarm.branch.latency_ms",
+  branchLostWorkMs: "tailswarm.branch.lost_work_ms",
+  branchServiceMs: "tailswarm.branch.service_ms",
+  branchQueueMs: "tailswarm.branch.queue_ms",
+} as const;
+
+/** Event recorded on the fan-out span when a SpeculationBudgetViolation was turned into degrade. */
+export const EVENT_VIOLATION = "tailswarm.violation";
+
+/** `error.type` from the general semantic conventions (failed branches, failed RPCs). */
+export const ATTR_ERROR_TYPE = "error.type";

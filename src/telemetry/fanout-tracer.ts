@@ -1,0 +1,294 @@
+/**
+ * Traces of fan-outs: one span per fan-out whose attributes explain the decision, one child span per
+ * branch with its outcome and the deadline it carried. Records through @opentelemetry/api only.
+ *
+ * The engine reports through the `FanoutObserver` hooks; the branch spans start in `startBranch`,
+ * which `instrumentTransport` calls just before the transport sends the branch, with the branch span
+ * made the active context — so the mesh's `propagation.inject(context.active(), metadata)` carries the
+ * branch span to the peer and the peer's server span hangs under it.
+ */
+import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
+import type { Clock } from "../clock/clock.js";
+import { systemClock } from "../clock/clock.js";
+import type { FanoutEstimate, PeerId } from "../estimate/types.js";
+import type { BranchRecord, FanoutObserver, FanoutOutcome } from "../engine/outcome.js";
+import type { BranchRequest } from "../engine/transport.js";
+import type { Classification } from "../policy/types.js";
+import {
+  ATTR,
+  ATTR_ERROR_TYPE,
+  EVENT_VIOLATION,
+  INSTRUMENTATION_SCOPE,
+  SPAN_BRANCH,
+  SPAN_FANOUT,
+} from "./attributes.js";
+
+export interface FanoutTracerOptions {
+  /** Default: `trace.getTracer("tailswarm")` (a no-op until an SDK registers a provider). */
+  readonly tracer?: Tracer;
+  /** The engine's clock, for the time left to a branch's deadline at issue. Default: system clock. */
+  readonly clock?: Clock;
+  /** Fan-outs kept open at once; beyond this the oldest is ended (guards against a lost onFanoutEnd). */
+  readonly maxOpenFanouts?: number;
+}
+
+interface OpenFanout {
+  readonly span: Span;
+  readonly ctx: Context;
+  /** A violation event was already added (onViolation). */
+  violated: boolean;
+  /** The task kind was set (from the first branch request). */
+  kindSet: boolean;
+}
+
+/** Finite numbers only: OTLP/JSON and Prometheus have no good place for NaN or Infinity. */
+function finite(attrs: Attributes, key: string, value: number): void {
+  if (Number.isFinite(value)) attrs[key] = value;
+}
+
+/**
+ * Records a span per fan-out and per branch.
+ *
+ * @example
+ * const tracer = new FanoutTracer();
+ * const coordinator = new Coordinator({
+ *   transport: instrumentTransport(grpcTransport, { tracer }),
+ *   observer: tracer,
+ * });
+ */
+export class FanoutTracer implements FanoutObserver {
+  readonly #tracer: Tracer;
+  readonly #clock: Clock;
+  readonly #max: number;
+  readonly #open = new Map<string, OpenFanout>();
+  /** Branch spans not yet ended, by branch id (they may outlive their fan-out's span). */
+  readonly #branches = new Map<string, Span>();
+
+  constructor(options: FanoutTracerOptions = {}) {
+    this.#tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE);
+    this.#clock = options.clock ?? systemClock;
+    this.#max = options.maxOpenFanouts ?? 10_000;
+  }
+
+  /** Fan-out and branch spans still open (for tests and leak checks). */
+  get open(): { fanouts: number; branches: number } {
+    return { fanouts: this.#open.size, branches: this.#branches.size };
+  }
+
+  /**
+   * Opens the fan-out span (the engine calls this right after step 7, in the caller's async context,
+   * so the span's parent is an incoming RPC's server span when there is one) with the decision.
+   */
+  onDecision(fanoutId: string, c: Classification, e: FanoutEstimate): void {
+    const open = this.#open.get(fanoutId) ?? this.#start(fanoutId);
+    if (!open.span.isRecording()) return;
+    const a: Attributes = {
+      [ATTR.mode]: c.mode,
+      [ATTR.reason]: c.reason,
+      [ATTR.decisionRelevant]: c.relevant,
+      [ATTR.fanoutSize]: e.size,
+      [ATTR.requirement]: e.requirement.kind,
+      [ATTR.estimateStatus]: e.status,
+      [ATTR.estimateMinSamples]: e.minSamples,
+    };
+    finite(a, ATTR.budgetMs, c.budgetMs);
+    finite(a, ATTR.fanoutP50Ms, c.fanoutP50Ms);
+    finite(a, ATTR.fanoutP99Ms, c.fanoutP99Ms);
+    finite(a, ATTR.abandonCostMs, c.abandonCostMs);
+    finite(a, ATTR.estimateAgeMs, e.maxAgeMs);
+    if (e.requirement.kind === "quorum") a[ATTR.quorumK] = e.requirement.k;
+    if (e.unknownPeers.length > 0) a[ATTR.estimateUnknownPeers] = [...e.unknownPeers];
+    open.span.setAttributes(a);
+  }
+
+  /**
+   * Starts the span of one branch as a child of its fan-out's span and returns the context in which
+   * the transport must send it. Called by `instrumentTransport`; a transport may call it directly.
+   */
+  startBranch(peer: PeerId, req: BranchRequest): Context {
+    const open = this.#open.get(req.fanoutId);
+    if (open !== undefined && !open.kindSet) {
+      open.kindSet = true;
+      open.span.setAttribute(ATTR.taskKind, req.task.kind);
+    }
+    const parent = open?.ctx ?? context.active();
+    const span = this.#tracer.startSpan(
+      SPAN_BRANCH,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          [ATTR.peer]: peer,
+          [ATTR.branchId]: req.branchId,
+          [ATTR.fanoutId]: req.fanoutId,
+          [ATTR.hop]: req.hop,
+          [ATTR.branchDeadline]: req.deadline,
+          [ATTR.branchDeadlineInMs]: req.deadline - this.#clock.now(),
+        },
+      },
+      parent,
+    );
+    if (this.#branches.size >= this.#max) this.#evictOldestBranch();
+    this.#branches.set(req.branchId, span);
+    return trace.setSpan(parent, span);
+  }
+
+  /**
+   * Ends the branch span with its outcome. A record marked `unsettled` (the fan-out decided before the
+   * transport reported) only notes the coordinator's view; the span ends with the settled report,
+   * which carries the work the peer really lost — possibly after the fan-out span has ended.
+   */
+  onBranchEnd(fanoutId: string, record: BranchRecord): void {
+    let span = this.#branches.get(record.branchId);
+    if (record.unsettled === true) {
+      span?.setAttribute(ATTR.branchOutcome, record.outcome);
+      return;
+    }
+    if (span === undefined) {
+      // The branch was sent without instrumentTransport: record it after the fact.
+      const parent = this.#open.get(fanoutId)?.ctx ?? context.active();
+      span = this.#tracer.startSpan(
+        SPAN_BRANCH,
+        {
+          kind: SpanKind.INTERNAL,
+          startTime: Date.now() - record.latencyMs,
+          attributes: {
+            [ATTR.peer]: record.peer,
+            [ATTR.branchId]: record.branchId,
+            [ATTR.fanoutId]: fanoutId,
+            [ATTR.branchDeadline]: record.deadline,
+          },
+        },
+        parent,
+      );
+    } else {
+      this.#branches.delete(record.branchId);
+    }
+    endBranchSpan(span, record);
+  }
+
+  /**
+   * A SpeculationBudgetViolation: an event and the code on the fan-out span. The engine reports a
+   * violation it throws to the caller and throws in the same synchronous step, with no onFanoutEnd;
+   * a fan-out still open when the current job's microtasks run is therefore ended here, as an error.
+   */
+  onViolation(fanoutId: string, violation: Error): void {
+    const open = this.#open.get(fanoutId) ?? this.#start(fanoutId);
+    const c = (violation as { code?: unknown }).code;
+    const code = typeof c === "string" ? c : violation.name;
+    open.violated = true;
+    open.span.addEvent(EVENT_VIOLATION, {
+      [ATTR.violationCode]: code,
+      "exception.message": violation.message,
+    });
+    open.span.setAttribute(ATTR.violationCode, code);
+    queueMicrotask(() => {
+      if (this.#open.get(fanoutId) !== open) return;
+      this.#open.delete(fanoutId);
+      open.span.setStatus({ code: SpanStatusCode.ERROR, message: violation.message });
+      open.span.setAttribute(ATTR_ERROR_TYPE, code);
+      open.span.end();
+    });
+  }
+
+  onFanoutEnd(outcome: FanoutOutcome): void {
+    const open =
+      this.#open.get(outcome.fanoutId) ??
+      // No start hook ran (e.g. a violation before the decision): record the span after the fact.
+      this.#start(outcome.fanoutId, Date.now() - outcome.elapsedMs);
+    this.#open.delete(outcome.fanoutId);
+    const span = open.span;
+    if (!span.isRecording()) {
+      span.end();
+      return;
+    }
+    const counts = { committed: 0, partial: 0, abandoned: 0, late: 0, failed: 0 };
+    for (const b of outcome.branches) counts[b.outcome]++;
+    const c = outcome.classification;
+    const a: Attributes = {
+      [ATTR.mode]: c.mode,
+      [ATTR.reason]: c.reason,
+      [ATTR.answered]: outcome.answered,
+      [ATTR.lostWorkMs]: outcome.abandonCostMs,
+      [ATTR.decisionChanged]: outcome.decisionChanged,
+      [ATTR.degraded]: outcome.degraded,
+      [ATTR.deadlineMissed]: outcome.deadlineMissed,
+      [ATTR.elapsedMs]: outcome.elapsedMs,
+      [ATTR.branchesCommitted]: counts.committed,
+      [ATTR.branchesPartial]: counts.partial,
+      [ATTR.branchesAbandoned]: counts.abandoned,
+      [ATTR.branchesLate]: counts.late,
+      [ATTR.branchesFailed]: counts.failed,
+    };
+    if (outcome.infoGainPerCommitted !== null) finite(a, ATTR.infoGainBits, outcome.infoGainPerCommitted);
+    if (outcome.violation !== undefined && !open.violated) {
+      a[ATTR.violationCode] = outcome.violation.code;
+      span.addEvent(EVENT_VIOLATION, {
+        [ATTR.violationCode]: outcome.violation.code,
+        "exception.message": outcome.violation.message,
+      });
+    }
+    span.setAttributes(a);
+    if (outcome.deadlineMissed) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: "decision came after the deadline" });
+    }
+    span.end();
+  }
+
+  /** Trace id of an open fan-out's span (for the flight recorder), or undefined. */
+  traceIdOf(fanoutId: string): string | undefined {
+    const open = this.#open.get(fanoutId);
+    return open?.span.isRecording() === true ? open.span.spanContext().traceId : undefined;
+  }
+
+  #start(fanoutId: string, startTime?: number): OpenFanout {
+    if (this.#open.size >= this.#max) this.#evictOldest();
+    const parent = context.active();
+    const span = this.#tracer.startSpan(
+      SPAN_FANOUT,
+      { kind: SpanKind.INTERNAL, attributes: { [ATTR.fanoutId]: fanoutId }, startTime },
+      parent,
+    );
+    const open: OpenFanout = { span, ctx: trace.setSpan(parent, span), violated: false, kindSet: false };
+    this.#open.set(fanoutId, open);
+    return open;
+  }
+
+  #evictOldestBranch(): void {
+    const first = this.#branches.entries().next();
+    if (first.done === true) return;
+    this.#branches.delete(first.value[0]);
+    first.value[1].setAttribute(ATTR.branchOutcome, "unreported");
+    first.value[1].end();
+  }
+
+  #evictOldest(): void {
+    const first = this.#open.entries().next();
+    if (first.done === true) return;
+    const [id, open] = first.value;
+    this.#open.delete(id);
+    open.span.setStatus({ code: SpanStatusCode.ERROR, message: "fan-out end never reported" });
+    open.span.end();
+  }
+}
+
+function endBranchSpan(span: Span, r: BranchRecord): void {
+  if (span.isRecording()) {
+    const a: Attributes = {
+      [ATTR.branchOutcome]: r.outcome,
+      [ATTR.branchLatencyMs]: r.latencyMs,
+      [ATTR.decisionRelevant]: r.decisionRelevant,
+    };
+    if (r.lostWorkMs > 0) a[ATTR.branchLostWorkMs] = r.lostWorkMs;
+    const res = r.result;
+    if (res.kind === "answer") {
+      a[ATTR.branchServiceMs] = res.serviceMs;
+      a[ATTR.branchQueueMs] = res.queueMs;
+    } else if (res.kind === "failed") {
+      a[ATTR_ERROR_TYPE] = res.code;
+      span.setStatus({ code: SpanStatusCode.ERROR, message: res.message });
+    }
+    span.setAttributes(a);
+  }
+  span.end();
+}

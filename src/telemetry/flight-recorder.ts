@@ -1,0 +1,165 @@
+/**
+ * The flight recorder: the last N fan-out decisions with their reasons, in memory, so a user can see
+ * why a fan-out speculated or degraded without a tracing backend (`tailswarm decisions <addr>`).
+ * A pure `FanoutObserver` over a ring buffer: no OpenTelemetry, no I/O, O(1) per fan-out.
+ */
+import type { Clock } from "../clock/clock.js";
+import { systemClock } from "../clock/clock.js";
+import type { BranchOutcome, BranchRecord, FanoutObserver, FanoutOutcome } from "../engine/outcome.js";
+
+/** One decision as the recorder keeps it. JSON-safe: no NaN or Infinity (null instead). */
+export interface DecisionRecord {
+  readonly fanoutId: string;
+  /** When the fan-out ended, epoch ms (the engine's clock). */
+  readonly atUnixMs: number;
+  readonly mode: string;
+  readonly reason: string;
+  readonly budgetMs: number | null;
+  readonly fanoutP50Ms: number | null;
+  readonly fanoutP99Ms: number | null;
+  /** The abandon cost estimate the classification used. */
+  readonly abandonCostMs: number | null;
+  readonly decisionRelevant: boolean;
+  readonly size: number;
+  /** "all" or "quorum:k". */
+  readonly requirement: string;
+  readonly estimateStatus: "fresh" | "unknown";
+  readonly unknownPeers: readonly string[];
+  /** Oldest per-peer estimate age in the set, ms (null when a peer never had a sample). */
+  readonly estimateAgeMs: number | null;
+  readonly minSamples: number;
+  readonly branches: Readonly<Record<BranchOutcome, number>>;
+  readonly answered: number;
+  /** Peer work lost to abandoned and late branches, ms (grows when late reports arrive). */
+  readonly lostWorkMs: number;
+  readonly decisionChanged: boolean;
+  readonly degraded: boolean;
+  readonly deadlineMissed: boolean;
+  readonly elapsedMs: number;
+  readonly infoGainPerCommitted: number | null;
+  readonly violation: { readonly code: string; readonly message: string } | null;
+  /** Trace id of the fan-out's span, when tracing is on. */
+  readonly traceId: string | null;
+}
+
+export interface FlightRecorderOptions {
+  /** Decisions kept. Default 256. */
+  readonly capacity?: number;
+  /** The engine's clock. Default: system clock. */
+  readonly clock?: Clock;
+  /** Looks up the trace id of a fan-out (FanoutTracer.traceIdOf), called when the fan-out ends. */
+  readonly traceIdOf?: (fanoutId: string) => string | undefined;
+}
+
+function num(v: number): number | null {
+  return Number.isFinite(v) ? v : null;
+}
+
+/**
+ * @example
+ * const recorder = new FlightRecorder({ capacity: 512 });
+ * const coordinator = new Coordinator({ transport, observer: combineObservers(recorder, tracer) });
+ * recorder.last(10); // newest first
+ */
+export class FlightRecorder implements FanoutObserver {
+  readonly capacity: number;
+  readonly #ring: (DecisionRecord | undefined)[];
+  /** Recorded fan-outs with branches still unsettled: their late reports add lost work. */
+  readonly #pending = new Map<string, { decision: { lostWorkMs: number }; branchIds: Set<string> }>();
+  readonly #clock: Clock;
+  readonly #traceIdOf: ((fanoutId: string) => string | undefined) | undefined;
+  #next = 0;
+  #recorded = 0;
+
+  constructor(options: FlightRecorderOptions = {}) {
+    const capacity = options.capacity ?? 256;
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new RangeError(`FlightRecorder capacity: got ${capacity}, expected an integer >= 1`);
+    }
+    this.capacity = capacity;
+    this.#ring = new Array<DecisionRecord | undefined>(capacity);
+    this.#clock = options.clock ?? systemClock;
+    this.#traceIdOf = options.traceIdOf;
+  }
+
+  /** Decisions recorded since start (including those the ring no longer holds). */
+  get recorded(): number {
+    return this.#recorded;
+  }
+
+  /** A branch report that arrives after its fan-out ended adds the work the peer really lost. */
+  onBranchEnd(fanoutId: string, record: BranchRecord): void {
+    if (record.unsettled === true || record.lostWorkMs <= 0) return;
+    const p = this.#pending.get(fanoutId);
+    if (p === undefined || !p.branchIds.delete(record.branchId)) return;
+    p.decision.lostWorkMs += record.lostWorkMs;
+    if (p.branchIds.size === 0) this.#pending.delete(fanoutId);
+  }
+
+  onFanoutEnd(o: FanoutOutcome): void {
+    const c = o.classification;
+    const e = o.estimate;
+    const branches: Record<BranchOutcome, number> = {
+      committed: 0,
+      partial: 0,
+      abandoned: 0,
+      late: 0,
+      failed: 0,
+    };
+    const unsettled = new Set<string>();
+    for (const b of o.branches) {
+      branches[b.outcome]++;
+      if (b.unsettled === true) unsettled.add(b.branchId);
+    }
+    const decision: DecisionRecord = {
+      fanoutId: o.fanoutId,
+      atUnixMs: this.#clock.now(),
+      mode: c.mode,
+      reason: c.reason,
+      budgetMs: num(c.budgetMs),
+      fanoutP50Ms: num(c.fanoutP50Ms),
+      fanoutP99Ms: num(c.fanoutP99Ms),
+      abandonCostMs: num(c.abandonCostMs),
+      decisionRelevant: c.relevant,
+      size: e.size,
+      requirement: e.requirement.kind === "quorum" ? `quorum:${e.requirement.k}` : "all",
+      estimateStatus: e.status,
+      unknownPeers: [...e.unknownPeers],
+      estimateAgeMs: num(e.maxAgeMs),
+      minSamples: e.minSamples,
+      branches,
+      answered: o.answered,
+      lostWorkMs: o.abandonCostMs,
+      decisionChanged: o.decisionChanged,
+      degraded: o.degraded,
+      deadlineMissed: o.deadlineMissed,
+      elapsedMs: o.elapsedMs,
+      infoGainPerCommitted: o.infoGainPerCommitted === null ? null : num(o.infoGainPerCommitted),
+      violation: o.violation === undefined ? null : { code: o.violation.code, message: o.violation.message },
+      traceId: this.#traceIdOf?.(o.fanoutId) ?? null,
+    };
+    const evicted = this.#ring[this.#next];
+    if (evicted !== undefined) this.#pending.delete(evicted.fanoutId);
+    this.#ring[this.#next] = decision;
+    this.#next = (this.#next + 1) % this.capacity;
+    this.#recorded++;
+    if (unsettled.size > 0) this.#pending.set(o.fanoutId, { decision, branchIds: unsettled });
+  }
+
+  /** The last `n` decisions (default: all kept), newest first. */
+  last(n = this.capacity): DecisionRecord[] {
+    const out: DecisionRecord[] = [];
+    const count = Math.min(Math.max(0, Math.floor(n)), this.capacity, this.#recorded);
+    for (let i = 1; i <= count; i++) {
+      const r = this.#ring[(this.#next - i + this.capacity) % this.capacity];
+      if (r !== undefined) out.push({ ...r, branches: { ...r.branches } });
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.#ring.fill(undefined);
+    this.#pending.clear();
+    this.#next = 0;
+  }
+}
