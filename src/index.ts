@@ -34,3 +34,30 @@ export type {
   BranchCallOptions,
   PeerTransport,
 } from "./engine/transport.js";
+export type { BranchOutcome, BranchRecord, FanoutOutcome, FanoutObserver } from "./engine/outcome.js";
+export { Coordinator } from "./engine/coordinator.js";
+export type { CoordinatorOptions, CoordinatorStats, ModeDecider } from "./engine/coordinator.js";
+export type { FanoutOptions, Router, RouteContext } from "./engine/options.js";
+export type { LatencySource, PeerEstimateSource } from "./engine/latency-source.js";
+export { AbandonLedger } from "./engine/abandon-ledger.js";
+export type {
+  AbandonLedgerOptions,
+  AbandonLedgerStats,
+  LedgerBranch,
+  LedgerFanout,
+  PeerLedgerStats,
+} from "./engine/abandon-ledger.js";
+export { MemoryTransport } from "./engine/memory-transport.js";
+export type {
+  DownMode,
+  LatencySampler,
+  MemoryPeerContext,
+  MemoryPeerHandler,
+  MemoryPeerOptions,
+  MemoryPeerStats,
+  MemoryTransportOptions,
+} from "./engine/memory-transport.js";
+export { SimClock } from "./clock/sim-clock.js";
+export type { SimClockOptions } from "./clock/sim-clock.js";
+export { createRng, exponential, logNormal } from "./util/rng.js";
+export type { Rng } from "./util/rng.js";
