@@ -5,6 +5,8 @@
  */
 export class AbandonRegistry {
   readonly #live = new Map<string, AbortController>();
+  /** Every controller of work on this node, with or without an id (for shutdown). */
+  readonly #all = new Set<AbortController>();
   readonly #tombstones = new Map<string, number>();
   readonly #tombstoneTtlMs: number;
   readonly #maxTombstones: number;
@@ -14,8 +16,9 @@ export class AbandonRegistry {
     this.#maxTombstones = options.maxTombstones ?? 100_000;
   }
 
+  /** Work registered (branches and coordinations). */
   get size(): number {
-    return this.#live.size;
+    return this.#all.size;
   }
 
   /**
@@ -23,13 +26,15 @@ export class AbandonRegistry {
    * A duplicate id replaces nothing: the first registration keeps the id.
    */
   add(branchId: string, controller: AbortController): boolean {
+    if (branchId !== "" && this.#tombstones.delete(branchId)) return false;
+    this.#all.add(controller);
     if (branchId === "") return true;
-    if (this.#tombstones.delete(branchId)) return false;
     if (!this.#live.has(branchId)) this.#live.set(branchId, controller);
     return true;
   }
 
   delete(branchId: string, controller: AbortController): void {
+    this.#all.delete(controller);
     if (this.#live.get(branchId) === controller) this.#live.delete(branchId);
   }
 
@@ -45,10 +50,12 @@ export class AbandonRegistry {
     return false;
   }
 
-  /** Aborts every branch (shutdown). */
+  /** Aborts all work (shutdown). */
   abandonAll(reason: unknown): void {
-    for (const c of this.#live.values()) c.abort(reason);
+    const all = [...this.#all];
+    this.#all.clear();
     this.#live.clear();
+    for (const c of all) c.abort(reason);
   }
 
   #remember(branchId: string, now: number): void {

@@ -68,7 +68,7 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply): void {
     );
   }
 
-  const abort = chainAbort(core.shutdown);
+  const abort = chainAbort();
   const { signal } = abort;
   const reply = (status: BranchStatusName, fields: Partial<WireBranchReply>): void => {
     callback(null, {

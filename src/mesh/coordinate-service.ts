@@ -62,7 +62,8 @@ export function makeCoordinateHandler(
           `deadline: ${(incoming - now).toFixed(1)} ms left on arrival at node ${core.nodeId}, expected more than the ${limits.deadlineReserveMs} ms reserve`,
         );
       }
-      const abort = chainAbort(core.shutdown);
+      const abort = chainAbort();
+      core.abandons.add("", abort.controller);
       const onCancelled = (): void => abort.abort(abortReason("cancelled", "coordinate"));
       call.on("cancelled", onCancelled);
       const timer = clock.setTimer(() => abort.abort(abortReason("deadline", "coordinate")), deadline - now);
@@ -72,6 +73,7 @@ export function makeCoordinateHandler(
         core.coordinating--;
         timer.cancel();
         abort.dispose();
+        core.abandons.delete("", abort.controller);
         call.removeListener("cancelled", onCancelled);
       };
       const ctx = {

@@ -35,7 +35,11 @@ export interface GrpcTransportOptions {
   readonly clock?: Clock;
   /** The gRPC deadline exceeds the logical deadline by this, ms. Default 200. */
   readonly deadlineGraceMs?: number;
-  /** After an abandon, wait this long for the peer's reply before settling anyway, ms. Default 500. */
+  /**
+   * After an abandon, wait this long for the peer's ABANDONED reply before settling on an estimate
+   * (and hard-cancelling while the RST budget lasts), ms. Default 2 000: a last resort for a hung
+   * peer or a lost abandon, not the normal path.
+   */
   readonly abandonGraceMs?: number;
   /** Last-resort RST_STREAMs per peer: burst and refill per second. Default 50 and 10/s. */
   readonly hardCancelBurst?: number;
@@ -74,7 +78,7 @@ export class GrpcTransport implements PeerTransport {
     this.#addressOf = options.addressOf ?? ((p) => p);
     this.#clock = options.clock ?? systemClock;
     this.#grace = options.deadlineGraceMs ?? 200;
-    this.#abandonGrace = options.abandonGraceMs ?? 500;
+    this.#abandonGrace = options.abandonGraceMs ?? 2_000;
     this.#burst = options.hardCancelBurst ?? 50;
     this.#perSecond = options.hardCancelPerSecond ?? 10;
     this.#maxAnswer = options.maxAnswerBytes ?? 4 * 1024 * 1024;

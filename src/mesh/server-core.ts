@@ -40,8 +40,6 @@ export interface ServerCore {
   readonly queue: WorkQueue;
   readonly abandons: AbandonRegistry;
   readonly limits: ServerLimits;
-  /** Aborts when the node stops serving for good (forced shutdown). */
-  readonly shutdown: AbortSignal;
   draining: boolean;
   coordinating: number;
   load(): WirePeerLoad;

@@ -106,7 +106,6 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     defaultBudgetMs: positive("defaultBudgetMs", options.defaultBudgetMs ?? 10_000, false),
   };
   const queue = new WorkQueue(options.concurrency ?? 64, options.maxQueue ?? 1024);
-  const shutdown = new AbortController();
   const abandons = new AbandonRegistry();
   const startedAt = Date.now();
   const version = options.version ?? "";
@@ -117,7 +116,6 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     queue,
     abandons,
     limits,
-    shutdown: shutdown.signal,
     draining: false,
     coordinating: 0,
     load: () => ({ queueDepth: queue.queueDepth, inFlight: queue.inFlight, capacity: queue.capacity }),
@@ -215,7 +213,6 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
   const forceClose = (): void => {
     core.draining = true;
     setServing(false);
-    if (!shutdown.signal.aborted) shutdown.abort(abortReason("shutdown", `node ${options.nodeId}`));
     abandons.abandonAll(abortReason("shutdown", `node ${options.nodeId}`));
     for (const s of abandonStreams) s.end();
     abandonStreams.clear();
@@ -279,7 +276,6 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
           resolve();
         });
       });
-      if (!shutdown.signal.aborted) shutdown.abort(abortReason("shutdown", `node ${options.nodeId}`));
       return drained;
     },
   };
