@@ -59,5 +59,3 @@ export type {
 } from "./engine/memory-transport.js";
 export { SimClock } from "./clock/sim-clock.js";
 export type { SimClockOptions } from "./clock/sim-clock.js";
-export { createRng, exponential, logNormal } from "./util/rng.js";
-export type { Rng } from "./util/rng.js";

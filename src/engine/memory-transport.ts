@@ -63,6 +63,8 @@ export interface MemoryPeerStats {
 export interface MemoryTransportOptions {
   /** Seed of the RNG the latency samplers draw from. Default 1. */
   seed?: number;
+  /** A uniform [0, 1) source to draw from instead (e.g. a src/peers `Rng`'s `next`); overrides `seed`. */
+  random?: () => number;
 }
 
 interface MutableStats {
@@ -100,7 +102,7 @@ export class MemoryTransport implements PeerTransport {
 
   constructor(clock: Clock, options: MemoryTransportOptions = {}) {
     this.#clock = clock;
-    this.#rng = createRng(options.seed ?? 1);
+    this.#rng = options.random ?? createRng(options.seed ?? 1);
   }
 
   /** Registers (or replaces) a peer. */
