@@ -95,6 +95,14 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
     }
     set.issue(peers);
     while (!expired && !aborted && !decided()) await set.changed();
+  } catch (error) {
+    // A decision model that throws: stop the continuation and everything still out, then surface it.
+    timer.cancel();
+    signal?.removeEventListener("abort", onAbort);
+    contController.abort(error);
+    set.close();
+    set.abandonOutstanding("decision model failed");
+    throw error;
   } finally {
     set.close();
     if (aborted || mode === "speculate")

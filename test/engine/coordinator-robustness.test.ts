@@ -223,3 +223,25 @@ describe("Coordinator.fanOut — invalid options", () => {
     });
   });
 });
+
+describe("Coordinator.fanOut — a decision model that throws", () => {
+  it("abandons the branches and rejects with the model's error", async () => {
+    const h = harness();
+    for (const p of ["a", "b"]) h.warm(p, 10);
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.transport.addPeer("b", { latency: 50, handler: () => "b" });
+    const base = collectModel();
+    const model = {
+      ...base,
+      canFlip: (answers: ReadonlyMap<string, string>, outstanding: readonly string[]): boolean => {
+        if (answers.size > 0) throw new Error("model bug");
+        return base.canFlip(answers, outstanding);
+      },
+    };
+    await expect(
+      h.clock.runUntilSettled(h.coordinator.fanOut(task, { peers: ["a", "b"], budgetMs: 100, model })),
+    ).rejects.toThrow("model bug");
+    expect(h.transport.stats("b")).toMatchObject({ abandoned: 1, workLostMs: 10, inFlight: 0 });
+    expect(h.clock.pending).toBe(0);
+  });
+});
