@@ -110,6 +110,9 @@ export function makeCoordinateHandler(
               abandonCostMs: r.abandonCostMs,
               violation: r.violation ?? "",
               nodeId: core.nodeId,
+              branches: (r.branches ?? []).map((b) => ({ ...b })),
+              ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
+              deadlineMissed: r.deadlineMissed ?? false,
             });
           } catch (error) {
             callback(toServiceError(error, "coordinate"));

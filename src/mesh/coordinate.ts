@@ -47,6 +47,21 @@ export interface CoordinateResult {
   readonly abandonCostMs: number;
   /** Code of a SpeculationBudgetViolation met on the way, or undefined. */
   readonly violation?: string;
+  /** How each branch ended (empty or absent on degrade). */
+  readonly branches?: readonly CoordinateBranchSummary[];
+  /** Bits per committed/partial answer; null or absent when none. */
+  readonly infoGainPerCommitted?: number | null;
+  readonly deadlineMissed?: boolean;
+}
+
+/** One branch of the fan-out as the coordinator recorded it when it decided. */
+export interface CoordinateBranchSummary {
+  readonly peer: string;
+  readonly outcome: string;
+  readonly decisionRelevant: boolean;
+  readonly latencyMs: number;
+  readonly lostWorkMs: number;
+  readonly unsettled: boolean;
 }
 
 /**
@@ -88,5 +103,15 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     elapsedMs: outcome.elapsedMs,
     abandonCostMs: outcome.abandonCostMs,
     ...(outcome.violation ? { violation: outcome.violation.code } : {}),
+    branches: outcome.branches.map((b) => ({
+      peer: b.peer,
+      outcome: b.outcome,
+      decisionRelevant: b.decisionRelevant,
+      latencyMs: b.latencyMs,
+      lostWorkMs: b.lostWorkMs,
+      unsettled: b.unsettled === true,
+    })),
+    infoGainPerCommitted: outcome.infoGainPerCommitted,
+    deadlineMissed: outcome.deadlineMissed,
   };
 }

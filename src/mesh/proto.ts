@@ -73,6 +73,19 @@ export interface WireCoordinateReply {
   abandonCostMs: number;
   violation: string;
   nodeId: string;
+  branches: WireCoordinateBranch[];
+  /** Absent when nothing was committed. */
+  infoGainPerCommitted?: number;
+  deadlineMissed: boolean;
+}
+
+export interface WireCoordinateBranch {
+  peer: string;
+  outcome: string;
+  decisionRelevant: boolean;
+  latencyMs: number;
+  lostWorkMs: number;
+  unsettled: boolean;
 }
 
 export interface WireAbandonRequest {
