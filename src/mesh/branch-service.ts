@@ -31,12 +31,20 @@ function unknownKind(core: ServerCore, kind: string): TailswarmError {
   );
 }
 
-/** The logical deadline on `core.clock`: the gRPC deadline minus the caller's grace, or the field. */
+/**
+ * The logical deadline on `core.clock`. The gRPC deadline (minus the caller's grace) is skew-free but
+ * stretched by the request's transit and connection setup (the server starts the relative timeout on
+ * arrival); the caller's absolute `deadline_unix_ms` is exact when clocks agree. Use the earlier of
+ * the two when they differ by at most `callerClockToleranceMs` (clocks agree), else the gRPC one.
+ */
 function logicalDeadline(core: ServerCore, call: Call, req: WireBranchRequest, now: number): number {
   const left = remainingMs(call);
-  if (left !== Infinity) return now + left - Math.max(0, req.deadlineGraceMs);
-  if (req.deadlineUnixMs > 0) return req.deadlineUnixMs;
-  return now + core.limits.defaultBudgetMs;
+  const byCaller = req.deadlineUnixMs > 0 ? req.deadlineUnixMs : Infinity;
+  if (left === Infinity) return byCaller === Infinity ? now + core.limits.defaultBudgetMs : byCaller;
+  const byGrpc = now + left - Math.max(0, req.deadlineGraceMs);
+  return Math.abs(byGrpc - byCaller) <= core.limits.callerClockToleranceMs
+    ? Math.min(byGrpc, byCaller)
+    : byGrpc;
 }
 
 export function makeBranchHandler(core: ServerCore): (call: Call, callback: Reply) => void {

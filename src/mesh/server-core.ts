@@ -29,6 +29,8 @@ export interface ServerLimits {
   readonly deadlineReserveMs: number;
   /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
   readonly abandonReplyGraceMs: number;
+  /** A caller's absolute deadline is trusted when within this of its gRPC deadline, ms. */
+  readonly callerClockToleranceMs: number;
   /** Budget for calls that carry no deadline at all, ms. */
   readonly defaultBudgetMs: number;
 }

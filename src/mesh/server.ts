@@ -43,6 +43,13 @@ export interface SwarmServerOptions {
   readonly deadlineReserveMs?: number;
   /** Default 50 ms. */
   readonly abandonReplyGraceMs?: number;
+  /**
+   * A branch's absolute deadline (`deadline_unix_ms`, the caller's clock) is used when it is within
+   * this of its gRPC deadline — clocks agree, and it removes the transit time by which a relative
+   * gRPC timeout stretches; otherwise the gRPC deadline alone counts. Default 250 ms; 0 trusts only
+   * the gRPC deadline.
+   */
+  readonly callerClockToleranceMs?: number;
   /** Budget for calls without a deadline, ms. Default 10 000. */
   readonly defaultBudgetMs?: number;
   readonly version?: string;
@@ -103,6 +110,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     maxPayloadBytes,
     deadlineReserveMs: positive("deadlineReserveMs", options.deadlineReserveMs ?? 5, false),
     abandonReplyGraceMs: positive("abandonReplyGraceMs", options.abandonReplyGraceMs ?? 50, false),
+    callerClockToleranceMs: positive("callerClockToleranceMs", options.callerClockToleranceMs ?? 250, false),
     defaultBudgetMs: positive("defaultBudgetMs", options.defaultBudgetMs ?? 10_000, false),
   };
   const queue = new WorkQueue(options.concurrency ?? 64, options.maxQueue ?? 1024);
