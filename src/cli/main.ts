@@ -8,6 +8,7 @@ type Verb = { summary: string; load: () => Promise<{ run(argv: string[]): Promis
 
 const verbs: Record<string, Verb> = {
   // verbs register here, one line each
+  decisions: { summary: "print a node's last fan-out decisions and why", load: () => import("./commands/decisions.js") },
   explain: {
     summary: "classify one fan-out: speculate, synchronous or degrade",
     load: () => import("./commands/explain.js"),

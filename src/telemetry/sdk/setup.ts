@@ -1,0 +1,174 @@
+/**
+ * The OpenTelemetry SDK for the node daemon and the CLI (the library itself records through
+ * @opentelemetry/api only). Configured by the standard OTEL_* variables, plus the node's Prometheus
+ * port:
+ *
+ * - OTEL_SDK_DISABLED=true: nothing is installed;
+ * - OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES: the resource (they win over `serviceName`);
+ * - OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER: comma lists of otlp | console | none (| prometheus for
+ *   metrics). Default: otlp when an OTLP endpoint is configured, none otherwise (a node without a
+ *   collector stays quiet);
+ * - OTEL_EXPORTER_OTLP_PROTOCOL (and _TRACES_/_METRICS_ variants): grpc | http/protobuf | http/json,
+ *   default http/protobuf; the endpoint, headers, timeout and compression variables are read by the
+ *   exporters themselves;
+ * - OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: read by the tracer provider (default
+ *   parentbased_always_on); OTEL_BSP_*: the batch span processor;
+ * - OTEL_METRIC_EXPORT_INTERVAL, OTEL_METRIC_EXPORT_TIMEOUT: the periodic OTLP/console reader;
+ * - OTEL_EXPORTER_PROMETHEUS_HOST / _PORT: the Prometheus endpoint when `prometheus` is listed;
+ * - OTEL_PROPAGATORS: tracecontext,baggage (default) or none;
+ * - OTEL_LOG_LEVEL: the SDK's own diagnostics on stderr.
+ *
+ * Registers globally: the tracer and meter providers, the W3C trace-context (and baggage) propagator
+ * and the AsyncLocalStorage context manager.
+ */
+import { context, diag, DiagConsoleLogger, metrics, propagation, trace } from "@opentelemetry/api";
+import type { Attributes, TextMapPropagator } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import {
+  CompositePropagator,
+  diagLogLevelFromString,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from "@opentelemetry/core";
+import {
+  defaultResource,
+  envDetector,
+  detectResources,
+  resourceFromAttributes,
+} from "@opentelemetry/resources";
+import type { Resource } from "@opentelemetry/resources";
+import { MeterProvider } from "@opentelemetry/sdk-metrics";
+import type { IMetricReader } from "@opentelemetry/sdk-metrics";
+import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { TailswarmError } from "../../errors.js";
+import { metricReaders, spanExporters } from "./exporters.js";
+import type { PrometheusEndpoint } from "./exporters.js";
+
+export interface TelemetrySetupOptions {
+  /** `service.name` unless OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES set one. Default "tailswarm". */
+  readonly serviceName?: string;
+  /** `service.instance.id` (the node id). */
+  readonly serviceInstanceId?: string;
+  /** More resource attributes (env wins over these). */
+  readonly resourceAttributes?: Attributes;
+  /** Serve Prometheus metrics on this port (0: any free port), whatever OTEL_METRICS_EXPORTER says. */
+  readonly prometheusPort?: number;
+  /** Interface of the Prometheus endpoint. Default: OTEL_EXPORTER_PROMETHEUS_HOST, else all interfaces. */
+  readonly prometheusHost?: string;
+  /** Extra span processors (tests: a SimpleSpanProcessor over an InMemorySpanExporter). */
+  readonly spanProcessors?: readonly SpanProcessor[];
+  /** Extra metric readers. */
+  readonly metricReaders?: readonly IMetricReader[];
+  /** Variables to read instead of process.env (the exporters still read process.env). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface TelemetrySdk {
+  readonly tracerProvider: BasicTracerProvider;
+  readonly meterProvider: MeterProvider;
+  readonly resource: Resource;
+  /** What was installed, for logs: e.g. { traces: ["otlp/grpc"], metrics: ["prometheus"] }. */
+  readonly exporters: { readonly traces: readonly string[]; readonly metrics: readonly string[] };
+  /** The Prometheus endpoint when one is served. */
+  readonly prometheus: PrometheusEndpoint | undefined;
+  /** Exports what is buffered. */
+  forceFlush(): Promise<void>;
+  /** Flushes, stops the exporters and the Prometheus server, and unregisters the globals. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Installs the SDK. Call once, at process start, before the first fan-out.
+ *
+ * @example
+ * const sdk = await startTelemetry({ serviceName: "tailswarm-node", prometheusPort: 9464 });
+ * process.on("SIGTERM", () => void sdk.shutdown());
+ */
+export async function startTelemetry(options: TelemetrySetupOptions = {}): Promise<TelemetrySdk> {
+  const env = options.env ?? process.env;
+  const logLevel = env["OTEL_LOG_LEVEL"];
+  if (logLevel !== undefined && logLevel !== "") {
+    diag.setLogger(new DiagConsoleLogger(), diagLogLevelFromString(logLevel));
+  }
+  const disabled = (env["OTEL_SDK_DISABLED"] ?? "").trim().toLowerCase() === "true";
+
+  const base: Attributes = {
+    "service.name": options.serviceName ?? "tailswarm",
+    ...options.resourceAttributes,
+  };
+  if (options.serviceInstanceId !== undefined) base["service.instance.id"] = options.serviceInstanceId;
+  const resource = defaultResource()
+    .merge(resourceFromAttributes(base))
+    .merge(detectResources({ detectors: [envDetector] }));
+
+  const traces = disabled ? { processors: [], names: [] } : spanExporters(env);
+  const readers = disabled
+    ? { readers: [], names: [], prometheus: undefined }
+    : await metricReaders(env, { port: options.prometheusPort, host: options.prometheusHost });
+
+  const tracerProvider = new BasicTracerProvider({
+    resource,
+    spanProcessors: [
+      ...traces.processors.map((e) => new BatchSpanProcessor(e)),
+      ...(options.spanProcessors ?? []),
+    ],
+  });
+  const meterProvider = new MeterProvider({
+    resource,
+    readers: [...readers.readers, ...(options.metricReaders ?? [])],
+  });
+
+  if (!disabled) {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const propagator = propagatorFrom(env["OTEL_PROPAGATORS"]);
+    if (propagator !== undefined) propagation.setGlobalPropagator(propagator);
+    trace.setGlobalTracerProvider(tracerProvider);
+    metrics.setGlobalMeterProvider(meterProvider);
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    tracerProvider,
+    meterProvider,
+    resource,
+    exporters: { traces: traces.names, metrics: readers.names },
+    prometheus: readers.prometheus,
+    async forceFlush() {
+      await Promise.all([tracerProvider.forceFlush(), meterProvider.forceFlush()]);
+    },
+    shutdown() {
+      stopped ??= (async () => {
+        const results = await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+        if (!disabled) {
+          trace.disable();
+          metrics.disable();
+          propagation.disable();
+          context.disable();
+        }
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failed !== undefined) {
+          throw new TailswarmError("INTERNAL", `telemetry shutdown: ${String(failed.reason)}`, {
+            cause: failed.reason,
+          });
+        }
+      })();
+      return stopped;
+    },
+  };
+}
+
+function propagatorFrom(value: string | undefined): TextMapPropagator | undefined {
+  const names = (value ?? "tracecontext,baggage")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "");
+  if (names.includes("none")) return undefined;
+  const list: TextMapPropagator[] = [];
+  for (const n of names) {
+    if (n === "tracecontext") list.push(new W3CTraceContextPropagator());
+    else if (n === "baggage") list.push(new W3CBaggagePropagator());
+    else diag.warn(`OTEL_PROPAGATORS: "${n}" is not supported here (tracecontext, baggage, none)`);
+  }
+  return new CompositePropagator({ propagators: list });
+}

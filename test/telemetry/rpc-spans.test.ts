@@ -1,0 +1,84 @@
+import { Metadata } from "@grpc/grpc-js";
+import { context, propagation, SpanKind, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  currentTraceparent,
+  grpcStatusName,
+  injectTraceContext,
+  startClientRpcSpan,
+  startServerRpcSpan,
+} from "../../src/telemetry/rpc-spans.js";
+
+const exporter = new InMemorySpanExporter();
+const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer(
+  "t",
+);
+
+beforeAll(() => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+});
+afterAll(() => {
+  context.disable();
+  propagation.disable();
+});
+
+describe("RPC spans (OpenTelemetry RPC semantic conventions, gRPC)", () => {
+  it("client span → metadata → server span: one trace, server under client, semconv attributes", () => {
+    const method = "tailswarm.v1.Swarm/Branch";
+    const branch = tracer.startSpan("tailswarm.branch");
+    const client = context.with(trace.setSpan(context.active(), branch), () =>
+      startClientRpcSpan(method, { address: "127.0.0.1", port: 7001 }, undefined, tracer),
+    );
+    const md = new Metadata();
+    injectTraceContext(md, client.context);
+    expect(md.get("traceparent")[0]).toContain(client.span.spanContext().spanId);
+    expect(currentTraceparent(client.context)).toBe(md.get("traceparent")[0]);
+
+    const server = startServerRpcSpan(method, md, { address: "127.0.0.1", port: 7001 }, { tracer });
+    server.end(0);
+    client.end(4, { message: "deadline" });
+    branch.end();
+
+    const spans = exporter.getFinishedSpans();
+    const s = spans.find((x) => x.kind === SpanKind.SERVER)!;
+    const c = spans.find((x) => x.kind === SpanKind.CLIENT)!;
+    expect(s.name).toBe(method);
+    expect(c.name).toBe(method);
+    expect(s.spanContext().traceId).toBe(branch.spanContext().traceId);
+    expect(s.parentSpanContext?.spanId).toBe(c.spanContext().spanId);
+    expect(c.parentSpanContext?.spanId).toBe(branch.spanContext().spanId);
+    expect(c.attributes).toMatchObject({
+      "rpc.system.name": "grpc",
+      "rpc.method": method,
+      "server.address": "127.0.0.1",
+      "server.port": 7001,
+      "rpc.response.status_code": "DEADLINE_EXCEEDED",
+      "error.type": "DEADLINE_EXCEEDED",
+    });
+    expect(c.status.code).toBe(2);
+    expect(s.attributes).toMatchObject({ "rpc.system.name": "grpc", "rpc.response.status_code": "OK" });
+    expect(s.status.code).toBe(0);
+  });
+
+  it("server spans count only server-side faults as errors", () => {
+    exporter.reset();
+    const md = new Metadata();
+    startServerRpcSpan("tailswarm.v1.Swarm/Branch", md, undefined, { tracer }).end(3); // INVALID_ARGUMENT
+    startServerRpcSpan("tailswarm.v1.Swarm/Branch", md, undefined, { tracer }).end(13); // INTERNAL
+    const [bad, internal] = exporter.getFinishedSpans();
+    expect(bad!.status.code).toBe(0);
+    expect(bad!.attributes["rpc.response.status_code"]).toBe("INVALID_ARGUMENT");
+    expect(internal!.status.code).toBe(2);
+    // no caller context in the metadata: a new trace
+    expect(bad!.parentSpanContext).toBeUndefined();
+    expect(grpcStatusName(99)).toBe("99");
+  });
+});
