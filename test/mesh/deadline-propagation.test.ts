@@ -220,7 +220,6 @@ describe("deadline propagation and cancellation across three hops", () => {
     await new Promise<void>((resolve, reject) =>
       client.waitForReady(Date.now() + 5_000, (e) => (e ? reject(e) : resolve())),
     );
-    const before = leafSeen.length;
     const reply = await new Promise<{ err: grpc.ServiceError | null; value: unknown }>((resolve) =>
       client.makeUnaryRequest(
         m.path,
