@@ -221,7 +221,8 @@ function runHandler(core: ServerCore, b: Running): void {
         try {
           bytes = encodeJson(answer, `answer of handler "${req.kind}"`);
         } catch (error) {
-          b.fail(error);
+          // The peer's own answer is bad: that is the node's fault, not the caller's argument.
+          b.fail(new TailswarmError("INTERNAL", (error as Error).message, { cause: error }));
           return;
         }
         b.reply("BRANCH_STATUS_ANSWERED", { answer: bytes, queueMs, serviceMs: clock.now() - started });
