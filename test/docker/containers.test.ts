@@ -105,7 +105,7 @@ describe.skipIf(!enabled)("node image in containers", () => {
   it("passes the image's gRPC health check, locally and across containers", async () => {
     for (const name of names) expect(await waitForHealth(name, "healthy", 30_000)).toBe("healthy");
     const [a, b] = names;
-    const across = await docker("exec", a, "node", "docker/healthcheck.mjs", `${b}:50051`);
+    const across = await docker("exec", a, "node", "docker/healthcheck.mjs", `${b}:7400`);
     expect(across).toContain("SERVING");
   }, 90_000);
 
