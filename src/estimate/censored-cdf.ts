@@ -1,5 +1,5 @@
 import type { PiecewiseCdf } from "./piecewise-cdf.js";
-import type { GroupedSamples } from "./windowed-histogram.js";
+import type { WindowCounts } from "./windowed-histogram.js";
 
 /** The histogram's floor, 1 µs: no latency is placed below it. */
 const MIN_MS = 0.001;
@@ -27,37 +27,39 @@ const MIN_MS = 0.001;
  *
  * Within a bucket the mass is spread uniformly over the bucket's value range (HDR resolution, 1 %).
  *
- * @param samples completed samples of the window, grouped by HDR bucket (µs)
+ * @param samples the window's completed samples (HDR counts, µs)
  * @param censoredMs ages of the calls in flight, ms, sorted ascending (first `censoredCount` entries)
  * @param out filled with the knots of the CDF (ms); left empty when there is nothing
  */
 export function buildCensoredCdf(
-  samples: GroupedSamples,
+  samples: WindowCounts,
   censoredMs: Float64Array,
   censoredCount: number,
   out: PiecewiseCdf,
 ): void {
   out.clear();
-  const buckets = samples.length;
   const m = censoredCount;
-  if (buckets === 0 && m === 0) return;
+  if (samples.total === 0 && m === 0) return;
+  const { histogram, table } = samples;
+  const lowUs = table.lowUs;
+  const widthUs = table.widthUs;
   let atRisk = samples.total + m;
   let survival = 1;
   let j = 0;
-  for (let k = 0; k < buckets; k++) {
-    const lowUs = samples.lowUs[k] as number;
-    const loMs = lowUs / 1000;
-    const hiMs = (lowUs + (samples.widthUs[k] as number)) / 1000;
+  for (let k = samples.lo; k <= samples.hi; k++) {
+    const d = histogram.getCountAtIndex(k);
+    if (d === 0) continue;
+    const low = lowUs[k] as number;
+    const loMs = low / 1000;
     while (j < m && (censoredMs[j] as number) < loMs) {
       atRisk--;
       j++;
     }
-    const d = samples.counts[k] as number;
     const before = 1 - survival;
     survival = atRisk > d ? survival * (1 - d / atRisk) : 0;
     atRisk -= d;
     out.push(loMs, before);
-    out.push(hiMs, 1 - survival);
+    out.push((low + (widthUs[k] as number)) / 1000, 1 - survival);
   }
   const remaining = m - j;
   if (remaining > 0 && survival > 0) {

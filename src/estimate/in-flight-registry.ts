@@ -9,26 +9,31 @@
  * r.remove(slot, token);
  */
 export class InFlightRegistry {
-  private readonly start: Float64Array;
-  private readonly tokens: Uint32Array;
-  private readonly free: Int32Array;
-  private freeTop: number;
+  private start: Float64Array;
+  private tokens: Uint32Array;
+  private free: Int32Array;
+  private freeTop = 0;
   private nextToken = 1;
   /** Slots in use, densely listed for iteration; `where[slot]` is the position in `used`. */
-  private readonly used: Int32Array;
-  private readonly where: Int32Array;
+  private used: Int32Array;
+  private where: Int32Array;
+  /** Slots allocated so far; grows by doubling up to `capacity`. */
+  private allocated = 0;
   private usedCount = 0;
   /** Calls that found the registry full since the last reset. */
   untracked = 0;
 
   constructor(readonly capacity: number) {
-    this.start = new Float64Array(capacity);
-    this.tokens = new Uint32Array(capacity);
-    this.free = new Int32Array(capacity);
-    this.used = new Int32Array(capacity);
-    this.where = new Int32Array(capacity);
-    for (let i = 0; i < capacity; i++) this.free[i] = capacity - 1 - i;
-    this.freeTop = capacity;
+    this.start = new Float64Array(0);
+    this.tokens = new Uint32Array(0);
+    this.free = new Int32Array(0);
+    this.used = new Int32Array(0);
+    this.where = new Int32Array(0);
+  }
+
+  /** Bytes held by the slot arrays (they grow with the concurrency actually seen). */
+  get estimatedFootprintInBytes(): number {
+    return this.allocated * 24 + 64;
   }
 
   get size(): number {
@@ -37,7 +42,7 @@ export class InFlightRegistry {
 
   /** Claims a slot for a call started at `startMs`; −1 when full. */
   add(startMs: number): number {
-    if (this.freeTop === 0) {
+    if (this.freeTop === 0 && !this.grow()) {
       this.untracked++;
       return -1;
     }
@@ -95,6 +100,27 @@ export class InFlightRegistry {
   reset(): void {
     while (this.usedCount > 0) this.release(this.used[this.usedCount - 1] as number);
     this.untracked = 0;
+  }
+
+  private grow(): boolean {
+    const old = this.allocated;
+    const size = Math.min(this.capacity, Math.max(8, old * 2));
+    if (size <= old) return false;
+    const widen = <T extends Float64Array | Uint32Array | Int32Array>(a: T, make: (n: number) => T): T => {
+      const b = make(size);
+      b.set(a);
+      return b;
+    };
+    this.start = widen(this.start, (n) => new Float64Array(n));
+    this.tokens = widen(this.tokens, (n) => new Uint32Array(n));
+    this.used = widen(this.used, (n) => new Int32Array(n));
+    this.where = widen(this.where, (n) => new Int32Array(n));
+    const free = new Int32Array(size);
+    free.set(this.free.subarray(0, this.freeTop));
+    for (let slot = size - 1; slot >= old; slot--) free[this.freeTop++] = slot;
+    this.free = free;
+    this.allocated = size;
+    return true;
   }
 
   private release(slot: number): void {

@@ -47,8 +47,8 @@ const RULES: Record<keyof LatencyBookOptions, [Check, string]> = {
   minSamples: [intIn(1, 1_000_000), "an integer in [1, 1000000]"],
   maxSampleAgeMs: [positive, "a finite number of ms > 0"],
   highestTrackableMs: [
-    (v) => Number.isFinite(v) && v >= 1 && v <= 86_400_000,
-    "a number of ms in [1, 86400000]",
+    (v) => Number.isFinite(v) && v >= 2 && v <= 2_000_000,
+    "a number of ms in [2, 2000000] (µs counts must fit 31 bits)",
   ],
   maxInFlightPerPeer: [intIn(0, 65_536), "an integer in [0, 65536]"],
   fanoutTickMs: [nonNegative, "a finite number of ms >= 0"],

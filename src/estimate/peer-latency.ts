@@ -4,7 +4,7 @@ import { InFlightRegistry } from "./in-flight-registry.js";
 import type { LatencyBookOptions } from "./options.js";
 import { PiecewiseCdf } from "./piecewise-cdf.js";
 import type { InFlight, PeerEstimate, PeerId, UnknownReason } from "./types.js";
-import { GroupedSamples, WindowedHistogram } from "./windowed-histogram.js";
+import { WindowedHistogram } from "./windowed-histogram.js";
 
 /**
  * The fresh latency of one peer: completed samples in a {@link WindowedHistogram} plus the calls still in
@@ -27,8 +27,6 @@ import { GroupedSamples, WindowedHistogram } from "./windowed-histogram.js";
 export class PeerLatency {
   private readonly window: WindowedHistogram;
   private readonly inFlight: InFlightRegistry;
-  private readonly grouped = new GroupedSamples();
-  private groupedVersion = -1;
   private readonly snapshot = new PiecewiseCdf();
   private snapshotWindowVersion = -1;
   private snapshotFlightVersion = -1;
@@ -132,10 +130,6 @@ export class PeerLatency {
     ) {
       return this.snapshot;
     }
-    if (windowVersion !== this.groupedVersion) {
-      this.window.collect(this.grouped);
-      this.groupedVersion = windowVersion;
-    }
     let count = 0;
     let ages = this.ageBuffer;
     this.newestInFlight = -Infinity;
@@ -146,7 +140,7 @@ export class PeerLatency {
       this.newestInFlight = this.inFlight.newestStart();
     }
     this.censored = count;
-    buildCensoredCdf(this.grouped, ages, count, this.snapshot);
+    buildCensoredCdf(this.window.counts(), ages, count, this.snapshot);
     this.snapshotWindowVersion = windowVersion;
     this.snapshotFlightVersion = this.flightVersion;
     this.snapshotNow = nowMs;
@@ -185,8 +179,7 @@ export class PeerLatency {
   get estimatedFootprintInBytes(): number {
     return (
       this.window.estimatedFootprintInBytes +
-      this.options.maxInFlightPerPeer * 24 +
-      this.grouped.lowUs.length * 24 +
+      this.inFlight.estimatedFootprintInBytes +
       this.snapshot.x.length * 16 +
       this.ageBuffer.length * 8 +
       512

@@ -15,42 +15,44 @@ function newHistogram(highestTrackableUs: number): JsHistogram {
 }
 
 /**
- * Latency samples grouped by HDR bucket, ascending: bucket `i` holds `counts[i]` samples whose values lie in
- * `[lowUs[i], lowUs[i] + widthUs[i])`. Reused between calls; read only the first `length` entries.
+ * Value range of every counts-array index of the histograms built by {@link newHistogram}: samples counted
+ * at index `i` lie in `[lowUs[i], lowUs[i] + widthUs[i])`. Shared by every peer of the same configuration.
  */
-export class GroupedSamples {
-  lowUs: Float64Array = new Float64Array(32);
-  widthUs: Float64Array = new Float64Array(32);
-  counts: Float64Array = new Float64Array(32);
-  length = 0;
-  total = 0;
-
-  clear(): void {
-    this.length = 0;
-    this.total = 0;
-  }
-
-  push(lowUs: number, widthUs: number, count: number): void {
-    if (this.length === this.lowUs.length) this.grow();
-    const i = this.length++;
-    this.lowUs[i] = lowUs;
-    this.widthUs[i] = widthUs;
-    this.counts[i] = count;
-    this.total += count;
-  }
-
-  private grow(): void {
-    const size = this.lowUs.length * 2;
-    const copy = (a: Float64Array): Float64Array => {
-      const b = new Float64Array(size);
-      b.set(a);
-      return b;
-    };
-    this.lowUs = copy(this.lowUs);
-    this.widthUs = copy(this.widthUs);
-    this.counts = copy(this.counts);
-  }
+export interface BucketTable {
+  readonly lowUs: Float64Array;
+  readonly widthUs: Float64Array;
 }
+
+const tables = new Map<number, BucketTable>();
+
+function bucketTable(h: JsHistogram): BucketTable {
+  let t = tables.get(h.highestTrackableValue);
+  if (t === undefined) {
+    const n = h.countsArrayLength;
+    const lowUs = new Float64Array(n);
+    const widthUs = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const v = h.valueFromIndex(i);
+      lowUs[i] = v;
+      widthUs[i] = h.sizeOfEquivalentValueRange(v);
+    }
+    t = { lowUs, widthUs };
+    tables.set(h.highestTrackableValue, t);
+  }
+  return t;
+}
+
+/** The window's counts, for building a CDF: indexes `lo..hi` of `histogram` hold the `total` samples. */
+export interface WindowCounts {
+  readonly histogram: JsHistogram;
+  readonly lo: number;
+  readonly hi: number;
+  readonly total: number;
+  readonly table: BucketTable;
+}
+
+/** Values (µs) of at most 2^31 − 1 use the bit arithmetic below; the options cap the range well under it. */
+export const MAX_TRACKABLE_US = 0x7fffffff;
 
 /**
  * A sliding-window HDR histogram: a ring of `slices` sub-window histograms of `windowMs / slices` each plus a
@@ -75,6 +77,7 @@ export class WindowedHistogram {
   private readonly ringCount: Float64Array;
   private readonly sum: JsHistogram;
   private readonly highestUs: number;
+  private readonly table: BucketTable;
   /** Slice number (floor(now / sliceMs)) of the current slot; −Infinity before the first use. */
   private epoch = -Infinity;
   private slot = 0;
@@ -87,8 +90,12 @@ export class WindowedHistogram {
     highestTrackableUs: number,
   ) {
     this.sliceMs = windowMs / slices;
-    this.highestUs = Math.floor(highestTrackableUs);
+    this.highestUs = Math.min(Math.floor(highestTrackableUs), MAX_TRACKABLE_US);
     this.sum = newHistogram(this.highestUs);
+    if (this.sum.subBucketHalfCount !== 128 || this.sum.unitMagnitude !== 0) {
+      throw new Error("WindowedHistogram assumes 2 significant digits and a 1 µs unit");
+    }
+    this.table = bucketTable(this.sum);
     this.ring = Array.from({ length: slices }, () => newHistogram(this.highestUs));
     this.ringMin = new Int32Array(slices).fill(0x7fffffff);
     this.ringMax = new Int32Array(slices).fill(-1);
@@ -107,8 +114,11 @@ export class WindowedHistogram {
     if (!(v >= 1))
       v = 1; // also catches NaN
     else if (v > this.highestUs) v = this.highestUs;
+    // HDR's countsArrayIndex for 2 significant digits and unit 1 µs (sub-bucket half count 128), with
+    // clz32 instead of log2/pow: bucket b = max(0, floor(log2 v) − 7), index = (b + 1)·128 + (v >> b) − 128.
     const sum = this.sum;
-    const idx = sum.countsArrayIndex(v);
+    const b = Math.max(0, 24 - Math.clz32(v));
+    const idx = (b << 7) + (v >>> b);
     const s = this.slot;
     const h = this.ring[s] as JsHistogram;
     h.incrementCountAtIndex(idx);
@@ -147,9 +157,8 @@ export class WindowedHistogram {
     this.epoch = -Infinity;
   }
 
-  /** Fills `out` with the window's non-empty buckets, ascending. */
-  collect(out: GroupedSamples): void {
-    out.clear();
+  /** The window's counts as of the last `advance`/`record` (read them before the next record). */
+  counts(): WindowCounts {
     let lo = 0x7fffffff;
     let hi = -1;
     for (let s = 0; s < this.slices; s++) {
@@ -157,14 +166,7 @@ export class WindowedHistogram {
       lo = Math.min(lo, this.ringMin[s] as number);
       hi = Math.max(hi, this.ringMax[s] as number);
     }
-    const sum = this.sum;
-    for (let i = lo; i <= hi; i++) {
-      const c = sum.getCountAtIndex(i);
-      if (c > 0) {
-        const low = sum.valueFromIndex(i);
-        out.push(low, sum.sizeOfEquivalentValueRange(low), c);
-      }
-    }
+    return { histogram: this.sum, lo, hi, total: this.sum.totalCount, table: this.table };
   }
 
   /** HDR's own percentile over the window (µs); 0 when empty. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { GroupedSamples, WindowedHistogram } from "../../src/estimate/windowed-histogram.js";
+import { build, JsHistogram } from "hdr-histogram-js";
+import { WindowedHistogram } from "../../src/estimate/windowed-histogram.js";
 
 const W = 6_000;
 const N = 6;
@@ -50,24 +51,43 @@ describe("WindowedHistogram", () => {
     expect(w.totalCount).toBe(0);
   });
 
-  it("clamps values into [1 µs, highest] and groups them by HDR bucket", () => {
+  it("clamps values into [1 µs, highest] and counts them at HDR's own index", () => {
     const w = new WindowedHistogram(W, N, 60e6);
     w.record(0, 0);
     w.record(-5, 0);
     w.record(1e12, 0);
     w.record(12_345, 0);
-    const g = new GroupedSamples();
-    w.collect(g);
-    expect(g.total).toBe(4);
-    expect(g.lowUs[0]).toBe(1);
-    expect(g.counts[0]).toBe(2);
-    const last = g.length - 1;
-    expect(g.lowUs[last]! + g.widthUs[last]!).toBeGreaterThan(60e6 * 0.99);
-    // 12_345 µs sits in a bucket of relative width <= 1 %
-    const mid = g.lowUs[1]!;
-    expect(mid).toBeLessThanOrEqual(12_345);
-    expect(mid + g.widthUs[1]!).toBeGreaterThan(12_345);
-    expect(g.widthUs[1]! / mid).toBeLessThanOrEqual(0.01);
+    const c = w.counts();
+    expect(c.total).toBe(4);
+    expect(c.table.lowUs[c.lo]).toBe(1);
+    expect(c.histogram.getCountAtIndex(c.lo)).toBe(2);
+    expect(c.table.lowUs[c.hi]! + c.table.widthUs[c.hi]!).toBeGreaterThan(60e6 * 0.99);
+    const i = c.histogram.countsArrayIndex(12_345);
+    expect(c.histogram.getCountAtIndex(i)).toBe(1);
+    expect(c.table.lowUs[i]).toBeLessThanOrEqual(12_345);
+    expect(c.table.lowUs[i]! + c.table.widthUs[i]!).toBeGreaterThan(12_345);
+    expect(c.table.widthUs[i]! / c.table.lowUs[i]!).toBeLessThanOrEqual(0.01);
+  });
+
+  it("its fast bucket index equals hdr-histogram-js's countsArrayIndex over the whole range", () => {
+    const ref = build({
+      bitBucketSize: 32,
+      numberOfSignificantValueDigits: 2,
+      lowestDiscernibleValue: 1,
+      highestTrackableValue: 60e6,
+      autoResize: false,
+      useWebAssembly: false,
+    }) as JsHistogram;
+    expect(ref).toBeInstanceOf(JsHistogram);
+    const values: number[] = [];
+    for (let v = 1; v < 60e6; v = Math.ceil(v * 1.013)) values.push(v, v + 1, 2 * v - 1);
+    for (let b = 0; b < 26; b++) values.push(2 ** b - 1, 2 ** b, 2 ** b + 1);
+    for (const v of values.filter((x) => x >= 1 && x <= 60e6)) {
+      const w = new WindowedHistogram(W, 1, 60e6);
+      w.record(v, 0);
+      const c = w.counts();
+      expect(c.lo).toBe(ref.countsArrayIndex(v));
+    }
   });
 
   it("agrees with HDR's percentile and reports ≈ 75 KB at 6 slices", () => {

@@ -1,0 +1,199 @@
+/**
+ * The estimate figures of issue 2: record one sample; the decision path (fan-out estimate of steps 4 and
+ * classification of step 7) for 8, 40 and 200 required peers, cached and uncached; memory per tracked
+ * peer and for 1,000 peers. Run with `npm run bench -- estimate` (or `tsx bench/estimate.bench.ts`).
+ */
+import { build } from "hdr-histogram-js";
+import { loadavg } from "node:os";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { pathToFileURL } from "node:url";
+import { LatencyBook } from "../src/estimate/latency-book.js";
+import type { PeerLatency } from "../src/estimate/peer-latency.js";
+import type { FanoutEstimate, Requirement } from "../src/estimate/types.js";
+import { classifyEstimate } from "../src/policy/classify.js";
+import { createRng, logNormal } from "../src/util/rng.js";
+import { recordFigures } from "./report.js";
+import type { Figure } from "./report.js";
+
+const ALL: Requirement = { kind: "all" };
+let sink = 0;
+
+/** A clock the bench moves by hand. */
+const clock = {
+  t: 1_000_000,
+  now(): number {
+    return this.t;
+  },
+  setTimer(): { cancel(): void } {
+    throw new Error("not used");
+  },
+};
+
+function nsPerOp(iterations: number, fn: (i: number) => void): number {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) fn(i);
+  return Number(process.hrtime.bigint() - start) / iterations;
+}
+
+/** Per-call latency distribution (ns, includes ≈ 40–80 ns of hrtime overhead): p50, p99. */
+function perCall(iterations: number, fn: (i: number) => void): { p50: number; p99: number } {
+  const h = build({ numberOfSignificantValueDigits: 2 });
+  for (let i = 0; i < iterations; i++) {
+    const start = process.hrtime.bigint();
+    fn(i);
+    h.recordValue(Number(process.hrtime.bigint() - start));
+  }
+  return { p50: h.getValueAtPercentile(50), p99: h.getValueAtPercentile(99) };
+}
+
+/** A book with `n` peers of heterogeneous log-normal latency, 1,000 samples each, 4 calls in flight each. */
+function populatedBook(n: number, seed: number, tickMs = 1): { book: LatencyBook; ids: string[] } {
+  const rng = createRng(seed);
+  const book = new LatencyBook({ windowMs: 60_000, fanoutTickMs: tickMs }, clock);
+  const ids = Array.from({ length: n }, (_, i) => `peer-${i.toString().padStart(4, "0")}`);
+  for (const id of ids) {
+    const median = 5 + rng() * 40;
+    const sigma = 0.3 + rng() * 0.7;
+    for (let i = 0; i < 1_000; i++) book.record(id, logNormal(rng, median, sigma), clock.t - rng() * 5_000);
+    for (let i = 0; i < 4; i++) book.begin(id, clock.t - rng() * 50, clock.t + 1_000);
+  }
+  return { book, ids };
+}
+
+function decide(book: LatencyBook, ids: readonly string[], now: number): FanoutEstimate {
+  const f = book.fanout(ids, ALL, now);
+  const c = classifyEstimate(250, f, 5, true);
+  sink += c.fanoutP99Ms;
+  return f;
+}
+
+/** The reference the DESIGN figures were measured with: one raw hdr-histogram-js JS-mode recordValue. */
+function benchReference(figures: Record<string, Figure>): void {
+  const h = build({
+    bitBucketSize: 32,
+    numberOfSignificantValueDigits: 2,
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 60e6,
+    autoResize: false,
+    useWebAssembly: false,
+  });
+  const rng = createRng(9);
+  const values = Float64Array.from({ length: 4096 }, () => Math.round(logNormal(rng, 20_000, 0.8)));
+  nsPerOp(200_000, (i) => h.recordValue(values[i & 4095] as number));
+  figures["reference: raw hdr-histogram-js recordValue (DESIGN: 25 ns)"] = {
+    value: nsPerOp(2_000_000, (i) => h.recordValue(values[i & 4095] as number)),
+    unit: "ns",
+  };
+  figures["reference: 1-minute load average (machine has 2 cores)"] = {
+    value: loadavg()[0] ?? NaN,
+    unit: "",
+  };
+}
+
+function benchRecord(figures: Record<string, Figure>): void {
+  const book = new LatencyBook({}, clock);
+  const peer: PeerLatency = book.peerOf("p");
+  const rng = createRng(1);
+  const values = Float64Array.from({ length: 4096 }, () => logNormal(rng, 20, 0.8));
+  const n = 3_000_000;
+  const t0 = clock.t;
+  // warm up, then measure; clock advances 10 µs per sample so slice rotations are included
+  nsPerOp(200_000, (i) => peer.record(values[i & 4095] as number, t0 + i * 0.01));
+  const direct = nsPerOp(n, (i) => peer.record(values[i & 4095] as number, t0 + 2_000 + i * 0.01));
+  const viaBook = nsPerOp(n, (i) => book.record("p", values[i & 4095] as number, t0 + 40_000 + i * 0.01));
+  const call = nsPerOp(1_000_000, (i) => book.begin("p", t0 + 80_000 + i * 0.01).complete(values[i & 4095]));
+  figures["record one sample (PeerLatency.record)"] = { value: direct, unit: "ns", target: 100 };
+  figures["record one sample (LatencyBook.record, map lookup)"] = { value: viaBook, unit: "ns", target: 100 };
+  figures["begin + complete one call"] = { value: call, unit: "ns" };
+}
+
+function benchDecision(figures: Record<string, Figure>): void {
+  for (const n of [8, 40, 200]) {
+    const { book, ids } = populatedBook(n, 100 + n);
+    const now = clock.t;
+    decide(book, ids, now); // fill the cache
+    const cached = perCall(200_000, () => decide(book, ids, now));
+    figures[`decision path cached, ${n} peers (p99)`] = {
+      value: cached.p99 / 1000,
+      unit: "µs",
+      ...(n === 40 ? { target: 10 } : {}),
+    };
+    figures[`decision path cached, ${n} peers (p50)`] = { value: cached.p50 / 1000, unit: "µs" };
+
+    // cache miss (tick expired), per-peer CDFs rebuilt for the censored calls' new ages
+    let t = now;
+    const miss = perCall(n === 200 ? 2_000 : 5_000, () => decide(book, ids, (t += 1.01)));
+    figures[`decision path uncached, ${n} peers (p99)`] = {
+      value: miss.p99 / 1000,
+      unit: "µs",
+      ...(n === 200 ? { target: 1000 } : {}),
+    };
+    figures[`decision path uncached, ${n} peers (p50)`] = { value: miss.p50 / 1000, unit: "µs" };
+
+    // cold: every member recorded since the last decision (window regrouped, CDF rebuilt for all)
+    const rng = createRng(n);
+    const coldRuns = n === 200 ? 1_000 : 3_000;
+    const h = build({ numberOfSignificantValueDigits: 2 });
+    for (let r = 0; r < coldRuns; r++) {
+      t += 1.01;
+      for (const id of ids) book.record(id, logNormal(rng, 20, 0.5), t);
+      const start = process.hrtime.bigint();
+      decide(book, ids, t);
+      h.recordValue(Number(process.hrtime.bigint() - start));
+    }
+    figures[`decision path cold (every member recorded), ${n} peers (p99)`] = {
+      value: h.getValueAtPercentile(99) / 1000,
+      unit: "µs",
+      ...(n === 200 ? { target: 1000 } : {}),
+    };
+    if (n === 200) {
+      const majority: Requirement = { kind: "quorum", k: 101 };
+      const q = perCall(500, () => {
+        t += 1.01;
+        sink += book.fanout(ids, majority, t).p99Ms;
+      });
+      figures["fan-out uncached, quorum 101 of 200 (p99)"] = { value: q.p99 / 1000, unit: "µs" };
+    }
+  }
+}
+
+function benchMemory(figures: Record<string, Figure>): void {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const used = (): number => {
+    gc();
+    gc();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+  const before = used();
+  const { book } = populatedBook(1_000, 7);
+  for (const id of book.peers()) book.estimate(id, clock.t); // materialise every peer's CDF
+  const after = used();
+  const total = after - before;
+  figures["memory per tracked peer (measured heap + buffers)"] = {
+    value: total / 1000 / 1024,
+    unit: "KiB",
+    target: 96,
+  };
+  figures["memory per tracked peer (estimatedFootprintInBytes)"] = {
+    value: book.estimatedFootprintInBytes / 1000 / 1024,
+    unit: "KiB",
+    target: 96,
+  };
+  figures["memory for 1,000 tracked peers"] = { value: total / 1024 / 1024, unit: "MiB", target: 100 };
+  sink += book.peers().length;
+}
+
+export function run(): void {
+  const figures: Record<string, Figure> = {};
+  benchReference(figures);
+  benchRecord(figures);
+  benchDecision(figures);
+  benchMemory(figures);
+  recordFigures("estimate", figures);
+  if (sink === 42) console.log("");
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) run();
