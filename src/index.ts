@@ -59,3 +59,26 @@ export type {
 } from "./engine/memory-transport.js";
 export { SimClock } from "./clock/sim-clock.js";
 export type { SimClockOptions } from "./clock/sim-clock.js";
+export { createRouter, registerRoutingPolicy, ROUTING_POLICIES } from "./routing/router.js";
+export type { RouterOptions, ScorerFactory } from "./routing/router.js";
+export type {
+  Router,
+  PeerView,
+  RouteTask,
+  RouteContext,
+  Commodity,
+  RoutingPolicyName,
+  SignatureLookup,
+} from "./routing/types.js";
+export type { Scorer, Candidate } from "./routing/scorer.js";
+export { commodity, queueKey } from "./routing/commodity.js";
+export { signatureOf, SignatureSet, NO_MEMORY, MAX_ADVERTISED_SIGNATURES } from "./routing/signature.js";
+export { PrimitiveTable } from "./routing/primitives.js";
+export type { Primitives, PrimitiveEntry, PrimitiveSpec, Successor } from "./routing/primitives.js";
+export { LearnedPrimitives } from "./routing/learned-primitives.js";
+export type { ObservedOutcome } from "./routing/learned-primitives.js";
+export { explainMabp } from "./routing/policies/mabp.js";
+export type { PressureBreakdown } from "./routing/pressure.js";
+export { retain, marginalValue } from "./routing/retention.js";
+export type { RetentionItem, RetentionPolicyName, RetentionOptions } from "./routing/retention.js";
+export { DecayedCounts } from "./routing/reuse-stats.js";

@@ -8,7 +8,23 @@ type Verb = { summary: string; load: () => Promise<{ run(argv: string[]): Promis
 
 const verbs: Record<string, Verb> = {
   // verbs register here, one line each
-  decisions: { summary: "print a node's last fan-out decisions and why", load: () => import("./commands/decisions.js") },
+  node: { summary: "run a swarm node (gRPC peer and coordinator)", load: () => import("./commands/node.js") },
+  status: {
+    summary: "show a node's peers, estimates and decisions",
+    load: () => import("./commands/status.js"),
+  },
+  coordinate: {
+    summary: "ask a node to decide a task within a deadline",
+    load: () => import("./commands/coordinate.js"),
+  },
+  decisions: {
+    summary: "print a node's last fan-out decisions and why",
+    load: () => import("./commands/decisions.js"),
+  },
+  sim: {
+    summary: "reproduce the MABP paper's evaluation on the slotted simulator",
+    load: () => import("./commands/sim.js"),
+  },
   explain: {
     summary: "classify one fan-out: speculate, synchronous or degrade",
     load: () => import("./commands/explain.js"),

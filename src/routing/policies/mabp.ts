@@ -1,0 +1,56 @@
+/**
+ * MABP routing: the memory-augmented pressure of seed 001 for placing one unit on a candidate,
+ *
+ *   score_j = perWork( Q_src^c − Q_j^c − Σ_{c'} P_j(c'|a,Y_j) Q_j^{c'} − ν (p_j(a,Y_j) + d_ij),  w_j(a,Y_j) )
+ *
+ * with the primitives read at the candidate's compatibility signature (the task's signature when it is
+ * resident there, else no-reuse).
+ */
+import { placementScore, perWork, successorPressure, type PressureBreakdown } from "../pressure.js";
+import type { Primitives } from "../primitives.js";
+import type { Scorer } from "../scorer.js";
+import { compatibilityAt } from "../signature.js";
+import type { PeerView, RouteTask } from "../types.js";
+
+export function mabpScorer(nu: number, primitives: Primitives): Scorer {
+  return {
+    score(task, c) {
+      const key = task.commodity.queueKey;
+      const compat = compatibilityAt(task.signature, c.view.signatures);
+      const entry = primitives.get(c.view.id, key, compat);
+      return placementScore(task.pressure ?? 0, c.queue(key), entry, c.queue, nu, c.transferPenalty);
+    },
+  };
+}
+
+/**
+ * The components of the MABP score of `task` on `view` (advertised state only, no reservations): what a
+ * trace or `tailswarm explain` shows.
+ */
+export function explainMabp(
+  task: RouteTask,
+  view: PeerView,
+  primitives: Primitives,
+  nu: number,
+  transferPenalty = 0,
+): PressureBreakdown {
+  const key = task.commodity.queueKey;
+  const queue = (k: string): number => view.queues[k] ?? 0;
+  const compat = compatibilityAt(task.signature, view.signatures);
+  const entry = primitives.get(view.id, key, compat);
+  const queueIn = task.pressure ?? 0;
+  const queueDest = queue(key);
+  const succ = successorPressure(entry, queue);
+  const weight = queueIn - queueDest - succ - nu * (entry.penalty + transferPenalty);
+  return {
+    compat,
+    queueIn,
+    queueDest,
+    successorPressure: succ,
+    penalty: entry.penalty,
+    transferPenalty,
+    work: entry.work,
+    weight,
+    score: perWork(weight, entry.work),
+  };
+}
