@@ -2,6 +2,7 @@
  * Exporters chosen from the standard OTEL_* variables: OTLP over gRPC, HTTP/protobuf or HTTP/JSON,
  * console, and (metrics) a Prometheus pull endpoint.
  */
+import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { diag } from "@opentelemetry/api";
 import { OTLPMetricExporter as OtlpMetricGrpc } from "@opentelemetry/exporter-metrics-otlp-grpc";
@@ -163,9 +164,11 @@ async function startPrometheus(
     );
   }
   const host = opts.host ?? (env["OTEL_EXPORTER_PROMETHEUS_HOST"] || undefined);
+  // The exporter reads port 0 as "default" (9464): pick a free port for it.
+  const listenPort = port === 0 ? await freePort(host) : port;
   let reader!: PrometheusExporter;
   await new Promise<void>((resolve, reject) => {
-    reader = new PrometheusExporter({ port, host }, (err) => (err ? reject(err) : resolve()));
+    reader = new PrometheusExporter({ port: listenPort, host }, (err) => (err ? reject(err) : resolve()));
   }).catch((err: unknown) => {
     throw new TailswarmError(
       "INVALID_CONFIG",
@@ -173,11 +176,19 @@ async function startPrometheus(
       { cause: err },
     );
   });
-  // The exporter does not say which port it bound when asked for 0; its server does.
-  const server = (reader as unknown as { _server?: { address(): AddressInfo | string | null } })._server;
-  const addr = server?.address();
-  const bound = typeof addr === "object" && addr !== null ? addr.port : port;
+  const bound = listenPort;
   const shown = host === undefined || host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
   diag.debug(`tailswarm: Prometheus metrics on http://${shown}:${bound}/metrics`);
   return { reader, endpoint: { host: shown, port: bound, url: `http://${shown}:${bound}/metrics` } };
+}
+
+function freePort(host: string | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, host, () => {
+      const port = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }

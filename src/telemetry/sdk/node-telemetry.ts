@@ -1,0 +1,127 @@
+/**
+ * Telemetry of a swarm node in one call: the SDK (startTelemetry, with the node's Prometheus port and
+ * id), the fan-out tracer, metrics with per-peer gauges read from the node's status, and the flight
+ * recorder. Shaped as src/node's `TelemetrySetup` (structurally: this file does not import src/node).
+ *
+ * The node wires three things:
+ *   const t = await nodeTelemetry()(ctx);          // before the Coordinator is built
+ *   transport: t.wrapTransport(grpcTransport)      // branch spans active while the mesh sends
+ *   observer: t.observer;  addDecisionsService(server, t.decisions)  // flight recorder over gRPC
+ */
+import type { FanoutObserver } from "../../engine/outcome.js";
+import type { PeerTransport } from "../../engine/transport.js";
+import type { PeerEstimate, PeerId } from "../../estimate/types.js";
+import { decisionsSource } from "../decisions-service.js";
+import type { DecisionsSource } from "../decisions-service.js";
+import type { EstimateSource } from "../peer-gauges.js";
+import { createTelemetry } from "../telemetry.js";
+import type { Telemetry } from "../telemetry.js";
+import { startTelemetry } from "./setup.js";
+import type { TelemetrySdk } from "./setup.js";
+
+/** The per-peer part of the node's status that the gauges read. */
+export interface NodePeerStatus {
+  readonly peerId: string;
+  readonly estimateStatus: string;
+  readonly unknownReason?: string;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly samples: number;
+  readonly censored: number;
+  readonly estimateAgeMs: number;
+}
+
+/** What the node shows the setup (src/node's TelemetryContext satisfies it). */
+export interface NodeTelemetryContext {
+  readonly config: { readonly listen: string; readonly metrics: { readonly prometheusPort: number } };
+  readonly nodeId: string;
+  readonly status: () => { readonly peers: readonly NodePeerStatus[] };
+  readonly log?: { info(msg: string, fields?: Record<string, unknown>): void };
+}
+
+export interface NodeTelemetryHandle {
+  readonly observer: FanoutObserver;
+  wrapTransport(transport: PeerTransport): PeerTransport;
+  /** The flight recorder, for addDecisionsService. */
+  readonly decisions: DecisionsSource;
+  readonly telemetry: Telemetry;
+  readonly sdk: TelemetrySdk;
+  shutdown(): Promise<void>;
+}
+
+export interface NodeTelemetryOptions {
+  /** Default "tailswarm-node" (OTEL_SERVICE_NAME wins). */
+  readonly serviceName?: string;
+  /** Decisions kept by the flight recorder. Default 256. */
+  readonly recorderCapacity?: number;
+}
+
+/** Reads the per-peer estimates from one status snapshot per collection. */
+function statusEstimates(status: NodeTelemetryContext["status"]): EstimateSource {
+  let snapshot = new Map<PeerId, NodePeerStatus>();
+  return {
+    peers() {
+      snapshot = new Map(status().peers.map((p) => [p.peerId, p]));
+      return snapshot.keys();
+    },
+    estimate(peer: PeerId): PeerEstimate {
+      const p = snapshot.get(peer);
+      return {
+        peer,
+        status: p?.estimateStatus === "fresh" ? "fresh" : "unknown",
+        p50Ms: p?.p50Ms ?? NaN,
+        p99Ms: p?.p99Ms ?? NaN,
+        samples: p?.samples ?? 0,
+        censored: p?.censored ?? 0,
+        ageMs: p === undefined || p.estimateAgeMs < 0 ? Infinity : p.estimateAgeMs,
+      };
+    },
+  };
+}
+
+/** The host part of a `host:port` listen address (for the Prometheus endpoint). */
+function hostOf(listen: string): string | undefined {
+  const i = listen.lastIndexOf(":");
+  const host = (i < 0 ? listen : listen.slice(0, i)).replace(/^\[|\]$/g, "");
+  return host === "" ? undefined : host;
+}
+
+/**
+ * @example
+ * const node = await SwarmNode.start({ config, telemetry: nodeTelemetry() });
+ */
+export function nodeTelemetry(
+  options: NodeTelemetryOptions = {},
+): (ctx: NodeTelemetryContext) => Promise<NodeTelemetryHandle> {
+  return async (ctx) => {
+    const port = ctx.config.metrics.prometheusPort;
+    const sdk = await startTelemetry({
+      serviceName: options.serviceName ?? "tailswarm-node",
+      serviceInstanceId: ctx.nodeId,
+      resourceAttributes: { "tailswarm.node.id": ctx.nodeId },
+      prometheusPort: port > 0 ? port : undefined,
+      prometheusHost: port > 0 ? hostOf(ctx.config.listen) : undefined,
+    });
+    const telemetry = createTelemetry({
+      estimates: statusEstimates(ctx.status),
+      recorderCapacity: options.recorderCapacity ?? 256,
+    });
+    ctx.log?.info("telemetry started", {
+      traces: sdk.exporters.traces,
+      metrics: sdk.exporters.metrics,
+      prometheus: sdk.prometheus?.url,
+    });
+    const recorder = telemetry.recorder!;
+    return {
+      observer: telemetry.observer,
+      wrapTransport: (t) => telemetry.wrapTransport(t),
+      decisions: decisionsSource(ctx.nodeId, recorder),
+      telemetry,
+      sdk,
+      async shutdown() {
+        telemetry.close();
+        await sdk.shutdown();
+      },
+    };
+  };
+}
