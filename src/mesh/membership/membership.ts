@@ -1,0 +1,273 @@
+/**
+ * Who is in the swarm and who is alive. Sources list addresses; `Probe` at an interval finds who
+ * answers; `State` tells each peer's node id and region. A peer that misses `failureThreshold`
+ * probes in a row is `down`; it comes back `up` on its next answer; a different `started_at` means
+ * it `restarted` (drop its latency estimates: `membership.on("restarted", (p) => book.reset(p.id))`).
+ * Probes share the peers' channels (`ChannelPool`) with the transport: one channel per peer.
+ */
+import { EventEmitter } from "node:events";
+import { Metadata } from "@grpc/grpc-js";
+import type { Client, ServiceError } from "@grpc/grpc-js";
+import { systemClock } from "../../clock/clock.js";
+import type { Clock, TimerHandle } from "../../clock/clock.js";
+import type { PeerId } from "../../estimate/types.js";
+import { ChannelPool } from "../channel-pool.js";
+import { swarmService } from "../proto.js";
+import type { WireProbeReply, WireStateReply } from "../proto.js";
+import { createSource } from "./source.js";
+import type { MembershipSource } from "./source.js";
+import "./static-source.js";
+import "./dns-source.js";
+
+export interface PeerInfo {
+  readonly address: string;
+  /** Node id learned from the peer ("" until it first answered). */
+  readonly id: PeerId;
+  readonly region: string;
+  readonly up: boolean;
+  /** The peer's start time (epoch ms), 0 until known. */
+  readonly startedAt: number;
+  /** Round-trip time of the last probe, ms (NaN when none). */
+  readonly rttMs: number;
+  readonly consecutiveFailures: number;
+  /** Last probe error, "" after a success. */
+  readonly lastError: string;
+}
+
+export interface MembershipEvents {
+  up: [PeerInfo];
+  down: [PeerInfo];
+  restarted: [PeerInfo];
+  removed: [PeerInfo];
+}
+
+export interface MembershipOptions {
+  /** Targets (`dns:///name:port`, `static:///a:1,b:2`, `host:port`) or ready-made sources. */
+  readonly sources: readonly (string | MembershipSource)[];
+  /** Channels to share with the transport. Default: a private pool. */
+  readonly pool?: ChannelPool;
+  readonly clock?: Clock;
+  /** This node's own id: an address that answers with it is not a peer. */
+  readonly selfId?: string;
+  /** Default 1 000 ms. */
+  readonly probeIntervalMs?: number;
+  /** Default 500 ms. */
+  readonly probeTimeoutMs?: number;
+  /** Missed probes in a row that mark a peer down. Default 3. */
+  readonly failureThreshold?: number;
+  /** Re-resolve interval of DNS sources. Default 10 000 ms. */
+  readonly refreshMs?: number;
+}
+
+interface Entry {
+  address: string;
+  id: string;
+  region: string;
+  up: boolean;
+  startedAt: number;
+  rttMs: number;
+  consecutiveFailures: number;
+  lastError: string;
+  self: boolean;
+}
+
+export class Membership extends EventEmitter<MembershipEvents> {
+  readonly pool: ChannelPool;
+  readonly #ownsPool: boolean;
+  readonly #clock: Clock;
+  readonly #sources: MembershipSource[];
+  readonly #bySource = new Map<MembershipSource, string[]>();
+  readonly #entries = new Map<string, Entry>();
+  readonly #interval: number;
+  readonly #timeout: number;
+  readonly #threshold: number;
+  readonly #selfId: string | undefined;
+  #timer: TimerHandle | undefined;
+  #refreshTimers: TimerHandle[] = [];
+  #running = false;
+
+  constructor(options: MembershipOptions) {
+    super();
+    this.pool = options.pool ?? new ChannelPool();
+    this.#ownsPool = options.pool === undefined;
+    this.#clock = options.clock ?? systemClock;
+    const refreshMs = options.refreshMs ?? 10_000;
+    this.#sources = options.sources.map((s) => (typeof s === "string" ? createSource(s, { refreshMs }) : s));
+    this.#interval = options.probeIntervalMs ?? 1_000;
+    this.#timeout = options.probeTimeoutMs ?? 500;
+    this.#threshold = Math.max(1, options.failureThreshold ?? 3);
+    this.#selfId = options.selfId;
+  }
+
+  /** Resolves every source and runs a first probe round; then probes and refreshes on timers. */
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    await Promise.all(this.#sources.map((s) => this.#refresh(s)));
+    for (const s of this.#sources) {
+      if (s.refreshMs !== undefined) this.#scheduleRefresh(s, s.refreshMs);
+    }
+    await this.probeNow();
+    this.#scheduleProbe();
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.#timer?.cancel();
+    for (const t of this.#refreshTimers) t.cancel();
+    this.#refreshTimers = [];
+    if (this.#ownsPool) this.pool.closeAll();
+  }
+
+  /** Ids of the peers that are up (never this node itself). */
+  live(): PeerId[] {
+    const out: PeerId[] = [];
+    for (const e of this.#entries.values()) if (e.up && !e.self) out.push(e.id);
+    return out;
+  }
+
+  /** Address of a peer id (for `GrpcTransport`'s `addressOf`). */
+  addressOf(id: PeerId): string | undefined {
+    for (const e of this.#entries.values()) if (e.id === id && !e.self) return e.address;
+    return undefined;
+  }
+
+  peers(): PeerInfo[] {
+    return [...this.#entries.values()].filter((e) => !e.self).map(info);
+  }
+
+  /** One probe round over every known address (also run on the interval). */
+  async probeNow(): Promise<void> {
+    await Promise.all([...this.#entries.values()].map((e) => this.#probe(e)));
+  }
+
+  #scheduleProbe(): void {
+    if (!this.#running) return;
+    this.#timer = this.#clock.setTimer(() => {
+      void this.probeNow().finally(() => this.#scheduleProbe());
+    }, this.#interval);
+  }
+
+  #scheduleRefresh(source: MembershipSource, every: number): void {
+    const t = this.#clock.setTimer(() => {
+      this.#refreshTimers = this.#refreshTimers.filter((x) => x !== t);
+      if (!this.#running) return;
+      void this.#refresh(source).finally(() => this.#scheduleRefresh(source, every));
+    }, every);
+    this.#refreshTimers.push(t);
+  }
+
+  async #refresh(source: MembershipSource): Promise<void> {
+    let addresses: string[];
+    try {
+      addresses = await source.resolve();
+    } catch {
+      return; // keep the previous list; a resolver hiccup must not empty the swarm
+    }
+    this.#bySource.set(source, addresses);
+    const wanted = new Set<string>();
+    for (const list of this.#bySource.values()) for (const a of list) wanted.add(a);
+    for (const a of wanted) {
+      if (!this.#entries.has(a)) {
+        this.#entries.set(a, {
+          address: a,
+          id: "",
+          region: "",
+          up: false,
+          startedAt: 0,
+          rttMs: NaN,
+          consecutiveFailures: 0,
+          lastError: "",
+          self: false,
+        });
+      }
+    }
+    for (const [a, e] of this.#entries) {
+      if (wanted.has(a)) continue;
+      this.#entries.delete(a);
+      if (e.up && !e.self) this.emit("down", info({ ...e, up: false }));
+      if (!e.self) this.emit("removed", info(e));
+      this.pool.close(a);
+    }
+  }
+
+  async #probe(e: Entry): Promise<void> {
+    const client = this.pool.get(e.address);
+    const sent = this.#clock.now();
+    let reply: WireProbeReply;
+    try {
+      reply = await call(client, "Probe", { sentUnixMs: Date.now() }, this.#timeout);
+    } catch (error) {
+      this.#failed(e, error as ServiceError);
+      return;
+    }
+    if (!this.#entries.has(e.address)) return;
+    e.rttMs = this.#clock.now() - sent;
+    e.consecutiveFailures = 0;
+    e.lastError = "";
+    if (this.#selfId !== undefined && reply.nodeId === this.#selfId) {
+      e.self = true;
+      e.id = reply.nodeId;
+      return;
+    }
+    const changedId = e.id !== "" && e.id !== reply.nodeId;
+    const restarted = !changedId && e.startedAt !== 0 && e.startedAt !== reply.startedAtUnixMs;
+    if (changedId && e.up) {
+      e.up = false;
+      this.emit("down", info(e));
+    }
+    if (e.id === "" || changedId || restarted || e.region === "") {
+      try {
+        const st = await call<WireStateReply>(client, "State", {}, this.#timeout);
+        e.region = st.region;
+      } catch {
+        // Region stays unknown until the next probe; liveness does not depend on it.
+      }
+    }
+    e.id = reply.nodeId;
+    e.startedAt = reply.startedAtUnixMs;
+    if (restarted) this.emit("restarted", info(e));
+    if (!e.up) {
+      e.up = true;
+      this.emit("up", info(e));
+    }
+  }
+
+  #failed(e: Entry, error: ServiceError): void {
+    e.consecutiveFailures++;
+    e.lastError = error.details || error.message;
+    if (e.up && e.consecutiveFailures >= this.#threshold) {
+      e.up = false;
+      this.emit("down", info(e));
+    }
+  }
+}
+
+function info(e: Entry): PeerInfo {
+  return {
+    address: e.address,
+    id: e.id,
+    region: e.region,
+    up: e.up,
+    startedAt: e.startedAt,
+    rttMs: e.rttMs,
+    consecutiveFailures: e.consecutiveFailures,
+    lastError: e.lastError,
+  };
+}
+
+function call<R>(client: Client, method: "Probe" | "State", request: unknown, timeoutMs: number): Promise<R> {
+  const m = swarmService()[method];
+  return new Promise((resolve, reject) =>
+    client.makeUnaryRequest(
+      m.path,
+      m.requestSerialize as (v: unknown) => Buffer,
+      m.responseDeserialize as (b: Buffer) => R,
+      request,
+      new Metadata(),
+      { deadline: Date.now() + timeoutMs },
+      (error, value) =>
+        error || value === undefined ? reject(error ?? new Error("empty reply")) : resolve(value),
+    ),
+  );
+}

@@ -1,0 +1,84 @@
+/** Membership on real servers: up from static and DNS sources, down when killed, up + restarted. */
+import { afterEach, describe, expect, it } from "vitest";
+import { Membership } from "../../src/mesh/membership/membership.js";
+import type { PeerInfo } from "../../src/mesh/membership/membership.js";
+import { createSource, parseTarget } from "../../src/mesh/membership/source.js";
+import { TailswarmError } from "../../src/errors.js";
+import { startServer, until } from "./helpers.js";
+import type { Started } from "./helpers.js";
+
+describe("membership", () => {
+  const cleanup: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanup.splice(0).reverse()) c();
+  });
+  async function server(nodeId: string, address?: string): Promise<Started> {
+    const s = await startServer({ nodeId, region: `r-${nodeId}` }, address);
+    cleanup.push(() => s.server.forceClose());
+    return s;
+  }
+
+  it("static seeds: learns ids and regions; a killed peer goes down; a restarted one comes back up and restarted", async () => {
+    const a = await server("a");
+    let b = await server("b");
+    const self = await server("me");
+    const m = new Membership({
+      sources: [`static:///${a.address},${b.address}`, self.address],
+      selfId: "me",
+      probeIntervalMs: 50,
+      probeTimeoutMs: 500,
+      failureThreshold: 2,
+    });
+    cleanup.push(() => m.stop());
+    const events: string[] = [];
+    const restarted: PeerInfo[] = [];
+    for (const ev of ["up", "down", "restarted"] as const) m.on(ev, (p) => events.push(`${ev}:${p.id}`));
+    m.on("restarted", (p) => restarted.push(p));
+
+    await m.start();
+    expect(m.live().sort()).toEqual(["a", "b"]);
+    expect(m.addressOf("b")).toBe(b.address);
+    expect(m.peers().find((p) => p.id === "a")?.region).toBe("r-a");
+
+    const firstStart = b.server.startedAt;
+    b.server.forceClose();
+    await until(() => !m.live().includes("b"));
+    expect(events).toContain("down:b");
+    expect(m.live()).toEqual(["a"]);
+
+    await new Promise((r) => setTimeout(r, 5)); // a different started_at
+    b = await server("b", b.address);
+    expect(b.server.startedAt).not.toBe(firstStart);
+    await until(() => m.live().includes("b"), 10_000);
+    expect(events.filter((e) => e.endsWith(":b"))).toEqual(["up:b", "down:b", "restarted:b", "up:b"]);
+    expect(restarted[0]?.startedAt).toBe(b.server.startedAt);
+  });
+
+  it("dns:///name:port: each A record of the name is a peer", async () => {
+    const a = await server("dns-a");
+    const m = new Membership({
+      sources: [`dns:///localhost:${a.port}`],
+      probeIntervalMs: 50,
+      refreshMs: 100,
+    });
+    cleanup.push(() => m.stop());
+    await m.start();
+    expect(m.live()).toEqual(["dns-a"]);
+    expect(m.addressOf("dns-a")).toBe(a.address);
+  });
+
+  it("parses targets and rejects an unknown scheme or a bad port naming the value", () => {
+    expect(parseTarget("dns:///svc.ns:7400")).toMatchObject({ scheme: "dns", path: "svc.ns:7400" });
+    expect(parseTarget("10.0.0.1:7400")).toMatchObject({ scheme: "static", path: "10.0.0.1:7400" });
+    expect(() => createSource("k9s:///x:1", { refreshMs: 1 })).toThrow(
+      /scheme "k9s", expected one of "dns", "static"/,
+    );
+    try {
+      createSource("static:///host:99999", { refreshMs: 1 });
+      expect.unreachable();
+    } catch (e) {
+      expect(TailswarmError.is(e, "INVALID_CONFIG")).toBe(true);
+      expect((e as Error).message).toMatch(/"host:99999" is not host:port/);
+    }
+  });
+});
