@@ -138,7 +138,7 @@ export class LatencyBook {
       const seen = p.samples + p.censored;
       if (seen < minSamples) minSamples = seen;
       const cdf = p.cdf(nowMs);
-      if (cdf.length === 0) complete = false;
+      if (cdf.empty) complete = false;
       cdfs.push(cdf);
     }
     const q = complete ? fanoutQuantiles(cdfs, requirement) : { p50Ms: NaN, p99Ms: NaN };

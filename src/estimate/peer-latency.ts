@@ -1,14 +1,13 @@
 import type { Clock } from "../clock/clock.js";
-import { buildCensoredCdf } from "./censored-cdf.js";
+import { CensoredCdf } from "./censored-cdf.js";
 import { InFlightRegistry } from "./in-flight-registry.js";
 import type { LatencyBookOptions } from "./options.js";
-import { PiecewiseCdf } from "./piecewise-cdf.js";
 import type { InFlight, PeerEstimate, PeerId, UnknownReason } from "./types.js";
 import { WindowedHistogram } from "./windowed-histogram.js";
 
 /**
  * The fresh latency of one peer: completed samples in a {@link WindowedHistogram} plus the calls still in
- * flight, counted as right-censored samples at their current age (see `buildCensoredCdf` for why that never
+ * flight, counted as right-censored samples at their current age (see `CensoredCdf` for why that never
  * lowers a quantile).
  *
  * - `complete(ms?)` records a sample; `timedOut()` records the deadline − start (a lower bound on the truth);
@@ -27,7 +26,7 @@ import { WindowedHistogram } from "./windowed-histogram.js";
 export class PeerLatency {
   private readonly window: WindowedHistogram;
   private readonly inFlight: InFlightRegistry;
-  private readonly snapshot = new PiecewiseCdf();
+  private readonly snapshot = new CensoredCdf();
   private snapshotWindowVersion = -1;
   private snapshotFlightVersion = -1;
   private snapshotNow = NaN;
@@ -119,7 +118,7 @@ export class PeerLatency {
   }
 
   /** The CDF at `nowMs`. The object is reused by the next call: read it, do not keep it. */
-  cdf(nowMs: number): PiecewiseCdf {
+  cdf(nowMs: number): CensoredCdf {
     this.window.advance(nowMs);
     const windowVersion = this.window.version;
     const hasFlights = this.inFlight.size > 0;
@@ -140,7 +139,7 @@ export class PeerLatency {
       this.newestInFlight = this.inFlight.newestStart();
     }
     this.censored = count;
-    buildCensoredCdf(this.window.counts(), ages, count, this.snapshot);
+    this.snapshot.update(this.window, ages, count);
     this.snapshotWindowVersion = windowVersion;
     this.snapshotFlightVersion = this.flightVersion;
     this.snapshotNow = nowMs;
@@ -153,7 +152,7 @@ export class PeerLatency {
     this.samples = this.window.totalCount;
     const newest = Math.max(this.lastCompletedAt, this.newestInFlight);
     this.ageMs = newest === -Infinity ? Infinity : Math.max(0, nowMs - newest);
-    if (cdf.length === 0) {
+    if (cdf.empty) {
       this.p50Ms = NaN;
       this.p99Ms = NaN;
     } else {
@@ -180,7 +179,7 @@ export class PeerLatency {
     return (
       this.window.estimatedFootprintInBytes +
       this.inFlight.estimatedFootprintInBytes +
-      this.snapshot.x.length * 16 +
+      512 +
       this.ageBuffer.length * 8 +
       512
     );

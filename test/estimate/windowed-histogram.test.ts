@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { build, JsHistogram } from "hdr-histogram-js";
-import { WindowedHistogram } from "../../src/estimate/windowed-histogram.js";
+import { bucketIndexOf, WindowedHistogram } from "../../src/estimate/windowed-histogram.js";
 
 const W = 6_000;
 const N = 6;
@@ -57,16 +57,19 @@ describe("WindowedHistogram", () => {
     w.record(-5, 0);
     w.record(1e12, 0);
     w.record(12_345, 0);
-    const c = w.counts();
-    expect(c.total).toBe(4);
-    expect(c.table.lowUs[c.lo]).toBe(1);
-    expect(c.histogram.getCountAtIndex(c.lo)).toBe(2);
-    expect(c.table.lowUs[c.hi]! + c.table.widthUs[c.hi]!).toBeGreaterThan(60e6 * 0.99);
-    const i = c.histogram.countsArrayIndex(12_345);
-    expect(c.histogram.getCountAtIndex(i)).toBe(1);
-    expect(c.table.lowUs[i]).toBeLessThanOrEqual(12_345);
-    expect(c.table.lowUs[i]! + c.table.widthUs[i]!).toBeGreaterThan(12_345);
-    expect(c.table.widthUs[i]! / c.table.lowUs[i]!).toBeLessThanOrEqual(0.01);
+    const { lo, hi } = w.range();
+    const table = w.table;
+    expect(w.totalCount).toBe(4);
+    expect(table.lowUs[lo]).toBe(1);
+    expect(w.countAt(lo)).toBe(2);
+    expect(w.countAt(hi)).toBe(1);
+    expect(table.lowUs[hi]! + table.widthUs[hi]!).toBeGreaterThan(60e6 * 0.99);
+    const i = bucketIndexOf(12_345);
+    expect(w.countAt(i)).toBe(1);
+    expect(w.countAtOrBelow(i)).toBe(3);
+    expect(table.lowUs[i]).toBeLessThanOrEqual(12_345);
+    expect(table.lowUs[i]! + table.widthUs[i]!).toBeGreaterThan(12_345);
+    expect(table.widthUs[i]! / table.lowUs[i]!).toBeLessThanOrEqual(0.01);
   });
 
   it("its fast bucket index equals hdr-histogram-js's countsArrayIndex over the whole range", () => {
@@ -79,14 +82,14 @@ describe("WindowedHistogram", () => {
       useWebAssembly: false,
     }) as JsHistogram;
     expect(ref).toBeInstanceOf(JsHistogram);
+    const table = new WindowedHistogram(W, 1, 60e6).table;
     const values: number[] = [];
     for (let v = 1; v < 60e6; v = Math.ceil(v * 1.013)) values.push(v, v + 1, 2 * v - 1);
     for (let b = 0; b < 26; b++) values.push(2 ** b - 1, 2 ** b, 2 ** b + 1);
     for (const v of values.filter((x) => x >= 1 && x <= 60e6)) {
-      const w = new WindowedHistogram(W, 1, 60e6);
-      w.record(v, 0);
-      const c = w.counts();
-      expect(c.lo).toBe(ref.countsArrayIndex(v));
+      expect(bucketIndexOf(v)).toBe(ref.countsArrayIndex(v));
+      const low = ref.lowestEquivalentValue(v);
+      expect(table.lowUs[bucketIndexOf(v)]).toBe(low);
     }
   });
 
