@@ -12,6 +12,12 @@ export type {
   InFlight,
   UnknownReason,
 } from "./estimate/types.js";
+export { LatencyBook } from "./estimate/latency-book.js";
+export type { LatencyBookOptions } from "./estimate/options.js";
+export { PeerLatency } from "./estimate/peer-latency.js";
+export { WindowedHistogram } from "./estimate/windowed-histogram.js";
+export { fanoutQuantile, fanoutQuantiles, fanoutCdfAt } from "./estimate/fanout.js";
+export type { CdfLike } from "./estimate/fanout.js";
 export type { Mode, Reason, Classification, PolicyName } from "./policy/types.js";
 export { classify, classifyEstimate } from "./policy/classify.js";
 export { decideMode, isPolicyName, POLICY_NAMES } from "./policy/decide-mode.js";
