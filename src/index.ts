@@ -43,7 +43,11 @@ export type {
 export type { BranchOutcome, BranchRecord, FanoutOutcome, FanoutObserver } from "./engine/outcome.js";
 export { Coordinator } from "./engine/coordinator.js";
 export type { CoordinatorOptions, CoordinatorStats, ModeDecider } from "./engine/coordinator.js";
-export type { FanoutOptions, Router, RouteContext } from "./engine/options.js";
+export type {
+  FanoutOptions,
+  Router as FanoutRouter,
+  RouteContext as FanoutRouteContext,
+} from "./engine/options.js";
 export type { LatencySource, PeerEstimateSource } from "./engine/latency-source.js";
 export { AbandonLedger } from "./engine/abandon-ledger.js";
 export type {
@@ -88,3 +92,27 @@ export type { PressureBreakdown } from "./routing/pressure.js";
 export { retain, marginalValue } from "./routing/retention.js";
 export type { RetentionItem, RetentionPolicyName, RetentionOptions } from "./routing/retention.js";
 export { DecayedCounts } from "./routing/reuse-stats.js";
+// src/mesh: the gRPC peer mesh (wire contract tailswarm.v1, server, transport, membership).
+export { HandlerRegistry } from "./mesh/handler.js";
+export type { TaskHandler, HandlerContext } from "./mesh/handler.js";
+export { createSwarmServer } from "./mesh/server.js";
+export type { SwarmServer, SwarmServerOptions } from "./mesh/server.js";
+export type { NodeState } from "./mesh/server-core.js";
+export { fromFanoutOutcome } from "./mesh/coordinate.js";
+export type {
+  CoordinateFn,
+  CoordinateRequest,
+  CoordinateContext,
+  CoordinateResult,
+} from "./mesh/coordinate.js";
+export { GrpcTransport } from "./mesh/grpc-transport.js";
+export type { GrpcTransportOptions } from "./mesh/grpc-transport.js";
+export { ChannelPool } from "./mesh/channel-pool.js";
+export type { ChannelPoolOptions } from "./mesh/channel-pool.js";
+export { incomingDeadline, workDeadline, chainAbort } from "./mesh/deadline.js";
+export type { ChainedAbort } from "./mesh/deadline.js";
+export { Membership } from "./mesh/membership/membership.js";
+export type { MembershipOptions, PeerInfo, MembershipEvents } from "./mesh/membership/membership.js";
+export { registerSource, parseTarget } from "./mesh/membership/source.js";
+export type { MembershipSource, SourceFactory, ParsedTarget } from "./mesh/membership/source.js";
+export { PROTO_ROOT, SWARM_PROTO_FILE, SWARM_SERVICE_NAME, swarmPackageDefinition } from "./mesh/proto.js";

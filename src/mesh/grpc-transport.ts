@@ -16,7 +16,13 @@ import type { Client, ServiceError } from "@grpc/grpc-js";
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
 import type { PeerId } from "../estimate/types.js";
-import type { BranchCallOptions, BranchRequest, BranchResult, PeerTransport } from "../engine/transport.js";
+import type {
+  BranchCallOptions,
+  BranchRequest,
+  BranchResult,
+  PeerTransport,
+  Task,
+} from "../engine/transport.js";
 import { Abandoner } from "./abandoner.js";
 import { ChannelPool } from "./channel-pool.js";
 import { decodeJson, encodeJson } from "./codec.js";
@@ -69,6 +75,8 @@ export class GrpcTransport implements PeerTransport {
   readonly #onLoad: ((peer: PeerId, load: WirePeerLoad) => void) | undefined;
   readonly #links = new Map<string, PeerLink>();
   readonly #method = swarmService().Branch;
+  #lastTask: Task | undefined;
+  #lastPayload: Buffer | undefined;
   /** Hard cancels sent (RST_STREAM), for tests and stats. */
   hardCancels = 0;
 
@@ -107,7 +115,7 @@ export class GrpcTransport implements PeerTransport {
     }
     let payload: Buffer;
     try {
-      payload = encodeJson(req.task.payload, "task.payload");
+      payload = this.#encode(req.task);
     } catch (error) {
       return Promise.resolve(failed("INVALID_ARGUMENT", (error as Error).message));
     }
@@ -170,6 +178,19 @@ export class GrpcTransport implements PeerTransport {
     for (const l of this.#links.values()) l.abandoner.close();
     this.#links.clear();
     if (this.#ownsPool) this.#pool.closeAll();
+  }
+
+  /**
+   * The payload's JSON, encoded once for all the branches a fan-out issues in one synchronous loop
+   * (same task object); the cache lives until the next microtask, so later mutation is never missed.
+   */
+  #encode(task: Task): Buffer {
+    if (this.#lastTask === task && this.#lastPayload !== undefined) return this.#lastPayload;
+    const bytes = encodeJson(task.payload, "task.payload");
+    if (this.#lastTask === undefined) queueMicrotask(() => (this.#lastTask = this.#lastPayload = undefined));
+    this.#lastTask = task;
+    this.#lastPayload = bytes;
+    return bytes;
   }
 
   #link(address: string): PeerLink {
