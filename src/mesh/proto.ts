@@ -34,6 +34,22 @@ export interface WirePeerLoad {
   queueDepth: number;
   inFlight: number;
   capacity: number;
+  /** Routing state of a routing-aware workload (null when the node has none). */
+  routing?: WireRoutingState | null;
+}
+
+/** `RoutingState` (routing-state.ts converts it to and from src/routing's `RoutingAdvert`). */
+export interface WireRoutingState {
+  queues: Record<string, number>;
+  signatures: number[];
+  memoryUsed: number;
+  memoryBudget: number;
+  capacity: number;
+  maxBacklog: number;
+  stateAtUnixMs: number;
+  served: number;
+  hits: number;
+  churn: number;
 }
 
 export interface WireBranchReply {
@@ -119,6 +135,7 @@ export interface WireStateReply {
   kinds: string[];
   coordinating: number;
   version: string;
+  routing?: WireRoutingState | null;
 }
 
 /** The Swarm service's methods, typed. */

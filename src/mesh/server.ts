@@ -16,6 +16,8 @@ import { makeBranchHandler } from "./branch-service.js";
 import type { CoordinateFn } from "./coordinate.js";
 import { makeCoordinateHandler } from "./coordinate-service.js";
 import type { HandlerRegistry } from "./handler.js";
+import type { RoutingAdvert } from "../routing/advert.js";
+import { routingSourceOf, toWireRoutingState } from "./routing-state.js";
 import { swarmPackageDefinition, swarmService, SWARM_SERVICE_NAME } from "./proto.js";
 import type { WireAbandonReply, WireAbandonRequest } from "./proto.js";
 import { abortReason } from "./server-core.js";
@@ -30,6 +32,11 @@ export interface SwarmServerOptions {
   readonly coordinate?: CoordinateFn;
   /** Extra or overriding fields for `State` (e.g. a region learned later). */
   readonly state?: () => Partial<Pick<NodeState, "region" | "version">>;
+  /**
+   * Routing state for `State` and every Branch reply (memory-augmented backpressure). Default: the
+   * first handler with a `routingState()` method (the `context` worker); none: not advertised.
+   */
+  readonly routingState?: () => RoutingAdvert | undefined;
   /** Default: insecure. */
   readonly credentials?: grpc.ServerCredentials;
   readonly clock?: Clock;
@@ -117,6 +124,11 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
   const abandons = new AbandonRegistry();
   const startedAt = Date.now();
   const version = options.version ?? "";
+  const routingSource = options.routingState ?? routingSourceOf(options.handlers);
+  const routing = (): ReturnType<typeof toWireRoutingState> | undefined => {
+    const advert = routingSource?.();
+    return advert === undefined ? undefined : toWireRoutingState(advert);
+  };
   const core: ServerCore = {
     nodeId: options.nodeId,
     clock,
@@ -126,7 +138,12 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     limits,
     draining: false,
     coordinating: 0,
-    load: () => ({ queueDepth: queue.queueDepth, inFlight: queue.inFlight, capacity: queue.capacity }),
+    load: () => ({
+      queueDepth: queue.queueDepth,
+      inFlight: queue.inFlight,
+      capacity: queue.capacity,
+      routing: routing(),
+    }),
   };
 
   const server = new grpc.Server({
@@ -200,6 +217,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
         kinds: [...s.kinds],
         coordinating: s.coordinating,
         version: s.version,
+        routing: routing(),
       });
     },
   });

@@ -19,6 +19,7 @@ import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
 import { TailswarmError } from "../errors.js";
 import type { TaskHandler } from "../mesh/handler.js";
+import { createContextWorkerHandler } from "./context-worker.js";
 import { createEchoHandler } from "./echo.js";
 import type { HandlerFactory, HandlerSpec } from "./handler.js";
 import { createSyntheticHandler } from "./synthetic.js";
@@ -26,6 +27,7 @@ import { createVoteHandler } from "./vote.js";
 
 /** The handlers shipped with tailswarm, by name. */
 export const shippedHandlers: Readonly<Record<string, HandlerFactory>> = {
+  context: createContextWorkerHandler,
   echo: createEchoHandler,
   synthetic: createSyntheticHandler,
   vote: createVoteHandler,

@@ -133,7 +133,7 @@ describe("user handler modules", () => {
       /handlers\[0\]\.use: cannot load handler module "\.\/peers\/examples\/missing\.mjs".*ERR_MODULE_NOT_FOUND/,
     );
     await expect(loadHandler({ kind: "x", use: "votes" }, base)).rejects.toThrow(
-      /handlers\[0\]\.use: got "votes", expected a shipped handler \(echo, synthetic, vote\)/,
+      /handlers\[0\]\.use: got "votes", expected a shipped handler \(context, echo, synthetic, vote\)/,
     );
   });
 });
