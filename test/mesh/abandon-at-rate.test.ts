@@ -119,7 +119,7 @@ describe("abandoning 5,000 branches to one peer", () => {
     t.close();
   }, 180_000);
 
-  it("raw call.cancel() at the same rate makes HTTP/2 close the connection (the failure avoided)", async () => {
+  it("raw call.cancel() at the same rate makes HTTP/2 close the connection, failing calls that were not cancelled", async () => {
     const client = new grpc.Client(s.address, grpc.credentials.createInsecure());
     const m = swarmService().Branch;
     const call = (
@@ -157,7 +157,11 @@ describe("abandoning 5,000 branches to one peer", () => {
       for (let i = 0; i < BATCH; i++) {
         calls.push(
           call("sleep", `r-${b}-${i}`, (e) => {
-            if (e && e.code !== grpc.status.CANCELLED) broken = true;
+            // Calls still in flight when the session closes fail with INTERNAL.
+            if (e && e.code !== grpc.status.CANCELLED) {
+              failures.push(`${grpc.status[e.code]}: ${e.details}`);
+              broken = true;
+            }
           }),
         );
       }
@@ -169,9 +173,7 @@ describe("abandoning 5,000 branches to one peer", () => {
     broken = true;
     await concurrent;
     client.close();
-    console.log(
-      `raw cancel: connection broke after ${cancelled} cancels; concurrent failures: ${failures.join(" | ")}`,
-    );
+    console.log(`raw cancel: connection broke after ${cancelled} cancels; first failure: ${failures[0]}`);
     expect(cancelled).toBeLessThan(TOTAL);
     expect(failures.length).toBeGreaterThan(0);
     expect(failures[0]).toMatch(/^INTERNAL/);

@@ -134,7 +134,7 @@ describe("swarm server", () => {
     expect(r2.value?.status).toBe("BRANCH_STATUS_ANSWERED");
     // The second waited for the first to finish.
     expect(r2.value!.queueMs).toBeGreaterThan(0);
-    expect(r2.value!.load).toEqual({ queueDepth: 0, inFlight: 1, capacity: 1 });
+    expect(r2.value!.load).toMatchObject({ queueDepth: 0, inFlight: 1, capacity: 1 });
     await echoOk();
   });
 
