@@ -20,20 +20,45 @@ export function combineObservers(...observers: readonly (FanoutObserver | undefi
       // an observer's error handler must not throw either; nothing left to tell
     }
   };
-  const each = (call: (o: FanoutObserver) => void): void => {
+  // Plain loops, no closure per call: these run on every fan-out and branch.
+  combined.onDecision = (id: string, c: Classification, e: FanoutEstimate) => {
     for (const o of list) {
       try {
-        call(o);
+        o.onDecision?.(id, c, e);
       } catch (err) {
         fail(o, err);
       }
     }
   };
-  combined.onViolation = (id: string, v: Error) => each((o) => o.onViolation?.(id, v));
-  combined.onDecision = (id: string, c: Classification, e: FanoutEstimate) =>
-    each((o) => o.onDecision?.(id, c, e));
-  combined.onBranchEnd = (id: string, r: BranchRecord) => each((o) => o.onBranchEnd?.(id, r));
-  combined.onFanoutEnd = (out: FanoutOutcome) => each((o) => o.onFanoutEnd?.(out));
-  combined.onError = (err: unknown) => each((o) => o.onError?.(err));
+  combined.onBranchEnd = (id: string, r: BranchRecord) => {
+    for (const o of list) {
+      try {
+        o.onBranchEnd?.(id, r);
+      } catch (err) {
+        fail(o, err);
+      }
+    }
+  };
+  combined.onFanoutEnd = (out: FanoutOutcome) => {
+    for (const o of list) {
+      try {
+        o.onFanoutEnd?.(out);
+      } catch (err) {
+        fail(o, err);
+      }
+    }
+  };
+  combined.onViolation = (id: string, v: Error) => {
+    for (const o of list) {
+      try {
+        o.onViolation?.(id, v);
+      } catch (err) {
+        fail(o, err);
+      }
+    }
+  };
+  combined.onError = (err: unknown) => {
+    for (const o of list) fail(o, err);
+  };
   return combined;
 }

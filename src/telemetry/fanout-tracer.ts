@@ -81,9 +81,8 @@ export class FanoutTracer implements FanoutObserver {
    * so the span's parent is an incoming RPC's server span when there is one) with the decision.
    */
   onDecision(fanoutId: string, c: Classification, e: FanoutEstimate): void {
-    const open = this.#open.get(fanoutId) ?? this.#start(fanoutId);
-    if (!open.span.isRecording()) return;
     const a: Attributes = {
+      [ATTR.fanoutId]: fanoutId,
       [ATTR.mode]: c.mode,
       [ATTR.reason]: c.reason,
       [ATTR.decisionRelevant]: c.relevant,
@@ -99,7 +98,10 @@ export class FanoutTracer implements FanoutObserver {
     finite(a, ATTR.estimateAgeMs, e.maxAgeMs);
     if (e.requirement.kind === "quorum") a[ATTR.quorumK] = e.requirement.k;
     if (e.unknownPeers.length > 0) a[ATTR.estimateUnknownPeers] = [...e.unknownPeers];
-    open.span.setAttributes(a);
+    const open = this.#open.get(fanoutId);
+    // One attribute pass: a new span gets them at creation; one opened by a violation gets them now.
+    if (open === undefined) this.#start(fanoutId, undefined, a);
+    else if (open.span.isRecording()) open.span.setAttributes(a);
   }
 
   /**
@@ -120,8 +122,6 @@ export class FanoutTracer implements FanoutObserver {
         attributes: {
           [ATTR.peer]: peer,
           [ATTR.branchId]: req.branchId,
-          [ATTR.fanoutId]: req.fanoutId,
-          [ATTR.hop]: req.hop,
           [ATTR.branchDeadline]: req.deadline,
           [ATTR.branchDeadlineInMs]: req.deadline - this.#clock.now(),
         },
@@ -241,12 +241,12 @@ export class FanoutTracer implements FanoutObserver {
     return open?.span.isRecording() === true ? open.span.spanContext().traceId : undefined;
   }
 
-  #start(fanoutId: string, startTime?: number): OpenFanout {
+  #start(fanoutId: string, startTime?: number, attributes?: Attributes): OpenFanout {
     if (this.#open.size >= this.#max) this.#evictOldest();
     const parent = context.active();
     const span = this.#tracer.startSpan(
       SPAN_FANOUT,
-      { kind: SpanKind.INTERNAL, attributes: { [ATTR.fanoutId]: fanoutId }, startTime },
+      { kind: SpanKind.INTERNAL, attributes: attributes ?? { [ATTR.fanoutId]: fanoutId }, startTime },
       parent,
     );
     const open: OpenFanout = { span, ctx: trace.setSpan(parent, span), violated: false, kindSet: false };
@@ -281,10 +281,7 @@ function endBranchSpan(span: Span, r: BranchRecord): void {
     };
     if (r.lostWorkMs > 0) a[ATTR.branchLostWorkMs] = r.lostWorkMs;
     const res = r.result;
-    if (res.kind === "answer") {
-      a[ATTR.branchServiceMs] = res.serviceMs;
-      a[ATTR.branchQueueMs] = res.queueMs;
-    } else if (res.kind === "failed") {
+    if (res.kind === "failed") {
       a[ATTR_ERROR_TYPE] = res.code;
       span.setStatus({ code: SpanStatusCode.ERROR, message: res.message });
     }

@@ -51,6 +51,8 @@ export interface FlightRecorderOptions {
   readonly traceIdOf?: (fanoutId: string) => string | undefined;
 }
 
+const NONE: readonly string[] = Object.freeze([]);
+
 function num(v: number): number | null {
   return Number.isFinite(v) ? v : null;
 }
@@ -106,10 +108,10 @@ export class FlightRecorder implements FanoutObserver {
       late: 0,
       failed: 0,
     };
-    const unsettled = new Set<string>();
+    let unsettled: Set<string> | undefined;
     for (const b of o.branches) {
       branches[b.outcome]++;
-      if (b.unsettled === true) unsettled.add(b.branchId);
+      if (b.unsettled === true) (unsettled ??= new Set()).add(b.branchId);
     }
     const decision: DecisionRecord = {
       fanoutId: o.fanoutId,
@@ -124,7 +126,7 @@ export class FlightRecorder implements FanoutObserver {
       size: e.size,
       requirement: e.requirement.kind === "quorum" ? `quorum:${e.requirement.k}` : "all",
       estimateStatus: e.status,
-      unknownPeers: [...e.unknownPeers],
+      unknownPeers: e.unknownPeers.length === 0 ? NONE : [...e.unknownPeers],
       estimateAgeMs: num(e.maxAgeMs),
       minSamples: e.minSamples,
       branches,
@@ -143,7 +145,7 @@ export class FlightRecorder implements FanoutObserver {
     this.#ring[this.#next] = decision;
     this.#next = (this.#next + 1) % this.capacity;
     this.#recorded++;
-    if (unsettled.size > 0) this.#pending.set(o.fanoutId, { decision, branchIds: unsettled });
+    if (unsettled !== undefined) this.#pending.set(o.fanoutId, { decision, branchIds: unsettled });
   }
 
   /** The last `n` decisions (default: all kept), newest first. */
