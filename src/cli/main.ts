@@ -8,6 +8,10 @@ type Verb = { summary: string; load: () => Promise<{ run(argv: string[]): Promis
 
 const verbs: Record<string, Verb> = {
   // verbs register here, one line each
+  testbed: {
+    summary: "run the seed scenario as real processes and compare the policies",
+    load: () => import("./commands/testbed.js"),
+  },
   node: { summary: "run a swarm node (gRPC peer and coordinator)", load: () => import("./commands/node.js") },
   status: {
     summary: "show a node's peers, estimates and decisions",

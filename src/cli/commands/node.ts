@@ -1,0 +1,112 @@
+/**
+ * `tailswarm node [--config FILE] [--listen HOST:PORT] [...]`: run a swarm node until SIGTERM/SIGINT.
+ * Every config key has a flag (docs/configuration.md); exit codes in src/node/exit-codes.ts.
+ */
+import { TailswarmError } from "../../errors.js";
+import { loadConfig, UsageError, wantsHelp } from "../../node/config/load-config.js";
+import { configFields, envName, extraEnv, flagName } from "../../node/config/schema.js";
+import { ExitCode } from "../../node/exit-codes.js";
+import { createLogger, parseTrace } from "../../node/logger.js";
+import type { Logger } from "../../node/logger.js";
+import { SwarmNode } from "../../node/node.js";
+import type { TelemetrySetup } from "../../node/node.js";
+
+function help(): string {
+  const rows = configFields.map((f) => [`--${flagName(f.path)}`, envName(f.path), f.doc] as const);
+  const w1 = Math.max(...rows.map((r) => r[0].length));
+  const w2 = Math.max(...rows.map((r) => r[1].length));
+  const lines = rows.map(([a, b, c]) => `  ${a.padEnd(w1)}  ${b.padEnd(w2)}  ${c}`);
+  const extra = Object.entries(extraEnv).map(([k, v]) => `  ${"".padEnd(w1)}  ${k.padEnd(w2)}  ${v}`);
+  return (
+    `usage: tailswarm node [--config FILE] [flags]\n\n` +
+    `Run a swarm node. Settings come from defaults < the config file (JSON or YAML) < TAILSWARM_* env < flags.\n` +
+    `Lists (peers, dns, handlers) are comma-separated in env and flags. See docs/configuration.md.\n\n` +
+    `  ${"--config FILE".padEnd(w1)}  ${"TAILSWARM_CONFIG".padEnd(w2)}  config file\n${lines.join("\n")}\n${extra.join("\n")}\n\n` +
+    `exit codes: 0 stopped cleanly, 1 runtime failure, 2 usage, 78 bad config, 130/143 forced by a second SIGINT/SIGTERM\n`
+  );
+}
+
+/**
+ * Telemetry for the daemon: OTel SDK from the standard OTEL_* variables, the Prometheus port of
+ * `metrics.prometheusPort`, the flight recorder. A telemetry failure is logged; the node still runs.
+ */
+async function telemetrySetup(log: Logger): Promise<TelemetrySetup> {
+  const { nodeTelemetry } = await import("../../telemetry/sdk/node-telemetry.js");
+  const setup = nodeTelemetry();
+  return async (ctx) => {
+    try {
+      return await setup(ctx);
+    } catch (err) {
+      log.warn("telemetry disabled: setup failed", { error: err });
+      return undefined;
+    }
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(help());
+    return ExitCode.OK;
+  }
+  let loaded;
+  try {
+    loaded = await loadConfig({ argv, env: process.env });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`tailswarm node: ${err.message}\n`);
+      return ExitCode.USAGE;
+    }
+    if (TailswarmError.is(err, "INVALID_CONFIG")) {
+      process.stderr.write(`tailswarm node: ${err.message}\n`);
+      return ExitCode.CONFIG;
+    }
+    throw err;
+  }
+  const { config } = loaded;
+  const log = createLogger({ level: config.logLevel, trace: parseTrace(process.env.TAILSWARM_TRACE) });
+  const nodeLog = log.child("node");
+  for (const w of loaded.warnings) nodeLog.warn(w);
+  log.child("config").debug("config resolved", { file: loaded.file, sources: loaded.sources });
+
+  let node: SwarmNode;
+  try {
+    node = await SwarmNode.start({
+      config,
+      handlersBaseDir: loaded.handlersBaseDir,
+      log,
+      telemetry: await telemetrySetup(log.child("telemetry")),
+    });
+  } catch (err) {
+    const config78 = TailswarmError.is(err, "INVALID_CONFIG") && !/cannot bind/.test((err as Error).message);
+    nodeLog.error("start failed", { error: err });
+    process.stderr.write(`tailswarm node: ${(err as Error).message}\n`);
+    return config78 ? ExitCode.CONFIG : ExitCode.FAILURE;
+  }
+
+  return new Promise<number>((resolve) => {
+    let signalled: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (signalled !== undefined) {
+        nodeLog.warn("second signal: forcing exit", { signal });
+        node.forceStop();
+        resolve(signal === "SIGINT" ? ExitCode.FORCED_SIGINT : ExitCode.FORCED_SIGTERM);
+        return;
+      }
+      signalled = signal;
+      nodeLog.info("shutdown requested", { signal, drainGraceMs: config.drainGraceMs });
+      node.stop().then(
+        () => resolve(ExitCode.OK),
+        (err: unknown) => {
+          nodeLog.error("shutdown failed", { error: err });
+          resolve(ExitCode.FAILURE);
+        },
+      );
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  }).then((code) => {
+    // Handlers or exporters may hold timers; the daemon's work is done, so do not wait for them.
+    setTimeout(() => process.exit(code), 200).unref();
+    return code;
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * `tailswarm status <addr> [--json]`: a node's identity and load, its coordinator's decisions by
+ * mode, and its view of every peer (up/down, p50/p99, samples, estimate age).
+ */
+import { NodeClient } from "../../node/client.js";
+import type { WireStatusReply } from "../../node/status-proto.js";
+import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
+import { tlsFlags, tlsFromFlags, rpcFailure } from "./client-flags.js";
+
+const spec = {
+  json: { type: "boolean", description: "print the status as one JSON object" },
+  "timeout-ms": { type: "string", valueName: "MS", description: "deadline of the call (default 5000)" },
+  ...tlsFlags,
+} as const;
+
+const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : "-");
+
+export function formatStatus(s: WireStatusReply, address: string): string {
+  const d = s.decisions ?? { speculate: 0, synchronous: 0, degrade: 0 };
+  const lines = [
+    `node ${s.nodeId} at ${address}  region ${s.region || "-"}  up ${(s.uptimeMs / 1000).toFixed(1)} s` +
+      `${s.draining ? "  DRAINING" : ""}  policy ${s.policy}  kinds ${s.kinds.join(",") || "-"}`,
+    `load: in-flight ${s.inFlight}/${s.capacity}  queued ${s.queueDepth}  coordinating ${s.coordinating}`,
+    `decisions: ${s.fanouts} fan-outs  speculate ${d.speculate}  synchronous ${d.synchronous}  degrade ${d.degrade}` +
+      `  violations ${s.violations}  abandon cost ${ms(s.abandonCostMs)} ms`,
+  ];
+  if (s.peers.length === 0) {
+    lines.push("peers: none");
+    return `${lines.join("\n")}\n`;
+  }
+  const header = [
+    "PEER",
+    "ADDRESS",
+    "REGION",
+    "STATE",
+    "P50_MS",
+    "P99_MS",
+    "SAMPLES",
+    "IN_FLIGHT",
+    "AGE_MS",
+    "ESTIMATE",
+    "RESTARTS",
+  ];
+  const rows = s.peers.map((p) => [
+    p.peerId || "?",
+    p.address,
+    p.region || "-",
+    p.up ? "up" : "down",
+    ms(p.p50Ms),
+    ms(p.p99Ms),
+    String(p.samples),
+    String(p.censored),
+    p.estimateAgeMs < 0 ? "-" : p.estimateAgeMs.toFixed(0),
+    p.estimateStatus === "fresh" ? "fresh" : `unknown(${p.unknownReason || "?"})`,
+    String(p.restarts),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: readonly string[]): string =>
+    `  ${r.map((c, i) => c.padEnd(widths[i]!)).join("  ")}`.trimEnd();
+  lines.push("peers:", fmt(header), ...rows.map(fmt));
+  return `${lines.join("\n")}\n`;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const usage =
+    "tailswarm status <host:port> [--json] [--timeout-ms MS] [--tls-ca F --tls-cert F --tls-key F]";
+  let parsed;
+  try {
+    parsed = parseFlags(argv, spec, { positionals: true });
+    if (parsed.help) {
+      process.stdout.write(formatHelp(usage, "Show a node's peers, latency estimates and decisions.", spec));
+      return EXIT.ok;
+    }
+    if (parsed.positionals.length !== 1)
+      throw new UsageError(`expected one node address (host:port), got ${parsed.positionals.length}`);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`tailswarm status: ${err.message}\n`);
+    return EXIT.usage;
+  }
+  const address = parsed.positionals[0]!;
+  let timeoutMs: number;
+  try {
+    timeoutMs = numberFlag(parsed.values, "timeout-ms", { min: 1 }) ?? 5_000;
+  } catch (err) {
+    process.stderr.write(`tailswarm status: ${(err as Error).message}\n`);
+    return EXIT.usage;
+  }
+  const client = new NodeClient(address, tlsFromFlags(parsed.values));
+  try {
+    const s = await client.status(timeoutMs);
+    process.stdout.write(parsed.values.json ? `${JSON.stringify(s)}\n` : formatStatus(s, address));
+    return EXIT.ok;
+  } catch (err) {
+    return rpcFailure("status", address, err);
+  } finally {
+    client.close();
+  }
+}

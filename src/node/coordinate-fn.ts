@@ -1,0 +1,127 @@
+/**
+ * The node's `Coordinate`: a fan-out of the task to the live peers, with the caller's deadline (minus
+ * the node's reserve, already applied by the mesh) as the budget and the decision model the request
+ * names. With no live peer the node degrades to the model's prior at once (mode `degrade`, reason
+ * `no-live-peers`). A fan-out whose branches all ran past the deadline without a single answer ends
+ * with DEADLINE_EXCEEDED (the decision would rest on nothing but the prior); partial answers are an
+ * answer.
+ */
+import type { Coordinator } from "../engine/coordinator.js";
+import type { BranchRecord } from "../engine/outcome.js";
+import { TailswarmError } from "../errors.js";
+import { fromFanoutOutcome } from "../mesh/coordinate.js";
+import type { CoordinateFn, CoordinateResult } from "../mesh/coordinate.js";
+import { isPolicyName, POLICY_NAMES } from "../policy/decide-mode.js";
+import type { PolicyName } from "../policy/types.js";
+import { decisionModel } from "./decision-model.js";
+import type { PeerView } from "./peer-view.js";
+
+export interface CoordinateDeps {
+  readonly coordinator: Coordinator;
+  readonly peers: PeerView;
+  readonly policy: PolicyName;
+  readonly now: () => number;
+}
+
+/**
+ * When every branch was refused for the same client-side reason (a bad payload, a kind no peer
+ * serves), the request itself is wrong: answer with that status rather than a decision from nothing.
+ */
+function rejectIfAllRefused(kind: string, branches: readonly BranchRecord[]): void {
+  if (branches.length === 0) return;
+  const codes = new Set<string>();
+  let message = "";
+  for (const b of branches) {
+    if (b.result.kind !== "failed") return;
+    codes.add(b.result.code);
+    message ||= `peer ${b.peer}: ${b.result.message}`;
+  }
+  const [code] = codes;
+  if (codes.size !== 1) return;
+  if (code === "INVALID_ARGUMENT") {
+    throw new TailswarmError(
+      "INVALID_ARGUMENT",
+      `coordinate ${kind}: every peer refused the task (${message})`,
+    );
+  }
+  if (code === "NOT_FOUND") {
+    throw new TailswarmError(
+      "UNKNOWN_TASK_KIND",
+      `coordinate ${kind}: no live peer serves this kind (${message})`,
+    );
+  }
+}
+
+export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
+  return async (req, ctx) => {
+    const policy = req.policy ?? deps.policy;
+    if (!isPolicyName(policy)) {
+      throw new TailswarmError(
+        "INVALID_ARGUMENT",
+        `policy: got ${JSON.stringify(policy)}, expected one of ${POLICY_NAMES.join(", ")}`,
+      );
+    }
+    const model = decisionModel(req.decision, req.options, req.task.payload);
+    const peers = deps.peers.live();
+    if (!Number.isInteger(req.required) || req.required < 0) {
+      throw new TailswarmError("INVALID_ARGUMENT", `required: got ${req.required}, expected an integer >= 0`);
+    }
+    if (peers.length === 0) {
+      const start = deps.now();
+      const action = model.decide(new Map());
+      const result: CoordinateResult = {
+        action,
+        mode: "degrade",
+        reason: "no-live-peers",
+        fanoutId: "",
+        fanoutP50Ms: NaN,
+        fanoutP99Ms: NaN,
+        committed: 0,
+        abandoned: 0,
+        failed: 0,
+        late: 0,
+        degraded: true,
+        decisionChanged: false,
+        elapsedMs: deps.now() - start,
+        abandonCostMs: 0,
+      };
+      return result;
+    }
+    if (req.required > peers.length) {
+      throw new TailswarmError(
+        "INVALID_ARGUMENT",
+        `required: got ${req.required}, expected at most the ${peers.length} live peers (${peers.join(", ")})`,
+      );
+    }
+    // The engine ends the fan-out at the deadline by itself (with partial results); only a caller's
+    // cancel or a forced shutdown abandons it.
+    const abort = new AbortController();
+    const onAbort = (): void => {
+      if (!TailswarmError.is(ctx.signal.reason, "DEADLINE_EXCEEDED")) abort.abort(ctx.signal.reason);
+    };
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const outcome = await deps.coordinator.fanOut(req.task, {
+        peers,
+        ...(req.required > 0 && { required: { kind: "quorum", k: req.required } }),
+        deadline: ctx.deadline,
+        model,
+        usePriorOnDegrade: true,
+        policy,
+        signal: abort.signal,
+      });
+      const result = fromFanoutOutcome(outcome);
+      rejectIfAllRefused(req.task.kind, outcome.branches);
+      if (outcome.answered === 0 && result.late > 0) {
+        throw new TailswarmError(
+          "DEADLINE_EXCEEDED",
+          `coordinate ${req.task.kind}: no answer from the ${result.late} peer(s) within the ${ctx.budgetMs.toFixed(1)} ms budget ` +
+            `(mode ${result.mode}, fan-out p50 ${result.fanoutP50Ms.toFixed(1)} ms, p99 ${result.fanoutP99Ms.toFixed(1)} ms)`,
+        );
+      }
+      return result;
+    } finally {
+      ctx.signal.removeEventListener("abort", onAbort);
+    }
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * The decision model of a `Coordinate` request: its `decision` name and JSON `options`.
+ * - `quorum-vote` (default; also `quorum`, `vote`): options `{ options?, prior?, required?, weights? }`.
+ *   The options default to the vote payload's `options`, else `["yes", "no"]`; the prior to "no"
+ *   when it is an option, else the first option.
+ * - `argmax-scores` (also `argmax`): options `{ actions, prior?, bounds: { min, max } }`.
+ * A bad name or option → INVALID_ARGUMENT naming it.
+ */
+import { argmaxScores } from "../decision/argmax-scores.js";
+import { quorumVote } from "../decision/quorum-vote.js";
+import type { DecisionModel } from "../decision/types.js";
+import { TailswarmError } from "../errors.js";
+
+const QUORUM = ["quorum-vote", "quorum", "vote"];
+const ARGMAX = ["argmax-scores", "argmax"];
+export const DECISION_MODELS = [...QUORUM, ...ARGMAX];
+
+function bad(field: string, value: unknown, expected: string): never {
+  throw new TailswarmError(
+    "INVALID_ARGUMENT",
+    `${field}: got ${JSON.stringify(value) ?? "nothing"}, expected ${expected}`,
+  );
+}
+
+function asObject(raw: unknown): Record<string, unknown> {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== "object" || Array.isArray(raw)) bad("options", raw, "a JSON object");
+  return raw as Record<string, unknown>;
+}
+
+function stringList(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string")
+    ? value
+    : undefined;
+}
+
+export function decisionModel(
+  name: string | undefined,
+  rawOptions: unknown,
+  payload: unknown,
+): DecisionModel<unknown, unknown> {
+  const opts = asObject(rawOptions);
+  const n = name ?? "quorum-vote";
+  if (QUORUM.includes(n)) {
+    for (const k of Object.keys(opts)) {
+      if (!["options", "prior", "required", "weights"].includes(k)) {
+        bad(`options.${k}`, opts[k], "no such option (quorum-vote: options, prior, required, weights)");
+      }
+    }
+    const fromPayload = stringList((payload as { options?: unknown } | null)?.options);
+    const options = opts.options === undefined ? (fromPayload ?? ["yes", "no"]) : stringList(opts.options);
+    if (options === undefined) bad("options.options", opts.options, "a non-empty array of strings");
+    const prior = opts.prior ?? (options.includes("no") ? "no" : options[0]);
+    if (typeof prior !== "string") bad("options.prior", prior, "one of the options");
+    return quorumVote({
+      options,
+      prior,
+      ...(opts.required !== undefined && { required: opts.required as number }),
+      ...(opts.weights !== undefined && { weights: opts.weights as Record<string, number> }),
+    });
+  }
+  if (ARGMAX.includes(n)) {
+    const actions = stringList(opts.actions);
+    if (actions === undefined) bad("options.actions", opts.actions, "a non-empty array of strings");
+    const bounds = opts.bounds as { min?: unknown; max?: unknown } | undefined;
+    if (typeof bounds?.min !== "number" || typeof bounds.max !== "number") {
+      bad("options.bounds", opts.bounds, "{ min: number, max: number }");
+    }
+    const prior = opts.prior ?? actions[0];
+    if (typeof prior !== "string") bad("options.prior", prior, "one of the actions");
+    return argmaxScores({ actions, prior, bounds: { min: bounds.min, max: bounds.max } });
+  }
+  return bad("decision", n, `one of ${DECISION_MODELS.join(", ")}`);
+}

@@ -1,0 +1,296 @@
+/**
+ * The swarm node daemon: one gRPC port serving `Swarm` (Branch, Coordinate, Abandon, Probe, State),
+ * `NodeStatus`, health and reflection; handlers loaded from the config; membership by probing the
+ * static and DNS peers; a Coordinator (LatencyBook + AbandonLedger) over a GrpcTransport that shares
+ * the membership's channels. `stop()` is the graceful shutdown: health NOT_SERVING, refuse new work,
+ * drain in-flight work for `drainGraceMs`, then abandon the rest and close.
+ *
+ * @example
+ * const { config, handlersBaseDir } = await loadConfig({ argv: ["--listen", "127.0.0.1:0"] });
+ * const node = await SwarmNode.start({ config, handlersBaseDir });
+ * console.log(node.address);
+ * await node.stop();
+ */
+import { Coordinator } from "../engine/coordinator.js";
+import { TailswarmError } from "../errors.js";
+import { AbandonLedger } from "../engine/abandon-ledger.js";
+import type { FanoutObserver } from "../engine/outcome.js";
+import type { PeerTransport } from "../engine/transport.js";
+import { LatencyBook } from "../estimate/latency-book.js";
+import { ChannelPool } from "../mesh/channel-pool.js";
+import { GrpcTransport } from "../mesh/grpc-transport.js";
+import { HandlerRegistry } from "../mesh/handler.js";
+import { createSwarmServer } from "../mesh/server.js";
+import type { SwarmServer } from "../mesh/server.js";
+import { loadHandler } from "../peers/load-handler.js";
+import { addDecisionsService } from "../telemetry/decisions-service.js";
+import type { DecisionsSource } from "../telemetry/decisions-service.js";
+import type { NodeConfig } from "./config/types.js";
+import { makeCoordinate } from "./coordinate-fn.js";
+import { silentLogger } from "./logger.js";
+import type { Logger } from "./logger.js";
+import { combineObservers } from "./observers.js";
+import type { PeerView } from "./peer-view.js";
+import { createProbeMembership } from "./probe-membership.js";
+import type { WireStatusReply } from "./status-proto.js";
+import { addStatusService, nodeStatus } from "./status-service.js";
+import { channelCredentials, readTlsMaterial, serverCredentials, tlsEnabled } from "./tls.js";
+
+/** What a telemetry setup gets to see of the node, and what it hands back. */
+export interface TelemetryContext {
+  readonly config: NodeConfig;
+  readonly nodeId: string;
+  readonly log: Logger;
+  /** Current status (peers, estimates, decisions), for observable instruments. */
+  readonly status: () => WireStatusReply;
+}
+
+export interface TelemetryHandle {
+  /** Observes every fan-out of this node's coordinator. */
+  readonly observer?: FanoutObserver;
+  /** Wraps the coordinator's transport (e.g. to keep branch spans active while the mesh sends). */
+  wrapTransport?(transport: PeerTransport): PeerTransport;
+  /** The flight recorder: served as tailswarm.v1.Decisions on the node's port. */
+  readonly decisions?: DecisionsSource;
+  /** Flushes and stops exporters; awaited during shutdown, after the server stops. */
+  shutdown?(): Promise<void>;
+}
+
+/** Installs telemetry for a node (e.g. a Prometheus port and OTLP exporters). Called once at start. */
+export type TelemetrySetup = (
+  ctx: TelemetryContext,
+) => Promise<TelemetryHandle | undefined> | TelemetryHandle | undefined;
+
+export interface SwarmNodeOptions {
+  readonly config: NodeConfig;
+  /** Relative handler module paths resolve against this. Default: the working directory. */
+  readonly handlersBaseDir?: string;
+  readonly log?: Logger;
+  /** Extra fan-out observers (flight recorder, testbed). */
+  readonly observers?: readonly FanoutObserver[];
+  readonly telemetry?: TelemetrySetup;
+  readonly version?: string;
+}
+
+export interface StopResult {
+  /** True when in-flight work finished within the grace period. */
+  readonly drained: boolean;
+}
+
+export class SwarmNode {
+  readonly config: NodeConfig;
+  readonly nodeId: string;
+  /** host:port the node listens on (the real port when the config said 0). */
+  readonly address: string;
+  readonly port: number;
+  readonly #server: SwarmServer;
+  readonly #membership: PeerView;
+  readonly #transport: GrpcTransport;
+  readonly #pool: ChannelPool;
+  readonly #telemetry: TelemetryHandle | undefined;
+  readonly #status: () => WireStatusReply;
+  readonly #log: Logger;
+  #stopping: Promise<StopResult> | undefined;
+
+  private constructor(parts: {
+    config: NodeConfig;
+    address: string;
+    port: number;
+    server: SwarmServer;
+    membership: PeerView;
+    transport: GrpcTransport;
+    pool: ChannelPool;
+    telemetry: TelemetryHandle | undefined;
+    status: () => WireStatusReply;
+    log: Logger;
+  }) {
+    this.config = parts.config;
+    this.nodeId = parts.config.nodeId;
+    this.address = parts.address;
+    this.port = parts.port;
+    this.#server = parts.server;
+    this.#membership = parts.membership;
+    this.#transport = parts.transport;
+    this.#pool = parts.pool;
+    this.#telemetry = parts.telemetry;
+    this.#status = parts.status;
+    this.#log = parts.log;
+  }
+
+  static async start(options: SwarmNodeOptions): Promise<SwarmNode> {
+    const { config } = options;
+    const log = options.log ?? silentLogger;
+    const nodeLog = log.child("node");
+    const baseDir = options.handlersBaseDir ?? process.cwd();
+
+    const registry = new HandlerRegistry();
+    for (const [i, spec] of config.handlers.entries()) {
+      const h = await loadHandler(spec, {
+        nodeId: config.nodeId,
+        region: config.region,
+        baseDir,
+        path: `handlers[${i}]`,
+      });
+      registry.register(h);
+      nodeLog.debug("handler loaded", { kind: spec.kind, use: spec.use });
+    }
+
+    const tls = tlsEnabled(config.tls) ? readTlsMaterial(config.tls) : undefined;
+    const pool = new ChannelPool({ credentials: channelCredentials(tls) });
+    const membership = createProbeMembership({
+      selfId: config.nodeId,
+      pool,
+      peers: config.peers,
+      dns: config.dns,
+      dnsIntervalMs: config.dnsIntervalMs,
+      intervalMs: config.probe.intervalMs,
+      timeoutMs: config.probe.timeoutMs,
+      failureThreshold: config.probe.failureThreshold,
+      log: log.child("membership"),
+    });
+    const book = new LatencyBook({
+      windowMs: config.estimator.windowMs,
+      slices: config.estimator.slices,
+      minSamples: config.estimator.minSamples,
+      maxSampleAgeMs: config.estimator.windowMs,
+    });
+    membership.onReset((peer) => {
+      book.reset(peer);
+      nodeLog.info("estimates reset", { peer });
+    });
+    const transport = new GrpcTransport({ pool, addressOf: (peer) => membership.addressOf(peer) });
+    const ledger = new AbandonLedger({ priorMs: config.abandonCostPriorMs });
+
+    // Status reads the server and coordinator once they exist (telemetry's gauges call it later).
+    const ready: { status?: () => WireStatusReply } = {};
+    const status = (): WireStatusReply => {
+      if (ready.status === undefined)
+        throw new TailswarmError("INTERNAL", "status: the node has not started yet");
+      return ready.status();
+    };
+    let telemetry: TelemetryHandle | undefined;
+    if (options.telemetry !== undefined) {
+      telemetry = await options.telemetry({
+        config,
+        nodeId: config.nodeId,
+        log: log.child("telemetry"),
+        status,
+      });
+    }
+
+    const observers: FanoutObserver[] = [...(options.observers ?? [])];
+    if (telemetry?.observer !== undefined) observers.push(telemetry.observer);
+    const engineLog = log.child("engine");
+    if (engineLog.tracing) {
+      observers.push({
+        onDecision: (fanoutId, c) => engineLog.debug("decision", { fanoutId, ...c }),
+        onFanoutEnd: (o) =>
+          engineLog.debug("fanout end", {
+            fanoutId: o.fanoutId,
+            mode: o.classification.mode,
+            answered: o.answered,
+            elapsedMs: o.elapsedMs,
+            abandonCostMs: o.abandonCostMs,
+          }),
+      });
+    }
+    const coordinator = new Coordinator({
+      transport: telemetry?.wrapTransport?.(transport) ?? transport,
+      book,
+      ledger,
+      nodeId: config.nodeId,
+      observer: combineObservers(observers),
+    });
+
+    const server = createSwarmServer({
+      nodeId: config.nodeId,
+      region: config.region,
+      handlers: registry,
+      coordinate: makeCoordinate({
+        coordinator,
+        peers: membership,
+        policy: config.policy,
+        now: () => Date.now(),
+      }),
+      credentials: serverCredentials(tls),
+      concurrency: config.concurrency,
+      maxQueue: config.queueLimit,
+      maxPayloadBytes: config.maxPayloadBytes,
+      deadlineReserveMs: config.deadlineReserveMs,
+      defaultBudgetMs: config.defaultBudgetMs,
+      ...(options.version !== undefined && { version: options.version }),
+    });
+    addStatusService(server.grpcServer, status);
+    if (telemetry?.decisions !== undefined) addDecisionsService(server.grpcServer, telemetry.decisions);
+
+    let bound: { port: number; address: string };
+    try {
+      bound = await server.listen(config.listen);
+    } catch (err) {
+      server.forceClose();
+      pool.closeAll();
+      await telemetry?.shutdown?.().catch(() => undefined);
+      throw err;
+    }
+    ready.status = () => nodeStatus({ config, server, coordinator, book, membership, listen: bound.address });
+    membership.start();
+    nodeLog.info("listening", {
+      nodeId: config.nodeId,
+      region: config.region,
+      address: bound.address,
+      port: bound.port,
+      tls: tls === undefined ? "off" : tls.requireClientCert ? "mutual" : "server",
+      kinds: registry.kinds(),
+      peers: config.peers.length,
+      dns: config.dns.length,
+    });
+    return new SwarmNode({
+      config,
+      address: bound.address,
+      port: bound.port,
+      server,
+      membership,
+      transport,
+      pool,
+      telemetry,
+      status,
+      log: nodeLog,
+    });
+  }
+
+  status(): WireStatusReply {
+    return this.#status();
+  }
+
+  /** Graceful shutdown (idempotent): NOT_SERVING, drain for `graceMs` (default drainGraceMs), close. */
+  stop(graceMs = this.config.drainGraceMs): Promise<StopResult> {
+    this.#stopping ??= (async () => {
+      const s = this.#server.state();
+      this.#log.info("draining", {
+        graceMs,
+        inFlight: s.inFlight,
+        queued: s.queueDepth,
+        coordinating: s.coordinating,
+      });
+      const drained = await this.#server.close(graceMs);
+      this.#membership.close();
+      this.#transport.close();
+      this.#pool.closeAll();
+      await this.#telemetry
+        ?.shutdown?.()
+        .catch((err: unknown) => this.#log.warn("telemetry shutdown failed", { error: err }));
+      this.#log.info("stopped", { drained });
+      return { drained };
+    })();
+    return this.#stopping;
+  }
+
+  /** Immediate stop: abort all work and close every connection. */
+  forceStop(): void {
+    this.#server.forceClose();
+    this.#membership.close();
+    this.#transport.close();
+    this.#pool.closeAll();
+    this.#log.warn("forced stop");
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * `tailswarm.v1.NodeStatus/Status`: the node, its load, its coordinator's decisions by mode, and its
+ * view of every peer (up/down, fresh p50/p99, samples, estimate age).
+ */
+import type { sendUnaryData, Server, ServerUnaryCall } from "@grpc/grpc-js";
+import type { Coordinator } from "../engine/coordinator.js";
+import type { LatencyBook } from "../estimate/latency-book.js";
+import type { SwarmServer } from "../mesh/server.js";
+import { toServiceError } from "../mesh/status.js";
+import type { NodeConfig } from "./config/types.js";
+import type { PeerView } from "./peer-view.js";
+import { nodeStatusService } from "./status-proto.js";
+import type { WirePeerStatus, WireStatusReply } from "./status-proto.js";
+
+export interface StatusDeps {
+  readonly config: NodeConfig;
+  readonly server: SwarmServer;
+  readonly coordinator: Coordinator;
+  readonly book: LatencyBook;
+  readonly membership: PeerView;
+  readonly listen: string;
+}
+
+export function nodeStatus(d: StatusDeps): WireStatusReply {
+  const now = Date.now();
+  const s = d.server.state();
+  const stats = d.coordinator.stats();
+  const peers: WirePeerStatus[] = d.membership.all().map((p) => {
+    const e = p.id === "" ? undefined : d.book.estimate(p.id, now);
+    return {
+      peerId: p.id,
+      address: p.address,
+      region: p.region,
+      up: p.up,
+      estimateStatus: e?.status ?? "unknown",
+      unknownReason: e?.reason ?? (e === undefined ? "never-sampled" : ""),
+      p50Ms: e?.p50Ms ?? NaN,
+      p99Ms: e?.p99Ms ?? NaN,
+      samples: e?.samples ?? 0,
+      censored: e?.censored ?? 0,
+      estimateAgeMs: e === undefined || !Number.isFinite(e.ageMs) ? -1 : e.ageMs,
+      restarts: p.restarts,
+    };
+  });
+  const live = d.membership.live();
+  return {
+    nodeId: s.nodeId,
+    region: s.region,
+    version: s.version,
+    startedAtUnixMs: s.startedAt,
+    uptimeMs: now - s.startedAt,
+    kinds: [...s.kinds],
+    queueDepth: s.queueDepth,
+    inFlight: s.inFlight,
+    capacity: s.capacity,
+    coordinating: s.coordinating,
+    draining: s.draining,
+    policy: d.config.policy,
+    fanouts: stats.fanouts,
+    decisions: { ...stats.byMode },
+    violations: stats.violations,
+    abandonCostMs: live.length === 0 ? 0 : d.coordinator.ledger.expectedAbandonCostMs(live, now),
+    peers,
+  };
+}
+
+export function addStatusService(server: Server, status: () => WireStatusReply): void {
+  server.addService(nodeStatusService(), {
+    Status: (_call: ServerUnaryCall<unknown, WireStatusReply>, cb: sendUnaryData<WireStatusReply>) => {
+      try {
+        cb(null, status());
+      } catch (err) {
+        cb(toServiceError(err, "status"));
+      }
+    },
+  });
+}

@@ -1,0 +1,36 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "./helpers/spawn-node.js";
+
+const dir = mkdtempSync(join(tmpdir(), "tailswarm-cli-"));
+
+describe("tailswarm node: bad input exits with the field named", () => {
+  it("bad config value → 78 naming field, value and expectation", async () => {
+    const file = join(dir, "bad.yaml");
+    writeFileSync(file, "listen: 127.0.0.1:0\nprobe:\n  failureThreshold: 0\n");
+    const r = await runCli(["node", "--config", file], { TAILSWARM_REGION: "has space" });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain("probe.failureThreshold: got 0");
+    expect(r.stderr).toContain('region: got "has space" (from env TAILSWARM_REGION)');
+  });
+
+  it("unknown key → 78; unknown flag → 2", async () => {
+    const file = join(dir, "unknown.json");
+    writeFileSync(file, JSON.stringify({ listen: "127.0.0.1:0", peer: ["a:1"] }));
+    const r = await runCli(["node", "--config", file]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain("peer: unknown key");
+    expect(r.stderr).toContain("did you mean peers?");
+    const u = await runCli(["node", "--listn", "127.0.0.1:0"]);
+    expect(u.code).toBe(2);
+    expect(u.stderr).toContain("--listn");
+  });
+
+  it("unknown handler module → 78 naming the entry and the module", async () => {
+    const r = await runCli(["node", "--listen", "127.0.0.1:0", "--handlers", "x=./no/such-handler.mjs"]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('handlers[0].use: cannot load handler module "./no/such-handler.mjs"');
+  });
+});
