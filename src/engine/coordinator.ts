@@ -126,7 +126,9 @@ export class Coordinator {
     this.#fanouts++;
 
     const budgetMs = o.deadline - start - o.reserveMs; // 1
-    const peers = this.#route(task, o, start, budgetMs); // 2, 3
+    let noSpeculation = false;
+    const forbidSpeculation = (): void => void (noSpeculation = true);
+    const peers = this.#route(task, o, start, budgetMs, forbidSpeculation); // 2, 3
     const requirement = o.required ?? ALL;
     const estimate = this.#book.fanout(peers, requirement, start); // 4
     const abandonCostMs = this.ledger.expectedAbandonCostMs(peers, start); // 5
@@ -135,6 +137,13 @@ export class Coordinator {
     let violation: SpeculationBudgetViolation | undefined;
     try {
       classification = this.#decide(o.policy, budgetMs, estimate, abandonCostMs, relevant);
+      if (noSpeculation && classification.mode === "speculate") {
+        classification = {
+          ...classification,
+          mode: "synchronous",
+          reason: "budget-between-p50-and-p99-plus-abandon-cost",
+        };
+      }
     } catch (error) {
       if (!(error instanceof SpeculationBudgetViolation)) throw error;
       this.#violations++;
@@ -230,6 +239,7 @@ export class Coordinator {
     o: NormalizedOptions<Answer, Action>,
     now: number,
     budgetMs: number,
+    forbidSpeculation: () => void,
   ): readonly PeerId[] {
     let pool = o.candidates;
     if (o.k < pool.length) {
@@ -240,7 +250,14 @@ export class Coordinator {
       if (eligible.length >= o.k) pool = eligible;
     }
     if (o.router === undefined) return o.k === pool.length ? pool : pool.slice(0, o.k);
-    const chosen = o.router(pool, o.k, { now, budgetMs, task, estimates: this.#book });
+    const chosen = o.router(pool, o.k, {
+      now,
+      budgetMs,
+      task,
+      estimates: this.#book,
+      requirement: o.required ?? ALL,
+      forbidSpeculation,
+    });
     const allowed = new Set(pool);
     const distinct = new Set(chosen);
     if (

@@ -16,6 +16,14 @@ export interface RouteContext {
   readonly task: { readonly kind: string };
   /** Fresh per-peer estimates, for routers that weigh latency. */
   readonly estimates: PeerEstimateSource;
+  /** Which of the chosen peers must answer (a quorum lets one slow peer ride along a speculation). */
+  readonly requirement?: Requirement;
+  /**
+   * The router had to choose a peer that is not speculation-feasible (its fresh p99 exceeds the budget,
+   * or is unknown): the fan-out must not speculate — the engine caps a "speculate" decision at
+   * "synchronous" (reason `budget-between-p50-and-p99-plus-abandon-cost`).
+   */
+  readonly forbidSpeculation?: () => void;
 }
 
 /**
