@@ -1,0 +1,111 @@
+/**
+ * `tailswarm testbed [--scenario NAME|FILE] [--duration S] [--out DIR] [--seed N]`: the seed's swarm
+ * as real node processes on loopback, the policies compared on one request stream, a report with
+ * charts (docs/testbed.md).
+ */
+import { TailswarmError } from "../../errors.js";
+import { runTestbed } from "../../testbed/run-testbed.js";
+import { DEFAULT_SCENARIO, loadScenario } from "../../testbed/scenario-loader.js";
+import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
+
+const FLAGS = {
+  scenario: {
+    type: "string",
+    valueName: "NAME|FILE",
+    description: `a scenario in testbed/scenarios/ or a YAML/JSON file (default ${DEFAULT_SCENARIO})`,
+  },
+  duration: { type: "string", valueName: "S", description: "measured seconds (default: the scenario's)" },
+  warmup: {
+    type: "string",
+    valueName: "S",
+    description: "warm-up seconds before counting (default: the scenario's)",
+  },
+  out: {
+    type: "string",
+    valueName: "DIR",
+    description: "where the report goes (default testbed/out/<scenario>)",
+  },
+  seed: { type: "string", valueName: "N", description: "random seed (default: the scenario's)" },
+  json: { type: "boolean", description: "print report.json instead of the table" },
+} as const;
+
+const USAGE =
+  "tailswarm testbed [--scenario NAME|FILE] [--duration S] [--out DIR] [--seed N] [--warmup S] [--json]";
+const DESCRIPTION =
+  "Launch the scenario's peers and coordinators as real node processes on loopback, send every request of\n" +
+  "one seeded stream under each policy (naive-p50, p99-boundary, always-sync, never), and write\n" +
+  "report.json, report.html (charts) and report.txt. Ctrl-C stops every process and still writes the report.";
+
+export async function run(argv: string[]): Promise<number> {
+  let values;
+  try {
+    const parsed = parseFlags(argv, FLAGS);
+    if (parsed.help) {
+      process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
+      return EXIT.ok;
+    }
+    values = parsed.values;
+    numberFlag(values, "duration", { min: 0.5 });
+    numberFlag(values, "warmup", { min: 0 });
+    const seed = numberFlag(values, "seed", { min: 0 });
+    if (seed !== undefined && !Number.isInteger(seed))
+      throw new UsageError(`flag --seed must be an integer, got ${seed}`);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`tailswarm testbed: ${error.message}\n${USAGE}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+  let scenario;
+  try {
+    scenario = await loadScenario(values.scenario ?? DEFAULT_SCENARIO);
+  } catch (error) {
+    if (TailswarmError.is(error, "INVALID_CONFIG")) {
+      process.stderr.write(`tailswarm testbed: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+  const duration = numberFlag(values, "duration");
+  const warmup = numberFlag(values, "warmup");
+  const seed = numberFlag(values, "seed");
+  scenario = {
+    ...scenario,
+    ...(duration !== undefined && { durationS: duration }),
+    ...(warmup !== undefined && { warmupS: warmup }),
+    ...(seed !== undefined && { seed }),
+  };
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    signals++;
+    if (signals === 1) {
+      process.stderr.write(`\n${sig}: stopping the load, then every node; the report is still written\n`);
+      controller.abort();
+    } else {
+      process.stderr.write(`\n${sig} again: exiting now (nodes are killed on exit)\n`);
+      process.exit(130);
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const result = await runTestbed({
+      scenario,
+      outDir: values.out ?? `testbed/out/${scenario.name}`,
+      signal: controller.signal,
+    });
+    process.stdout.write(values.json === true ? `${JSON.stringify(result.report, null, 2)}\n` : result.table);
+    process.stderr.write(`report: ${result.files.json}\n        ${result.files.html}\n`);
+    const left = result.report.processes?.left_running ?? [];
+    if (left.length > 0) {
+      process.stderr.write(`tailswarm testbed: processes still running after stop: ${left.join(", ")}\n`);
+      return EXIT.failure;
+    }
+    return controller.signal.aborted ? 130 : EXIT.ok;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * Drives the coordinators: at each request of the seeded stream, one `Coordinate` call per policy,
+ * all sent at the same moment (the policies' order rotates from request to request), with the
+ * coordinator's budget as the gRPC deadline. A request's truth is the workload's `event` while a
+ * gateway episode is in progress at send time — the same for every policy, since they are sent
+ * together. Alongside, a direct fan-out to every peer at `measureRatePerS` measures the swarm's
+ * fan-out latency outside any policy.
+ */
+import type { LatencyModel } from "../peers/latency-model.js";
+import type { PolicyName } from "../policy/types.js";
+import { createRng, hash32, mixSeed } from "../peers/rng.js";
+import type { BranchRow, CallRecord, MeasureRecord } from "./records.js";
+import type { StreamRequest } from "./request-stream.js";
+import type { Scenario } from "./scenario-types.js";
+import type { SwarmClient } from "./swarm-client.js";
+
+export interface LoadTargets {
+  readonly coordinators: ReadonlyMap<string, SwarmClient>;
+  readonly peers: ReadonlyMap<string, SwarmClient>;
+  readonly gateways: ReadonlyMap<string, LatencyModel>;
+  /** Decision options of every call (the weighted vote). */
+  readonly decision: unknown;
+}
+
+export interface LoadCounters {
+  sent: number;
+  done: number;
+  failed: number;
+  measured: number;
+}
+
+const MEASURE_TIMEOUT_MS = 3_000;
+
+export class LoadGenerator {
+  readonly calls: CallRecord[] = [];
+  readonly measures: MeasureRecord[] = [];
+  readonly counters: LoadCounters = { sent: 0, done: 0, failed: 0, measured: 0 };
+  readonly #s: Scenario;
+  readonly #targets: LoadTargets;
+  readonly #inflight = new Set<Promise<unknown>>();
+  #stopped = false;
+  #timer: NodeJS.Timeout | undefined;
+  #measureTimer: NodeJS.Timeout | undefined;
+
+  constructor(scenario: Scenario, targets: LoadTargets) {
+    this.#s = scenario;
+    this.#targets = targets;
+  }
+
+  /** True when some gateway's episode (the event) is in progress now. */
+  eventNow(now = Date.now()): boolean {
+    for (const m of this.#targets.gateways.values()) if (m.gatewayQueueMs(now) > 0) return true;
+    return false;
+  }
+
+  /**
+   * Runs `stream` from now; resolves when every request was sent and answered, or after `stop()`
+   * once the calls in flight have ended. `record` false sends without keeping rows (warm-up).
+   */
+  async run(
+    stream: readonly StreamRequest[],
+    policies: readonly PolicyName[],
+    record: boolean,
+  ): Promise<void> {
+    const start = Date.now();
+    const budgets = new Map(this.#s.coordinators.map((c) => [c.name, c.budgetMs] as const));
+    let next = 0;
+    await new Promise<void>((resolve) => {
+      const tick = (): void => {
+        this.#timer = undefined;
+        const now = Date.now() - start;
+        while (!this.#stopped && next < stream.length && stream[next]!.atMs <= now) {
+          this.#send(stream[next]!, budgets.get(stream[next]!.coordinator)!, policies, start, record);
+          next++;
+        }
+        if (this.#stopped || next >= stream.length) {
+          resolve();
+          return;
+        }
+        this.#timer = setTimeout(tick, Math.max(0, stream[next]!.atMs - (Date.now() - start)));
+      };
+      tick();
+    });
+    await this.drain();
+  }
+
+  /** Direct all-peer fan-outs at the scenario's measure rate until `stop()`. */
+  startMeasuring(start: number): void {
+    const rate = this.#s.measureRatePerS;
+    if (rate <= 0) return;
+    const rng = createRng(mixSeed(this.#s.seed, hash32("measure")));
+    let n = 0;
+    const tick = (): void => {
+      if (this.#stopped) return;
+      const id = `measure-${n++}`;
+      this.#track(this.#measureOnce(id, start));
+      this.#measureTimer = setTimeout(tick, rng.exponential(1000 / rate));
+    };
+    this.#measureTimer = setTimeout(tick, rng.exponential(1000 / rate));
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#measureTimer !== undefined) clearTimeout(this.#measureTimer);
+  }
+
+  /** Resume sending after a `stop()` (the warm-up phase stops its measuring this way). */
+  resume(): void {
+    this.#stopped = false;
+  }
+
+  async drain(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+  }
+
+  #track(p: Promise<unknown>): void {
+    this.#inflight.add(p);
+    void p.finally(() => this.#inflight.delete(p));
+  }
+
+  #send(
+    req: StreamRequest,
+    budgetMs: number,
+    policies: readonly PolicyName[],
+    start: number,
+    record: boolean,
+  ): void {
+    const client = this.#targets.coordinators.get(req.coordinator);
+    if (client === undefined) return;
+    const sentAt = Date.now();
+    const event = this.eventNow(sentAt);
+    const w = this.#s.workload;
+    const truth = event ? w.event : w.prior;
+    const payload = { question: req.question, options: w.options, truth };
+    const k = policies.length;
+    for (let j = 0; j < k; j++) {
+      const policy = policies[(req.index + j) % k]!;
+      this.counters.sent++;
+      const call = client
+        .coordinate({
+          kind: "vote",
+          payload,
+          policy,
+          decision: "quorum-vote",
+          options: this.#targets.decision,
+          budgetMs,
+        })
+        .then((r) => {
+          this.counters.done++;
+          if (!r.ok) this.counters.failed++;
+          if (!record) return;
+          const base = {
+            t: sentAt - start,
+            coordinator: req.coordinator,
+            budgetMs,
+            policy,
+            request: req.index,
+            truth,
+            event,
+            rttMs: r.rttMs,
+          };
+          if (!r.ok) {
+            this.calls.push({
+              ...base,
+              ok: false,
+              code: r.code,
+              message: r.message,
+              deadlineMissed: r.code === "DEADLINE_EXCEEDED",
+              infoGainPerCommitted: null,
+              branches: [],
+            });
+            return;
+          }
+          const v = r.value;
+          const branches: BranchRow[] = (v.branches ?? []).map((b) => ({
+            peer: b.peer,
+            outcome: b.outcome,
+            relevant: b.decisionRelevant,
+            latencyMs: b.latencyMs,
+            lostWorkMs: b.lostWorkMs,
+            unsettled: b.unsettled,
+          }));
+          let action: string;
+          try {
+            action = String(JSON.parse(Buffer.from(v.action).toString("utf8")));
+          } catch {
+            action = "";
+          }
+          this.calls.push({
+            ...base,
+            ok: true,
+            action,
+            mode: v.mode,
+            reason: v.reason,
+            elapsedMs: v.elapsedMs,
+            fanoutP50Ms: v.fanoutP50Ms,
+            fanoutP99Ms: v.fanoutP99Ms,
+            deadlineMissed: v.deadlineMissed || r.rttMs > budgetMs,
+            infoGainPerCommitted: v.infoGainPerCommitted ?? null,
+            branches,
+          });
+        });
+      this.#track(call);
+    }
+  }
+
+  async #measureOnce(id: string, start: number): Promise<void> {
+    const t = Date.now() - start;
+    const payload = { question: id, options: this.#s.workload.options, truth: this.#s.workload.prior };
+    const peers = [...this.#targets.peers.entries()];
+    const results = await Promise.all(
+      peers.map(async ([peer, client]) => {
+        const r = await client.branch(id, `${id}/${peer}`, "vote", payload, MEASURE_TIMEOUT_MS);
+        const ok = r.ok && r.value.status === "BRANCH_STATUS_ANSWERED";
+        return { peer, latencyMs: r.rttMs, ok };
+      }),
+    );
+    const censored = results.some((r) => !r.ok);
+    this.counters.measured++;
+    this.measures.push({
+      t,
+      fanoutMs: Math.max(...results.map((r) => r.latencyMs)),
+      censored,
+      peers: results,
+    });
+  }
+}

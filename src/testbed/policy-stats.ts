@@ -1,0 +1,108 @@
+/**
+ * The per-policy fields of report.json from the scored calls (docs/value-model.md, "Fields").
+ */
+import type { ScoredCall } from "./score-call.js";
+import type { ValueWeights } from "./scenario-types.js";
+import { meanNetValue, round } from "./value-model.js";
+
+export interface PolicyStats {
+  readonly fanouts: number;
+  readonly speculative_branches: number;
+  readonly commit_rate: number | null;
+  readonly commits_per_fanout: number;
+  readonly decision_relevant_commit_rate: number | null;
+  readonly info_gain_per_committed_branch: number | null;
+  readonly abandon_cost_ms_per_fanout: number;
+  readonly deadline_misses: number;
+  readonly accuracy: number;
+  readonly net_value_per_fanout: number;
+  // ---- more than the required fields ----
+  readonly mode_mix: Record<string, number>;
+  readonly speculative_fanouts: number;
+  /** Speculative fan-outs that decided before their deadline / speculative fan-outs (the seed's "branch commit rate"). */
+  readonly speculation_commit_rate: number | null;
+  readonly abandoned_branches: number;
+  /** Abandoned or late branches whose answer would have changed the decision, per fan-out and per event fan-out. */
+  readonly high_value_lost_per_fanout: number;
+  /** Share of abandoned/late branches whose answer would have changed the decision. */
+  readonly high_value_share_of_lost: number | null;
+  readonly late_lost_work_ms_per_fanout: number;
+  readonly overlap_ms_per_fanout: number;
+  readonly completion_ms_mean: number;
+  readonly accuracy_during_events: number | null;
+  readonly errors: number;
+}
+
+export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights): PolicyStats {
+  const n = calls.length;
+  let spec = 0;
+  let committed = 0;
+  let relevant = 0;
+  let bits = 0;
+  let abandonCost = 0;
+  let misses = 0;
+  let correct = 0;
+  let specFanouts = 0;
+  let specAbandoned = 0;
+  let abandoned = 0;
+  let highValue = 0;
+  let lostBranches = 0;
+  let late = 0;
+  let overlap = 0;
+  let completion = 0;
+  let events = 0;
+  let eventsCorrect = 0;
+  let errors = 0;
+  const mix: Record<string, number> = { speculate: 0, synchronous: 0, degrade: 0, error: 0 };
+  for (const c of calls) {
+    mix[c.mode] = (mix[c.mode] ?? 0) + 1;
+    spec += c.speculativeBranches;
+    committed += c.committed;
+    relevant += c.relevantCommits;
+    bits += c.committedBits;
+    abandonCost += c.abandonLostMs + c.thrownMs;
+    if (c.miss) misses++;
+    if (c.correct) correct++;
+    if (c.mode === "speculate") {
+      specFanouts++;
+      if (c.speculationAbandoned) specAbandoned++;
+    }
+    if (c.mode === "error") errors++;
+    abandoned += c.abandoned;
+    highValue += c.highValueLost;
+    late += c.lateLostMs;
+    overlap += c.overlapMs;
+    completion += c.completionMs;
+    if (c.event) {
+      events++;
+      if (c.correct) eventsCorrect++;
+    }
+    lostBranches += c.abandoned + c.late;
+  }
+  const per = (x: number): number => (n === 0 ? 0 : x / n);
+  const ratio = (a: number, b: number): number | null => (b === 0 ? null : round(a / b, 4));
+  for (const k of Object.keys(mix)) mix[k] = round(per(mix[k]!), 4);
+  return {
+    fanouts: n,
+    speculative_branches: spec,
+    commit_rate: ratio(committed, spec),
+    commits_per_fanout: round(per(committed), 3),
+    decision_relevant_commit_rate: ratio(relevant, committed),
+    info_gain_per_committed_branch: ratio(bits, committed),
+    abandon_cost_ms_per_fanout: round(per(abandonCost), 2),
+    deadline_misses: misses,
+    accuracy: round(per(correct), 4),
+    net_value_per_fanout: round(meanNetValue(calls, weights), 3),
+    mode_mix: mix,
+    speculative_fanouts: specFanouts,
+    speculation_commit_rate: ratio(specFanouts - specAbandoned, specFanouts),
+    abandoned_branches: abandoned,
+    high_value_lost_per_fanout: round(per(highValue), 4),
+    high_value_share_of_lost: ratio(highValue, lostBranches),
+    late_lost_work_ms_per_fanout: round(per(late), 2),
+    overlap_ms_per_fanout: round(per(overlap), 2),
+    completion_ms_mean: round(per(completion), 2),
+    accuracy_during_events: ratio(eventsCorrect, events),
+    errors,
+  };
+}

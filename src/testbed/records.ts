@@ -1,0 +1,53 @@
+/** What the load generator records: one row per Coordinate call, one per direct measurement fan-out. */
+import type { PolicyName } from "../policy/types.js";
+
+export interface BranchRow {
+  readonly peer: string;
+  /** committed | partial | abandoned | late | failed */
+  readonly outcome: string;
+  /** Leave-one-out, as the coordinator scored it. */
+  readonly relevant: boolean;
+  readonly latencyMs: number;
+  readonly lostWorkMs: number;
+  /** The peer had not reported its lost work when the coordinator replied. */
+  readonly unsettled: boolean;
+}
+
+export interface CallRecord {
+  /** Send time, ms since the measured run started. */
+  readonly t: number;
+  readonly coordinator: string;
+  readonly budgetMs: number;
+  readonly policy: PolicyName;
+  /** Index of the request in its coordinator's stream (the same for every policy). */
+  readonly request: number;
+  readonly truth: string;
+  /** A gateway episode (the event) was in progress when the request was sent. */
+  readonly event: boolean;
+  readonly ok: boolean;
+  /** gRPC status name when the call failed. */
+  readonly code?: string;
+  readonly message?: string;
+  /** Round trip seen by the caller, ms. */
+  readonly rttMs: number;
+  readonly action?: string;
+  readonly mode?: string;
+  readonly reason?: string;
+  /** The coordinator's fan-out time (start to decision), ms. */
+  readonly elapsedMs?: number;
+  /** The coordinator's own fan-out estimate at decision time. */
+  readonly fanoutP50Ms?: number;
+  readonly fanoutP99Ms?: number;
+  readonly deadlineMissed: boolean;
+  readonly infoGainPerCommitted: number | null;
+  readonly branches: readonly BranchRow[];
+}
+
+/** One direct fan-out to every peer (no coordinator, no policy): the swarm's fan-out latency. */
+export interface MeasureRecord {
+  readonly t: number;
+  /** Time until the last peer answered, ms (a lower bound when `censored`). */
+  readonly fanoutMs: number;
+  readonly censored: boolean;
+  readonly peers: readonly { readonly peer: string; readonly latencyMs: number; readonly ok: boolean }[];
+}

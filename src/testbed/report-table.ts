@@ -1,0 +1,88 @@
+/** The terminal table of a testbed report: policies side by side, then the sensitivity grid. */
+import type { Report } from "./report.js";
+
+const ROWS: readonly [string, string][] = [
+  ["fanouts", "fan-outs"],
+  ["speculative_branches", "speculative branches"],
+  ["commit_rate", "commit rate (per branch)"],
+  ["speculation_commit_rate", "commit rate (per speculative fan-out)"],
+  ["commits_per_fanout", "commits per fan-out"],
+  ["decision_relevant_commit_rate", "decision-relevant commit rate"],
+  ["info_gain_per_committed_branch", "info gain per committed branch (bits)"],
+  ["high_value_share_of_lost", "share of cut-off branches that would flip"],
+  ["abandon_cost_ms_per_fanout", "abandon cost per fan-out (ms)"],
+  ["late_lost_work_ms_per_fanout", "late lost work per fan-out (ms)"],
+  ["overlap_ms_per_fanout", "continuation overlapped per fan-out (ms)"],
+  ["completion_ms_mean", "request -> continuation done, mean (ms)"],
+  ["deadline_misses", "deadline misses"],
+  ["accuracy", "accuracy"],
+  ["accuracy_during_events", "accuracy during gateway events"],
+  ["net_value_per_fanout", "net value per fan-out"],
+];
+
+export function formatTable(r: Report): string {
+  const policies = Object.keys(r.policies);
+  const out: string[] = [];
+  const m = r.measured;
+  out.push(
+    `scenario ${r.scenario} (seed ${r.seed}), ${r.duration_s} s measured${r.interrupted ? " — INTERRUPTED, partial" : ""}`,
+    `measured fan-out to all peers: p50 ${m.fanout_p50_ms} ms, p99 ${m.fanout_p99_ms} ms (${m.fanout_samples} direct fan-outs, ${m.fanout_censored} censored); gateway events during ${m.event_share === null ? "n/a" : pct(m.event_share)} of requests`,
+  );
+  const est = Object.entries(m.coordinator_estimates)
+    .map(
+      ([c, e]) =>
+        `${c} (budget ${r.series.budgets[c]} ms): p50 ${e.p50_ms ?? "n/a"}, p99 ${e.p99_ms ?? "n/a"}`,
+    )
+    .join("; ");
+  out.push(`coordinators' own fan-out estimates (median): ${est}`, "");
+  const w0 = Math.max(...ROWS.map(([, l]) => l.length));
+  const w = Math.max(12, ...policies.map((p) => p.length + 1));
+  out.push(`${"".padEnd(w0)} ${policies.map((p) => p.padStart(w)).join("")}`);
+  for (const [key, label] of ROWS) {
+    const cells = policies.map((p) =>
+      cell((r.policies[p] as unknown as Record<string, unknown>)[key]).padStart(w),
+    );
+    out.push(`${label.padEnd(w0)} ${cells.join("")}`);
+  }
+  out.push("", "mode mix by coordinator (speculate/synchronous/degrade/error):");
+  for (const p of policies) {
+    const parts = Object.entries(r.by_coordinator[p] ?? {}).map(([c, s]) => {
+      const x = s.mode_mix;
+      return `${c} ${pct(x.speculate ?? 0)}/${pct(x.synchronous ?? 0)}/${pct(x.degrade ?? 0)}/${pct(x.error ?? 0)}`;
+    });
+    out.push(`  ${p.padEnd(14)} ${parts.join("   ")}`);
+  }
+  out.push("", "sensitivity: net value per fan-out over the weight grid");
+  const keys = ["correct", "latencyPerMs", "abandonPerMs", "miss"] as const;
+  out.push(
+    `  ${keys.map((k) => k.padStart(12)).join("")}  ${policies.map((p) => p.padStart(w)).join("")}  best`,
+  );
+  for (const row of r.sensitivity) {
+    const ws = keys.map((k) => String(row.weights[k]).padStart(12)).join("");
+    const vs = policies.map((p) => (row.net_value_per_fanout[p] ?? NaN).toFixed(2).padStart(w)).join("");
+    out.push(`  ${ws}  ${vs}  ${row.best.join(",")}`);
+  }
+  const checks = Object.entries(r.checks);
+  if (checks.length > 0) {
+    out.push("", "the seed's predictions, on the measured numbers:");
+    for (const [k, v] of checks) out.push(`  ${v === null ? "n/a " : v ? "yes " : "NO  "} ${k}`);
+  }
+  if (r.processes !== null) {
+    const pr = r.processes;
+    out.push(
+      "",
+      `processes: ${pr.peers} peers + ${pr.coordinators} coordinators; startup ${(pr.startup_ms_all / 1000).toFixed(1)} s (slowest node ${(pr.startup_ms_max / 1000).toFixed(1)} s); crashed ${pr.crashed.length}, killed after grace ${pr.killed_after_grace.length}, left running ${pr.left_running.length}`,
+    );
+  }
+  return out.join("\n") + "\n";
+}
+
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return "n/a";
+  if (typeof v === "number") return Number.isInteger(v) ? String(v) : v.toFixed(Math.abs(v) >= 100 ? 1 : 3);
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+function pct(x: number): string {
+  return `${Math.round(x * 100)}%`;
+}

@@ -1,0 +1,260 @@
+/**
+ * report.json: the scenario, what was measured, the per-policy fields (policy-stats.ts), the same per
+ * coordinator, the sensitivity grid, the checks the seed predicts (evaluated on the measured numbers,
+ * never forced) and the series the HTML charts draw.
+ */
+import type { PolicyName } from "../policy/types.js";
+import { policyStats } from "./policy-stats.js";
+import type { PolicyStats } from "./policy-stats.js";
+import type { CallRecord, MeasureRecord } from "./records.js";
+import type { Scenario } from "./scenario-types.js";
+import { scoreCall } from "./score-call.js";
+import type { ScoreContext, ScoredCall } from "./score-call.js";
+import { round, sensitivity } from "./value-model.js";
+import type { SensitivityRow } from "./value-model.js";
+
+export interface ProcessSummary {
+  readonly peers: number;
+  readonly coordinators: number;
+  /** Spawn to first answered Probe, ms: slowest node, and all nodes ready. */
+  readonly startup_ms_max: number;
+  readonly startup_ms_all: number;
+  readonly crashed: readonly string[];
+  readonly killed_after_grace: readonly string[];
+  readonly left_running: readonly string[];
+}
+
+export interface Report {
+  readonly scenario: string;
+  readonly seed: number;
+  readonly started_at: string;
+  readonly duration_s: number;
+  readonly interrupted: boolean;
+  readonly processes: ProcessSummary | null;
+  /** Event-loop delay of the testbed process while measuring: how late its own timers and replies ran. */
+  readonly testbed_event_loop_delay_ms: ReportInput["loopDelayMs"];
+  readonly measured: {
+    readonly fanout_p50_ms: number;
+    readonly fanout_p99_ms: number;
+    readonly fanout_samples: number;
+    readonly fanout_censored: number;
+    /** Share of requests sent while a gateway episode (the event) was in progress. */
+    readonly event_share: number | null;
+    /** The coordinators' own fan-out estimates (median over their replies). */
+    readonly coordinator_estimates: Record<
+      string,
+      { readonly p50_ms: number | null; readonly p99_ms: number | null }
+    >;
+  };
+  readonly policies: Record<string, PolicyStats>;
+  readonly by_coordinator: Record<string, Record<string, PolicyStats>>;
+  readonly value_model: Scenario["valueModel"];
+  readonly sensitivity: readonly SensitivityRow[];
+  readonly checks: Record<string, boolean | null>;
+  readonly series: ReportSeries;
+}
+
+export interface ReportSeries {
+  readonly bucket_s: number;
+  readonly budgets: Record<string, number>;
+  /** Per peer: [t_s, p50, p99] per bucket, from every branch the coordinators issued. */
+  readonly peer_latency: Record<
+    string,
+    { readonly group: string; readonly points: [number, number, number][] }
+  >;
+  /** Per policy: [t_s, speculate, synchronous, degrade, error] shares per bucket. */
+  readonly mode_mix: Record<string, [number, number, number, number, number][]>;
+  /** Per policy and coordinator: [t_s, speculate share] per bucket. */
+  readonly speculate_by_coordinator: Record<string, Record<string, [number, number][]>>;
+}
+
+export interface ReportInput {
+  readonly scenario: Scenario;
+  readonly startedAt: Date;
+  readonly durationS: number;
+  readonly interrupted: boolean;
+  readonly calls: readonly CallRecord[];
+  readonly measures: readonly MeasureRecord[];
+  readonly processes: ProcessSummary | null;
+  /** Event-loop delay of the testbed process during the measured run (its own timing error), ms. */
+  readonly loopDelayMs: {
+    readonly p50: number | null;
+    readonly p99: number | null;
+    readonly max: number | null;
+  };
+  readonly score: ScoreContext;
+  readonly peerGroups: ReadonlyMap<string, string>;
+}
+
+export function buildReport(input: ReportInput): Report {
+  const s = input.scenario;
+  const policies = s.policies;
+  const scored = input.calls.map((c) => scoreCall(c, input.score));
+  const byPolicy = new Map<string, ScoredCall[]>(policies.map((p) => [p, []]));
+  for (const c of scored) byPolicy.get(c.policy)?.push(c);
+  const weights = s.valueModel.weights;
+  const stats: Record<string, PolicyStats> = {};
+  for (const [p, calls] of byPolicy) stats[p] = policyStats(calls, weights);
+  const byCoord: Record<string, Record<string, PolicyStats>> = {};
+  for (const [p, calls] of byPolicy) {
+    byCoord[p] = {};
+    for (const c of s.coordinators)
+      byCoord[p][c.name] = policyStats(
+        calls.filter((x) => x.coordinator === c.name),
+        weights,
+      );
+  }
+  const fan = input.measures.map((m) => m.fanoutMs).sort((a, b) => a - b);
+  const firstPolicy = policies[0];
+  const firstCalls = input.calls.filter((c) => c.policy === firstPolicy);
+  const estimates: Report["measured"]["coordinator_estimates"] = {};
+  for (const c of s.coordinators) {
+    const rows = input.calls.filter((r) => r.coordinator === c.name && r.ok);
+    estimates[c.name] = {
+      p50_ms: median(rows.map((r) => r.fanoutP50Ms ?? NaN)),
+      p99_ms: median(rows.map((r) => r.fanoutP99Ms ?? NaN)),
+    };
+  }
+  return {
+    scenario: s.name,
+    seed: s.seed,
+    started_at: input.startedAt.toISOString(),
+    duration_s: round(input.durationS, 2),
+    interrupted: input.interrupted,
+    processes: input.processes,
+    testbed_event_loop_delay_ms: {
+      p50: input.loopDelayMs.p50 === null ? null : round(input.loopDelayMs.p50, 2),
+      p99: input.loopDelayMs.p99 === null ? null : round(input.loopDelayMs.p99, 2),
+      max: input.loopDelayMs.max === null ? null : round(input.loopDelayMs.max, 2),
+    },
+    measured: {
+      fanout_p50_ms: round(quantile(fan, 0.5) ?? NaN, 2),
+      fanout_p99_ms: round(quantile(fan, 0.99) ?? NaN, 2),
+      fanout_samples: fan.length,
+      fanout_censored: input.measures.filter((m) => m.censored).length,
+      event_share:
+        firstCalls.length === 0
+          ? null
+          : round(firstCalls.filter((c) => c.event).length / firstCalls.length, 4),
+      coordinator_estimates: estimates,
+    },
+    policies: stats,
+    by_coordinator: byCoord,
+    value_model: s.valueModel,
+    sensitivity: sensitivity(byPolicy, s.valueModel),
+    checks: checks(stats, sensitivity(byPolicy, s.valueModel)),
+    series: buildSeries(input, scored),
+  };
+}
+
+/** The seed's predictions, evaluated on the measured numbers (null when a policy is missing). */
+function checks(
+  p: Record<string, PolicyStats>,
+  grid: readonly SensitivityRow[],
+): Record<string, boolean | null> {
+  const naive = p["naive-p50"];
+  const rule = p["p99-boundary"];
+  if (naive === undefined || rule === undefined) return {};
+  const gt = (a: number | null, b: number | null): boolean | null =>
+    a === null || b === null ? null : a > b;
+  return {
+    naive_commit_rate_near_71pct:
+      naive.commit_rate === null ? null : Math.abs(naive.commit_rate - 0.71) <= 0.1,
+    naive_speculation_commit_rate_near_71pct:
+      naive.speculation_commit_rate === null ? null : Math.abs(naive.speculation_commit_rate - 0.71) <= 0.1,
+    rule_fewer_commits_per_fanout: naive.commits_per_fanout > rule.commits_per_fanout,
+    rule_higher_decision_relevant_commit_rate: gt(
+      rule.decision_relevant_commit_rate,
+      naive.decision_relevant_commit_rate,
+    ),
+    rule_lower_abandon_cost_per_fanout: rule.abandon_cost_ms_per_fanout < naive.abandon_cost_ms_per_fanout,
+    rule_net_value_above_naive_everywhere_on_grid: grid.every(
+      (g) =>
+        (g.net_value_per_fanout["p99-boundary"] ?? -Infinity) >
+        (g.net_value_per_fanout["naive-p50"] ?? Infinity),
+    ),
+    rule_net_value_above_naive_at_default_weights: rule.net_value_per_fanout > naive.net_value_per_fanout,
+  };
+}
+
+function buildSeries(input: ReportInput, scored: readonly ScoredCall[]): ReportSeries {
+  const s = input.scenario;
+  const span = Math.max(1, input.durationS);
+  const bucket = span <= 20 ? 2 : span <= 90 ? 5 : 10;
+  const nb = Math.max(1, Math.ceil(span / bucket));
+  const idx = (tMs: number): number => Math.min(nb - 1, Math.max(0, Math.floor(tMs / 1000 / bucket)));
+  const mid = (i: number): number => round((i + 0.5) * bucket, 2);
+
+  const lat = new Map<string, number[][]>();
+  for (const c of input.calls) {
+    for (const b of c.branches) {
+      let rows = lat.get(b.peer);
+      if (rows === undefined) lat.set(b.peer, (rows = Array.from({ length: nb }, () => [])));
+      rows[idx(c.t)]!.push(b.latencyMs);
+    }
+  }
+  const peerLatency: ReportSeries["peer_latency"] = {};
+  for (const [peer, rows] of [...lat.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const points: [number, number, number][] = [];
+    rows.forEach((xs, i) => {
+      if (xs.length === 0) return;
+      xs.sort((a, b) => a - b);
+      points.push([mid(i), round(quantile(xs, 0.5)!, 2), round(quantile(xs, 0.99)!, 2)]);
+    });
+    peerLatency[peer] = { group: input.peerGroups.get(peer) ?? "peer", points };
+  }
+
+  const modeMix: ReportSeries["mode_mix"] = {};
+  const specBy: ReportSeries["speculate_by_coordinator"] = {};
+  for (const policy of s.policies) {
+    const counts = Array.from({ length: nb }, () => [0, 0, 0, 0]);
+    const per = new Map(
+      s.coordinators.map((c) => [c.name, Array.from({ length: nb }, () => [0, 0])] as const),
+    );
+    for (const c of scored) {
+      if (c.policy !== policy) continue;
+      const i = idx(c.t);
+      const k = ["speculate", "synchronous", "degrade", "error"].indexOf(c.mode);
+      counts[i]![k]!++;
+      const row = per.get(c.coordinator)?.[i];
+      if (row !== undefined) {
+        row[1]!++;
+        if (c.mode === "speculate") row[0]!++;
+      }
+    }
+    modeMix[policy] = counts.flatMap((xs, i) => {
+      const n = xs.reduce((a, b) => a + b, 0);
+      return n === 0
+        ? []
+        : [[mid(i), ...xs.map((x) => round(x / n, 3))] as [number, number, number, number, number]];
+    });
+    specBy[policy] = {};
+    for (const [name, rows] of per) {
+      specBy[policy][name] = rows.flatMap(([sp, n], i) =>
+        n === 0 ? [] : [[mid(i), round(sp! / n!, 3)] as [number, number]],
+      );
+    }
+  }
+  return {
+    bucket_s: bucket,
+    budgets: Object.fromEntries(s.coordinators.map((c) => [c.name, c.budgetMs])),
+    peer_latency: peerLatency,
+    mode_mix: modeMix,
+    speculate_by_coordinator: specBy,
+  };
+}
+
+/** Nearest-rank quantile of sorted values; undefined when empty. */
+export function quantile(sorted: readonly number[], q: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+
+function median(xs: readonly number[]): number | null {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  const m = quantile(v, 0.5);
+  return m === undefined ? null : round(m, 2);
+}
+
+export type { PolicyName };

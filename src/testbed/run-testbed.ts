@@ -1,0 +1,301 @@
+/**
+ * One testbed run: start the scenario's nodes as real processes on loopback, wait until every node
+ * answers and every coordinator sees every peer, warm up, drive the measured load, stop every process
+ * (and check that none is left), and write report.json, report.html and the terminal table. SIGINT or
+ * SIGTERM ends the load early; the processes are still stopped and the partial report still written.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { TailswarmError } from "../errors.js";
+import { freePorts } from "./free-port.js";
+import { Launcher } from "./launcher.js";
+import type { Launched } from "./launcher.js";
+import { LoadGenerator } from "./load-generator.js";
+import { Progress } from "./progress.js";
+import { buildReport } from "./report.js";
+import type { ProcessSummary, Report } from "./report.js";
+import { renderHtml } from "./report-html.js";
+import { formatTable } from "./report-table.js";
+import { requestStream } from "./request-stream.js";
+import type { Scenario } from "./scenario-types.js";
+import { scoreContext } from "./score-call.js";
+import { SwarmClient } from "./swarm-client.js";
+import {
+  coordinatorNodeConfig,
+  decisionOptions,
+  gatewayModels,
+  peerNodeConfig,
+  planPeers,
+} from "./topology.js";
+
+export interface RunOptions {
+  readonly scenario: Scenario;
+  readonly outDir: string;
+  /** Stops the run early (Ctrl-C); the report is still written. */
+  readonly signal?: AbortSignal;
+  readonly progress?: Progress;
+  /** Spawn-to-ready limit for all nodes, ms. Default 120 s. */
+  readonly startupTimeoutMs?: number;
+}
+
+export interface RunResult {
+  readonly report: Report;
+  readonly table: string;
+  readonly files: { readonly json: string; readonly html: string; readonly table: string };
+  /** Every process the run started (their pids), for callers that verify none outlived it. */
+  readonly pids: readonly number[];
+}
+
+const DEFAULT_RESERVE_MS = 5;
+
+export async function runTestbed(o: RunOptions): Promise<RunResult> {
+  const s = o.scenario;
+  const progress = o.progress ?? new Progress();
+  const outDir = resolve(o.outDir);
+  const nodesDir = join(outDir, "nodes");
+  await mkdir(nodesDir, { recursive: true });
+  const peers = planPeers(s);
+  const decision = decisionOptions(s, peers) as {
+    options: string[];
+    prior: string;
+    weights: Record<string, number>;
+  };
+  const ports = await freePorts(peers.length + s.coordinators.length);
+  const launcher = new Launcher(nodesDir);
+  const clients: SwarmClient[] = [];
+  const gen = new LoadGenerator(s, {
+    coordinators: new Map(),
+    peers: new Map(),
+    gateways: gatewayModels(s),
+    decision,
+  });
+  let interrupted = false;
+  const onAbort = (): void => {
+    interrupted = true;
+    gen.stop();
+  };
+  o.signal?.addEventListener("abort", onAbort, { once: true });
+  if (o.signal?.aborted) interrupted = true;
+
+  let processes: ProcessSummary | null = null;
+  const startedAt = new Date();
+  let measuredStart = Date.now();
+  let measuredEnd = measuredStart;
+  const peerClients = new Map<string, SwarmClient>();
+  const coordClients = new Map<string, SwarmClient>();
+  let startupMsAll = 0;
+  let startupMax = 0;
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  try {
+    // 1. processes
+    progress.log(
+      `testbed ${s.name}: starting ${peers.length} peers and ${s.coordinators.length} coordinators (logs: ${nodesDir})`,
+    );
+    const t0 = Date.now();
+    const launched: Launched[] = [];
+    for (const [i, p] of peers.entries()) {
+      launched.push(await launcher.start({ id: p.id, config: peerNodeConfig(s, p, ports[i]!) }));
+      peerClients.set(p.id, new SwarmClient(`127.0.0.1:${ports[i]!}`));
+    }
+    const peerPorts = ports.slice(0, peers.length);
+    for (const [j, c] of s.coordinators.entries()) {
+      const port = ports[peers.length + j]!;
+      launched.push(
+        await launcher.start({ id: c.name, config: coordinatorNodeConfig(s, c.name, port, peerPorts) }),
+      );
+      coordClients.set(c.name, new SwarmClient(`127.0.0.1:${port}`));
+    }
+    clients.push(...peerClients.values(), ...coordClients.values());
+    const all = new Map([...peerClients, ...coordClients]);
+    const ready = await waitReady(launcher, all, o.startupTimeoutMs ?? 120_000, o.signal, progress, t0);
+    startupMax = Math.max(...ready.values());
+    startupMsAll = Date.now() - t0;
+    progress.log(
+      `all ${all.size} nodes answer after ${(startupMsAll / 1000).toFixed(1)} s (slowest ${(startupMax / 1000).toFixed(1)} s)`,
+    );
+    await waitMembership(coordClients, peers.length, decision, o.signal);
+
+    const targets = { coordinators: coordClients, peers: peerClients, gateways: gatewayModels(s), decision };
+    const run = new LoadGenerator(s, targets);
+    o.signal?.removeEventListener("abort", onAbort);
+    const stopRun = (): void => {
+      interrupted = true;
+      run.stop();
+    };
+    o.signal?.addEventListener("abort", stopRun, { once: true });
+    // 2. warm-up: the same kind of load, not recorded, so estimates are fresh when counting starts.
+    if (!interrupted && s.warmupS > 0) {
+      const warm = requestStream(s.seed, s.coordinators, s.warmupS * 1000, "warmup");
+      const t = Date.now();
+      const timer = setInterval(
+        () => progress.update("warm-up", (Date.now() - t) / 1000, s.warmupS, ""),
+        250,
+      );
+      await run.run(warm, s.policies, false).finally(() => clearInterval(timer));
+    }
+    // 3. measured load
+    if (!interrupted) {
+      const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
+      measuredStart = Date.now();
+      loopDelay.enable();
+      run.startMeasuring(measuredStart);
+      const timer = setInterval(() => {
+        const c = run.counters;
+        progress.update(
+          "testbed",
+          (Date.now() - measuredStart) / 1000,
+          s.durationS,
+          `calls ${c.done}/${c.sent}  failed ${c.failed}  direct fan-outs ${c.measured}`,
+        );
+      }, 250);
+      await run.run(stream, s.policies, true).finally(() => clearInterval(timer));
+      run.stop();
+      await run.drain();
+      measuredEnd = Date.now();
+      loopDelay.disable();
+    }
+    o.signal?.removeEventListener("abort", stopRun);
+    gen.calls.push(...run.calls);
+    gen.measures.push(...run.measures);
+    progress.done();
+  } finally {
+    o.signal?.removeEventListener("abort", onAbort);
+    gen.stop();
+    for (const c of clients) c.close();
+    progress.log("stopping every node...");
+    const crashed = launcher.crashed().map((l) => l.id);
+    const stop = await launcher.stopAll(3_000);
+    processes = {
+      peers: peers.length,
+      coordinators: s.coordinators.length,
+      startup_ms_max: Math.round(startupMax),
+      startup_ms_all: Math.round(startupMsAll),
+      crashed,
+      killed_after_grace: stop.killed,
+      left_running: stop.leftRunning,
+    };
+  }
+  if (measuredEnd < measuredStart) measuredEnd = measuredStart;
+  const reserve =
+    typeof s.node.deadlineReserveMs === "number" ? s.node.deadlineReserveMs : DEFAULT_RESERVE_MS;
+  const report = buildReport({
+    scenario: s,
+    startedAt,
+    durationS: (measuredEnd - measuredStart) / 1000,
+    interrupted,
+    calls: gen.calls,
+    measures: gen.measures,
+    processes,
+    loopDelayMs: {
+      p50: loopDelay.count > 0 ? loopDelay.percentile(50) / 1e6 : null,
+      p99: loopDelay.count > 0 ? loopDelay.percentile(99) / 1e6 : null,
+      max: loopDelay.count > 0 ? loopDelay.max / 1e6 : null,
+    },
+    score: scoreContext(peers, decision, s.valueModel.continuationMs, reserve),
+    peerGroups: new Map(
+      peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),
+    ),
+  });
+  const table = formatTable(report);
+  const files = {
+    json: join(outDir, "report.json"),
+    html: join(outDir, "report.html"),
+    table: join(outDir, "report.txt"),
+  };
+  await writeFile(files.json, JSON.stringify(report, null, 2));
+  await writeFile(files.html, renderHtml(report));
+  await writeFile(files.table, table);
+  await writeFile(join(outDir, "calls.jsonl"), gen.calls.map((c) => JSON.stringify(c)).join("\n") + "\n");
+  await writeFile(
+    join(outDir, "direct-fanouts.jsonl"),
+    gen.measures.map((m) => JSON.stringify(m)).join("\n") + "\n",
+  );
+  return { report, table, files, pids: launcher.launched.map((l) => l.pid) };
+}
+
+async function waitReady(
+  launcher: Launcher,
+  clients: ReadonlyMap<string, SwarmClient>,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  progress: Progress,
+  t0: number,
+): Promise<Map<string, number>> {
+  const ready = new Map<string, number>();
+  const until = t0 + timeoutMs;
+  while (ready.size < clients.size) {
+    if (signal?.aborted)
+      throw new TailswarmError("ABORTED", "testbed interrupted while the nodes were starting");
+    const crashed = launcher.crashed();
+    if (crashed.length > 0) {
+      const c = crashed[0]!;
+      throw new TailswarmError(
+        "INTERNAL",
+        `node ${c.id} exited during startup (code ${c.exitCode ?? c.exitSignal}); see ${c.logFile}`,
+      );
+    }
+    if (Date.now() > until) {
+      const missing = [...clients.keys()].filter((id) => !ready.has(id));
+      throw new TailswarmError(
+        "DEADLINE_EXCEEDED",
+        `startup: ${missing.length} node(s) not answering after ${timeoutMs} ms (${missing.slice(0, 5).join(", ")})`,
+      );
+    }
+    await Promise.all(
+      [...clients].map(async ([id, c]) => {
+        if (ready.has(id)) return;
+        const r = await c.probe(500);
+        if (r.ok) ready.set(id, Date.now() - t0);
+      }),
+    );
+    progress.update(
+      "startup",
+      (Date.now() - t0) / 1000,
+      timeoutMs / 1000,
+      `${ready.size}/${clients.size} nodes answering`,
+    );
+    if (ready.size < clients.size) await new Promise((r) => setTimeout(r, 200));
+  }
+  progress.done();
+  return ready;
+}
+
+/** Until every coordinator fans out to every peer (its membership has probed them all). */
+async function waitMembership(
+  coordinators: ReadonlyMap<string, SwarmClient>,
+  peers: number,
+  decision: unknown,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const until = Date.now() + 30_000;
+  const pending = new Set(coordinators.keys());
+  let last = "";
+  while (pending.size > 0) {
+    if (signal?.aborted)
+      throw new TailswarmError("ABORTED", "testbed interrupted while waiting for membership");
+    for (const name of [...pending]) {
+      const r = await coordinators.get(name)!.coordinate({
+        kind: "vote",
+        payload: { question: "membership", truth: "hold" },
+        policy: "always-sync",
+        decision: "quorum-vote",
+        options: decision,
+        budgetMs: 2_000,
+      });
+      if (r.ok && r.value.branches.length >= peers) pending.delete(name);
+      else
+        last = r.ok
+          ? `${name} sees ${r.value.branches.length}/${peers} peers`
+          : `${name}: ${r.code} ${r.message}`;
+    }
+    if (pending.size === 0) break;
+    if (Date.now() > until) {
+      throw new TailswarmError(
+        "DEADLINE_EXCEEDED",
+        `membership: coordinators still missing peers after 30 s (${last})`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Scores one Coordinate call after the fact, for the value model and the policy table
+ * (docs/value-model.md says how each quantity is counted). Everything here is measured on the call
+ * except the continuation (`continuationMs`, a value-model parameter) and the would-be answers of
+ * branches that never answered, which follow from the workload (informed peers answer the truth,
+ * the others the prior).
+ */
+import { quorumVote } from "../decision/quorum-vote.js";
+import type { VoteAnswer } from "../decision/quorum-vote.js";
+import type { DecisionModel } from "../decision/types.js";
+import type { CallRecord } from "./records.js";
+import type { PeerPlan } from "./topology.js";
+
+export type ScoredMode = "speculate" | "synchronous" | "degrade" | "error";
+
+export interface ScoredCall {
+  readonly policy: string;
+  readonly coordinator: string;
+  readonly t: number;
+  readonly mode: ScoredMode;
+  readonly correct: boolean;
+  readonly miss: boolean;
+  readonly event: boolean;
+  /** Branches issued in speculate mode, and those committed / committed and decision-relevant. */
+  readonly speculativeBranches: number;
+  readonly committed: number;
+  readonly relevantCommits: number;
+  /** Bits carried by the committed speculative answers (infoGainPerCommitted × committed). */
+  readonly committedBits: number;
+  readonly abandoned: number;
+  readonly late: number;
+  /** Abandoned or late branches whose answer, added to the committed ones, would have changed the action. */
+  readonly highValueLost: number;
+  /** Speculate mode: the fan-out reached its deadline with branches still out (the speculation was abandoned). */
+  readonly speculationAbandoned: boolean;
+  /** Continuation work overlapped with the fan-out and used (speculation committed), ms. */
+  readonly overlapMs: number;
+  /** Continuation work thrown away (speculation abandoned), ms. */
+  readonly thrownMs: number;
+  /** Peers' work lost on abandoned branches, and on late (synchronous, past the deadline) ones, ms. */
+  readonly abandonLostMs: number;
+  readonly lateLostMs: number;
+  /** Request sent to the end of the coordinator's continuation, ms. */
+  readonly completionMs: number;
+}
+
+export interface ScoreContext {
+  readonly peers: ReadonlyMap<string, PeerPlan>;
+  readonly prior: string;
+  readonly continuationMs: number;
+  /** The node's deadline reserve: the fan-out's own budget is budgetMs minus this. */
+  readonly reserveMs: number;
+  readonly model: DecisionModel<VoteAnswer, string>;
+}
+
+export function scoreContext(
+  peers: readonly PeerPlan[],
+  decision: { options: readonly string[]; prior: string; weights: Record<string, number> },
+  continuationMs: number,
+  reserveMs: number,
+): ScoreContext {
+  return {
+    peers: new Map(peers.map((p) => [p.id, p])),
+    prior: decision.prior,
+    continuationMs,
+    reserveMs,
+    model: quorumVote({ options: decision.options, prior: decision.prior, weights: decision.weights }),
+  };
+}
+
+const ANSWERED = new Set(["committed", "partial"]);
+
+export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
+  const C = ctx.continuationMs;
+  const base = {
+    policy: r.policy,
+    coordinator: r.coordinator,
+    t: r.t,
+    event: r.event,
+  };
+  if (!r.ok) {
+    // No decision within the budget: the caller falls back to its prior at the deadline.
+    return {
+      ...base,
+      mode: "error",
+      correct: ctx.prior === r.truth,
+      miss: true,
+      speculativeBranches: 0,
+      committed: 0,
+      relevantCommits: 0,
+      committedBits: 0,
+      abandoned: 0,
+      late: 0,
+      highValueLost: 0,
+      speculationAbandoned: false,
+      overlapMs: 0,
+      thrownMs: 0,
+      abandonLostMs: 0,
+      lateLostMs: 0,
+      completionMs: r.budgetMs + C,
+    };
+  }
+  const mode: ScoredMode =
+    r.mode === "speculate" || r.mode === "synchronous" || r.mode === "degrade" ? r.mode : "degrade";
+  const speculative = mode === "speculate";
+  const answers = new Map<string, VoteAnswer>();
+  for (const b of r.branches)
+    if (ANSWERED.has(b.outcome)) answers.set(b.peer, { vote: wouldAnswer(b.peer, r, ctx) });
+  const action = ctx.model.decide(answers);
+  let committed = 0;
+  let relevant = 0;
+  let abandoned = 0;
+  let late = 0;
+  let highValueLost = 0;
+  let abandonLostMs = 0;
+  let lateLostMs = 0;
+  for (const b of r.branches) {
+    const lost = b.unsettled ? b.latencyMs : b.lostWorkMs;
+    if (b.outcome === "committed" && speculative) {
+      committed++;
+      if (b.relevant) relevant++;
+    } else if (b.outcome === "abandoned") {
+      abandoned++;
+      abandonLostMs += lost;
+    } else if (b.outcome === "late") {
+      late++;
+      lateLostMs += lost;
+    }
+    if (b.outcome === "abandoned" || b.outcome === "late") {
+      const withIt = new Map(answers);
+      withIt.set(b.peer, { vote: wouldAnswer(b.peer, r, ctx) });
+      if (ctx.model.decide(withIt) !== action) highValueLost++;
+    }
+  }
+  const elapsed = r.elapsedMs ?? r.rttMs;
+  const fanoutBudget = r.budgetMs - ctx.reserveMs;
+  const speculationAbandoned = speculative && abandoned > 0 && elapsed >= fanoutBudget - 1.5;
+  const overlapMs = speculative && !speculationAbandoned ? Math.min(C, elapsed) : 0;
+  const thrownMs = speculationAbandoned ? Math.min(C, elapsed) : 0;
+  return {
+    ...base,
+    mode,
+    correct: r.action === r.truth,
+    miss: r.deadlineMissed,
+    speculativeBranches: speculative ? r.branches.length : 0,
+    committed,
+    relevantCommits: relevant,
+    committedBits: speculative && r.infoGainPerCommitted !== null ? r.infoGainPerCommitted * answers.size : 0,
+    abandoned,
+    late,
+    highValueLost,
+    speculationAbandoned,
+    overlapMs,
+    thrownMs,
+    abandonLostMs,
+    lateLostMs,
+    completionMs: r.rttMs + C - overlapMs,
+  };
+}
+
+function wouldAnswer(peer: string, r: CallRecord, ctx: ScoreContext): string {
+  return ctx.peers.get(peer)?.informed === true ? r.truth : ctx.prior;
+}
