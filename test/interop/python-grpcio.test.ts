@@ -1,0 +1,83 @@
+/** A node driven from python3-grpcio (Debian's package): health, Coordinate, DEADLINE_EXCEEDED. */
+import { execFile, execFileSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/node/config/load-config.js";
+import { SwarmNode } from "../../src/node/node.js";
+
+const PYTHON = "/usr/bin/python3";
+const script = join(dirname(fileURLToPath(import.meta.url)), "drive_node.py");
+
+let skipWhy = "";
+try {
+  execFileSync(PYTHON, ["-c", "import grpc"], { stdio: "pipe" });
+} catch (err) {
+  skipWhy = `${PYTHON} cannot import grpc (install python3-grpcio): ${(err as Error).message.split("\n")[0]}`;
+  console.warn(`skipping the python interop test: ${skipWhy}`);
+}
+
+let coordinator: SwarmNode | undefined;
+let peer: SwarmNode | undefined;
+
+beforeAll(async () => {
+  if (skipWhy !== "") return;
+  const peerConfig = await loadConfig({ argv: ["--node-id", "py-peer", "--listen", "127.0.0.1:0"], env: {} });
+  peer = await SwarmNode.start({
+    config: {
+      ...peerConfig.config,
+      handlers: [
+        { kind: "vote", use: "vote", options: { stance: "ship" } },
+        // 5 s of modelled latency: far beyond any deadline the test gives.
+        {
+          kind: "slow",
+          use: "synthetic",
+          options: { body: { medianMs: 5_000, sigma: 0 }, wrap: { use: "vote" } },
+        },
+      ],
+    },
+  });
+  const c = await loadConfig({
+    argv: [
+      "--node-id",
+      "py-coord",
+      "--listen",
+      "127.0.0.1:0",
+      "--peers",
+      peer.address,
+      "--probe-interval-ms",
+      "200",
+      "--probe-timeout-ms",
+      "200",
+    ],
+    env: {},
+  });
+  coordinator = await SwarmNode.start({ config: c.config });
+  for (let i = 0; i < 100 && !coordinator.status().peers.some((p) => p.up); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 60_000);
+
+afterAll(() => {
+  coordinator?.forceStop();
+  peer?.forceStop();
+});
+
+describe.skipIf(skipWhy !== "")("python3-grpcio interop", () => {
+  it("checks health, coordinates within a deadline, and gets DEADLINE_EXCEEDED from slow peers", async () => {
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(PYTHON, [script, coordinator!.address], { timeout: 60_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+    const r = JSON.parse(out) as {
+      health: string;
+      coordinate: { action: string; mode: string; committed: number; node_id: string };
+      slow: string;
+    };
+    expect(r.health).toBe("SERVING");
+    expect(r.coordinate).toMatchObject({ action: "ship", committed: 1, node_id: "py-coord" });
+    expect(["speculate", "synchronous"]).toContain(r.coordinate.mode);
+    expect(r.slow).toBe("DEADLINE_EXCEEDED");
+  });
+});
