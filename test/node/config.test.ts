@@ -134,3 +134,16 @@ describe("node config", () => {
     expect(new Set(configFields.map((f) => envName(f.path))).size).toBe(configFields.length);
   });
 });
+
+describe("docs/configuration.md", () => {
+  it("lists every key, variable and flag", async () => {
+    const { readFileSync } = await import("node:fs");
+    const doc = readFileSync(join(__dirname, "..", "..", "docs", "configuration.md"), "utf8");
+    for (const f of configFields) {
+      expect(doc).toContain(`\`${f.path}\``);
+      expect(doc).toContain(envName(f.path));
+      expect(doc).toContain(`--${flagName(f.path)}`);
+    }
+    for (const code of ["| 0 ", "| 1 ", "| 2 ", "| 78 ", "| 130 ", "| 143 "]) expect(doc).toContain(code);
+  });
+});
