@@ -24,6 +24,8 @@ import { TailswarmError } from "../errors.js";
 import type { HandlerContext, TaskHandler } from "../mesh/handler.js";
 import type { RoutingAdvert } from "../routing/advert.js";
 import { queueKey } from "../routing/commodity.js";
+import { PrimitiveTable } from "../routing/primitives.js";
+import type { PrimitiveSpec } from "../routing/primitives.js";
 import type { RetentionPolicyName } from "../routing/retention.js";
 import { contextSignature } from "../routing/context-task.js";
 import { MAX_ADVERTISED_SIGNATURES } from "../routing/signature.js";
@@ -278,3 +280,29 @@ export function createContextWorker(
 /** The `HandlerFactory` of the shipped handler `context`. */
 export const createContextWorkerHandler: HandlerFactory = (options, env) =>
   createContextWorker(parseContextWorkerOptions(options, env.path), env.nodeId, env.clock);
+
+/**
+ * The primitives `w, p, P` that a context worker's options make true for `classes` (what MABP is given
+ * in configuration; Learn-MABP would estimate them): the memory stage `class/0` costs 1 unit (penalty
+ * 1) with its context resident and K without, and creates a verifier job `class/1` with the
+ * configured probabilities; the verifier costs `verifyWork`.
+ */
+export function contextWorkerPrimitives(
+  o: Pick<ContextWorkerOptions, "missFactor" | "verifyWork" | "verifyOnHit" | "verifyOnMiss">,
+  classes: readonly string[],
+): PrimitiveTable {
+  const specs: Record<string, PrimitiveSpec> = {};
+  for (const c of classes) {
+    const verify = queueKey(c, 1);
+    specs[queueKey(c, 0)] = {
+      noReuse: {
+        work: o.missFactor,
+        penalty: o.missFactor,
+        successors: [{ key: verify, p: o.verifyOnMiss }],
+      },
+      reuse: { work: 1, penalty: 1, successors: [{ key: verify, p: o.verifyOnHit }] },
+    };
+    specs[verify] = { noReuse: { work: o.verifyWork, penalty: o.verifyWork, successors: [] } };
+  }
+  return new PrimitiveTable(specs);
+}
