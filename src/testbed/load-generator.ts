@@ -41,6 +41,8 @@ export class LoadGenerator {
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
   #measureTimer: NodeJS.Timeout | undefined;
+  /** Ends the current `run` at once (stop). */
+  #wake: () => void = () => undefined;
 
   constructor(scenario: Scenario, targets: LoadTargets) {
     this.#s = scenario;
@@ -66,6 +68,7 @@ export class LoadGenerator {
     const budgets = new Map(this.#s.coordinators.map((c) => [c.name, c.budgetMs] as const));
     let next = 0;
     await new Promise<void>((resolve) => {
+      this.#wake = resolve;
       const tick = (): void => {
         this.#timer = undefined;
         const now = Date.now() - start;
@@ -101,13 +104,9 @@ export class LoadGenerator {
 
   stop(): void {
     this.#stopped = true;
+    this.#wake();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     if (this.#measureTimer !== undefined) clearTimeout(this.#measureTimer);
-  }
-
-  /** Resume sending after a `stop()` (the warm-up phase stops its measuring this way). */
-  resume(): void {
-    this.#stopped = false;
   }
 
   async drain(): Promise<void> {

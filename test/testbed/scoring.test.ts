@@ -1,0 +1,173 @@
+import { describe, expect, it } from "vitest";
+import { policyStats } from "../../src/testbed/policy-stats.js";
+import type { BranchRow, CallRecord } from "../../src/testbed/records.js";
+import { parseScenario } from "../../src/testbed/scenario-loader.js";
+import { scoreCall, scoreContext } from "../../src/testbed/score-call.js";
+import { decisionOptions, planPeers } from "../../src/testbed/topology.js";
+import { netValue, sensitivity } from "../../src/testbed/value-model.js";
+
+const scenario = parseScenario({
+  name: "t",
+  regions: [{ name: "r", peers: 4, latency: { body: { medianMs: 5, sigma: 0.3 } } }],
+  gateways: [{ group: "g", region: "r", peers: 1, episodesPerSecond: 1, durationMs: { min: 100, max: 200 } }],
+  coordinators: [{ name: "c", budgetMs: 90 }],
+  valueModel: { continuationMs: 30, weights: { correct: 100, latencyPerMs: 1, abandonPerMs: 1, miss: 50 } },
+});
+const peers = planPeers(scenario); // r-g-01 (informed, weight 4), r-02, r-03, r-04
+const decision = decisionOptions(scenario, peers) as {
+  options: string[];
+  prior: string;
+  weights: Record<string, number>;
+};
+const ctx = scoreContext(peers, decision, 30, 3);
+const gw = peers.find((p) => p.informed)!.id;
+const others = peers.filter((p) => !p.informed).map((p) => p.id);
+
+const branch = (
+  peer: string,
+  outcome: string,
+  relevant = false,
+  latencyMs = 20,
+  lostWorkMs = 0,
+): BranchRow => ({
+  peer,
+  outcome,
+  relevant,
+  latencyMs,
+  lostWorkMs,
+  unsettled: false,
+});
+
+function call(over: Partial<CallRecord>): CallRecord {
+  return {
+    t: 0,
+    coordinator: "c",
+    budgetMs: 90,
+    policy: "naive-p50",
+    request: 0,
+    truth: "hold",
+    event: false,
+    ok: true,
+    rttMs: 25,
+    action: "hold",
+    mode: "speculate",
+    elapsedMs: 22,
+    deadlineMissed: false,
+    infoGainPerCommitted: 0.1,
+    branches: [],
+    ...over,
+  };
+}
+
+describe("scoring a call after the fact", () => {
+  it("a speculation that commits overlaps the continuation and charges nothing thrown away", () => {
+    const s = scoreCall(call({ branches: [gw, ...others].map((p) => branch(p, "committed")) }), ctx);
+    expect(s).toMatchObject({
+      mode: "speculate",
+      correct: true,
+      committed: 4,
+      relevantCommits: 0,
+      speculationAbandoned: false,
+    });
+    expect(s.overlapMs).toBe(22);
+    expect(s.completionMs).toBeCloseTo(25 + 30 - 22);
+    expect(s.thrownMs).toBe(0);
+  });
+
+  it("a speculation cut at its deadline throws the continuation away and counts the branch that would have flipped", () => {
+    const r = call({
+      truth: "act",
+      event: true,
+      elapsedMs: 87,
+      rttMs: 89,
+      branches: [branch(gw, "abandoned", false, 87, 80), ...others.map((p) => branch(p, "committed"))],
+    });
+    const s = scoreCall(r, ctx);
+    expect(s).toMatchObject({ correct: false, abandoned: 1, highValueLost: 1, speculationAbandoned: true });
+    expect(s.thrownMs).toBe(30);
+    expect(s.abandonLostMs).toBe(80);
+    expect(s.completionMs).toBeCloseTo(89 + 30);
+    // value = 0 (wrong) − 1·119 − 1·(30 + 80)
+    expect(netValue(s, scenario.valueModel.weights)).toBeCloseTo(-229);
+  });
+
+  it("synchronous branches are not speculative commits; late ones are lost work but not abandon cost", () => {
+    const r = call({
+      policy: "p99-boundary",
+      mode: "synchronous",
+      elapsedMs: 87,
+      rttMs: 89,
+      branches: [branch(gw, "late", false, 87, 85), ...others.map((p) => branch(p, "partial"))],
+    });
+    const s = scoreCall(r, ctx);
+    expect(s).toMatchObject({
+      speculativeBranches: 0,
+      committed: 0,
+      lateLostMs: 85,
+      abandonLostMs: 0,
+      thrownMs: 0,
+    });
+    const stats = policyStats([s], scenario.valueModel.weights);
+    expect(stats).toMatchObject({
+      commit_rate: null,
+      decision_relevant_commit_rate: null,
+      abandon_cost_ms_per_fanout: 0,
+    });
+    expect(stats.late_lost_work_ms_per_fanout).toBe(85);
+  });
+
+  it("a failed call is a missed deadline decided by the caller's prior", () => {
+    const s = scoreCall(
+      call({ ok: false, code: "DEADLINE_EXCEEDED", rttMs: 95, truth: "act", event: true }),
+      ctx,
+    );
+    expect(s).toMatchObject({ mode: "error", miss: true, correct: false, completionMs: 120 });
+  });
+
+  it("policy fields: commit rate per branch, commits per fan-out, decision-relevant commit rate", () => {
+    const a = scoreCall(call({ branches: [gw, ...others].map((p) => branch(p, "committed")) }), ctx);
+    const b = scoreCall(
+      call({
+        truth: "act",
+        action: "act",
+        event: true,
+        branches: [
+          branch(gw, "committed", true),
+          ...others.map((p, i) => branch(p, i === 0 ? "abandoned" : "committed")),
+        ],
+      }),
+      ctx,
+    );
+    const d = scoreCall(call({ mode: "degrade", branches: [], elapsedMs: 0.2, rttMs: 2 }), ctx);
+    const stats = policyStats([a, b, d], scenario.valueModel.weights);
+    expect(stats.fanouts).toBe(3);
+    expect(stats.speculative_branches).toBe(8);
+    expect(stats.commit_rate).toBeCloseTo(7 / 8);
+    expect(stats.commits_per_fanout).toBeCloseTo(7 / 3, 2);
+    expect(stats.decision_relevant_commit_rate).toBeCloseTo(1 / 7, 3);
+    expect(stats.accuracy).toBe(1);
+    expect(stats.mode_mix).toMatchObject({ speculate: 0.6667, degrade: 0.3333 });
+  });
+
+  it("the sensitivity grid covers every combination and names the best policy per row", () => {
+    const s = parseScenario({
+      ...{
+        name: "g",
+        regions: [{ name: "r", peers: 1, latency: { body: { medianMs: 5 } } }],
+        coordinators: [{ name: "c", budgetMs: 9 }],
+      },
+      valueModel: { grid: { correct: [1, 2], latencyPerMs: [0, 1], abandonPerMs: [0, 1, 2] } },
+    });
+    const good = scoreCall(call({ mode: "degrade", rttMs: 1, elapsedMs: 0 }), ctx);
+    const bad = scoreCall(call({ ok: false, code: "UNAVAILABLE" }), ctx);
+    const rows = sensitivity(
+      new Map([
+        ["a", [good]],
+        ["b", [bad]],
+      ]),
+      s.valueModel,
+    );
+    expect(rows).toHaveLength(12);
+    expect(rows.every((r) => r.best.includes("a"))).toBe(true);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * The seed scenario as real processes, short: the report's fields, the orderings the seed predicts,
+ * and no testbed process alive afterwards. Runs the built CLI (npm run build first).
+ *
+ * The orderings are asserted only when the run reproduced the scenario's latency (the measured
+ * fan-out p50 within 3x of the model's): on a machine so loaded that a 22 ms fan-out takes 500 ms,
+ * the run measures the machine, and the test says so instead of asserting on it.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const MAIN = resolve("dist/cli/main.js");
+const MODEL_FANOUT_P50_MS = 21.5; // the seed scenario's calibration (docs/testbed.md)
+
+function runCli(args: string[], interruptAfterMs?: number): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [MAIN, "testbed", ...args], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      if (interruptAfterMs !== undefined && /^testbed \d/m.test(stderr)) {
+        setTimeout(() => child.kill("SIGINT"), interruptAfterMs);
+        interruptAfterMs = undefined;
+      }
+    });
+    child.on("exit", (code) => done({ code, stderr }));
+  });
+}
+
+/** Processes whose command line mentions `dir` (the run's node configs live there). */
+function processesUsing(dir: string): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      if (cmd.includes(dir)) out.push(`${pid} ${cmd}`);
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
+  "tailswarm testbed (real processes)",
+  () => {
+    it(
+      "runs the seed scenario, reports every field, and leaves no process behind",
+      { timeout: 240_000 },
+      async (ctx) => {
+        const out = mkdtempSync(join(tmpdir(), "tailswarm-testbed-"));
+        const { code, stderr } = await runCli(["--duration", "12", "--warmup", "4", "--out", out]);
+        expect(code, stderr).toBe(0);
+        expect(processesUsing(out)).toEqual([]);
+        const r = JSON.parse(readFileSync(join(out, "report.json"), "utf8"));
+        expect(r.scenario).toBe("seed-nat-tail");
+        expect(r.processes.left_running).toEqual([]);
+        expect(typeof r.measured.fanout_p50_ms).toBe("number");
+        expect(typeof r.measured.fanout_p99_ms).toBe("number");
+        for (const p of ["naive-p50", "p99-boundary", "always-sync", "never"]) {
+          const s = r.policies[p];
+          for (const k of [
+            "fanouts",
+            "speculative_branches",
+            "commits_per_fanout",
+            "abandon_cost_ms_per_fanout",
+            "deadline_misses",
+            "accuracy",
+            "net_value_per_fanout",
+          ]) {
+            expect(typeof s[k], `${p}.${k}`).toBe("number");
+          }
+          for (const k of [
+            "commit_rate",
+            "decision_relevant_commit_rate",
+            "info_gain_per_committed_branch",
+          ]) {
+            expect(s[k] === null || typeof s[k] === "number", `${p}.${k}`).toBe(true);
+          }
+          expect(s.fanouts).toBeGreaterThan(0);
+        }
+        expect(r.sensitivity.length).toBeGreaterThan(1);
+        expect(readFileSync(join(out, "report.html"), "utf8")).toContain("<svg");
+
+        if (!(r.measured.fanout_p50_ms <= 3 * MODEL_FANOUT_P50_MS)) {
+          ctx.skip(
+            `orderings not asserted: measured fan-out p50 ${r.measured.fanout_p50_ms} ms vs the model's ${MODEL_FANOUT_P50_MS} ms — the machine, not the scenario, set the latency`,
+          );
+        }
+        const naive = r.policies["naive-p50"];
+        const rule = r.policies["p99-boundary"];
+        expect(rule.commits_per_fanout).toBeLessThan(naive.commits_per_fanout);
+        if (rule.decision_relevant_commit_rate !== null && naive.decision_relevant_commit_rate !== null) {
+          expect(rule.decision_relevant_commit_rate).toBeGreaterThan(naive.decision_relevant_commit_rate);
+        }
+        expect(rule.abandon_cost_ms_per_fanout).toBeLessThan(naive.abandon_cost_ms_per_fanout);
+        for (const row of r.sensitivity) {
+          expect(row.net_value_per_fanout["p99-boundary"]).toBeGreaterThan(
+            row.net_value_per_fanout["naive-p50"],
+          );
+        }
+      },
+    );
+
+    it(
+      "Ctrl-C stops the load and every node, and still writes the report",
+      { timeout: 180_000 },
+      async () => {
+        const out = mkdtempSync(join(tmpdir(), "tailswarm-testbed-int-"));
+        const { code } = await runCli(
+          ["--scenario", "smoke", "--duration", "60", "--warmup", "1", "--out", out],
+          2_000,
+        );
+        expect(code).toBe(130);
+        expect(processesUsing(out)).toEqual([]);
+        const r = JSON.parse(readFileSync(join(out, "report.json"), "utf8"));
+        expect(r.interrupted).toBe(true);
+        expect(r.processes.left_running).toEqual([]);
+        expect(r.duration_s).toBeLessThan(30);
+      },
+    );
+  },
+);
