@@ -2,8 +2,13 @@
  * Server side of `Branch`: validate, admit through the FIFO work queue, run the handler with an
  * AbortSignal that fires on Abandon, on the logical deadline, on cancellation or on shutdown, and
  * reply — always normally when the work was stopped, with the real lost work.
+ *
+ * Each call gets a SERVER span (`tailswarm.v1.Swarm/Branch`, RPC semantic conventions) whose parent is
+ * the caller's context from the W3C `traceparent` in the metadata (or the request's own field); the
+ * handler runs with it active, so a fan-out the handler starts joins the caller's trace.
  */
 import { context } from "@opentelemetry/api";
+import type { Context } from "@opentelemetry/api";
 import { status as Status } from "@grpc/grpc-js";
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import { TailswarmError } from "../errors.js";
@@ -14,12 +19,23 @@ import type { ServerCore } from "./server-core.js";
 import { serviceError, toServiceError } from "./status.js";
 import { extractTraceContext } from "./trace.js";
 import type { TaskHandler } from "./handler.js";
+import { SWARM_SERVICE_NAME } from "./proto.js";
 import type { BranchStatusName, WireBranchReply, WireBranchRequest } from "./proto.js";
+import { ATTR } from "../telemetry/attributes.js";
+import { startServerRpcSpan } from "../telemetry/rpc-spans.js";
+import type { RpcSpan } from "../telemetry/rpc-spans.js";
 
 type Call = ServerUnaryCall<WireBranchRequest, WireBranchReply>;
 type Reply = sendUnaryData<WireBranchReply>;
 
 const EMPTY = Buffer.alloc(0);
+/** Fully-qualified method: the server span's name and `rpc.method`. */
+const BRANCH_METHOD = `${SWARM_SERVICE_NAME}/Branch`;
+
+/** "BRANCH_STATUS_ANSWERED" → "answered". */
+function statusLabel(status: BranchStatusName): string {
+  return status.slice("BRANCH_STATUS_".length).toLowerCase();
+}
 
 function unknownKind(core: ServerCore, kind: string): TailswarmError {
   const known = core.handlers.kinds();
@@ -49,15 +65,24 @@ function logicalDeadline(core: ServerCore, call: Call, req: WireBranchRequest, n
 
 export function makeBranchHandler(core: ServerCore): (call: Call, callback: Reply) => void {
   return (call, callback) => {
+    const rpc = startServerRpcSpan(BRANCH_METHOD, call.metadata, undefined, {
+      parent: extractTraceContext(call.metadata, call.request.traceparent),
+    });
+    // Every answer goes through here, so the span ends with the status the caller sees.
+    const done: Reply = (error, value, trailer, flags) => {
+      if (error) rpc.end(error.code ?? Status.UNKNOWN, { message: error.details });
+      else rpc.end(Status.OK);
+      callback(error, value, trailer, flags);
+    };
     try {
-      serveBranch(core, call, callback);
+      serveBranch(core, call, done, rpc);
     } catch (error) {
-      callback(toServiceError(error, "branch"));
+      done(toServiceError(error, "branch"));
     }
   };
 }
 
-function serveBranch(core: ServerCore, call: Call, callback: Reply): void {
+function serveBranch(core: ServerCore, call: Call, callback: Reply, rpc: RpcSpan): void {
   const { clock } = core;
   const arrived = clock.now();
   const req = call.request;
@@ -79,6 +104,18 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply): void {
   const abort = chainAbort();
   const { signal } = abort;
   const reply = (status: BranchStatusName, fields: Partial<WireBranchReply>): void => {
+    if (rpc.span.isRecording()) {
+      rpc.span.setAttributes({
+        [ATTR.fanoutId]: req.fanoutId,
+        [ATTR.branchId]: req.branchId,
+        [ATTR.taskKind]: req.kind,
+        [ATTR.hop]: req.hop,
+        [ATTR.branchStatus]: statusLabel(status),
+        [ATTR.branchQueueMs]: fields.queueMs ?? 0,
+        [ATTR.branchServiceMs]: fields.serviceMs ?? 0,
+        [ATTR.branchLostWorkMs]: fields.lostWorkMs ?? 0,
+      });
+    }
     callback(null, {
       status,
       answer: EMPTY,
@@ -133,6 +170,7 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply): void {
     throw error;
   }
   const branch: Running = {
+    traceContext: rpc.context,
     handler,
     call,
     req,
@@ -159,6 +197,8 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply): void {
 }
 
 interface Running {
+  /** The server span's context: active while the handler runs. */
+  traceContext: Context;
   handler: TaskHandler;
   call: Call;
   req: WireBranchRequest;
@@ -207,8 +247,7 @@ function runHandler(core: ServerCore, b: Running): void {
   const task = { kind: req.kind, payload: b.payload };
   let work: Promise<unknown>;
   try {
-    const traceCtx = extractTraceContext(b.call.metadata, req.traceparent);
-    work = context.with(traceCtx, () => b.handler.handle(task, ctx));
+    work = context.with(b.traceContext, () => b.handler.handle(task, ctx));
   } catch (error) {
     work = Promise.reject(error);
   }

@@ -1,4 +1,10 @@
-/** Server side of `Coordinate`: request checks, budget from the incoming deadline, the node's callback. */
+/**
+ * Server side of `Coordinate`: request checks, budget from the incoming deadline, the node's callback.
+ * Each call gets a SERVER span (`tailswarm.v1.Swarm/Coordinate`) under the caller's W3C context; the
+ * callback runs with it active, so the fan-out span (and its branches, and the peers' server spans)
+ * hang under it in one trace.
+ */
+import { context } from "@opentelemetry/api";
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import { status as Status } from "@grpc/grpc-js";
 import { TailswarmError } from "../errors.js";
@@ -10,14 +16,29 @@ import { abortReason } from "./server-core.js";
 import type { ServerCore } from "./server-core.js";
 import { serviceError, toServiceError } from "./status.js";
 import { extractTraceContext } from "./trace.js";
+import { SWARM_SERVICE_NAME } from "./proto.js";
+import { startServerRpcSpan } from "../telemetry/rpc-spans.js";
 
 type Call = ServerUnaryCall<WireCoordinateRequest, WireCoordinateReply>;
+type Reply = sendUnaryData<WireCoordinateReply>;
+
+/** Fully-qualified method: the server span's name and `rpc.method`. */
+const COORDINATE_METHOD = `${SWARM_SERVICE_NAME}/Coordinate`;
 
 export function makeCoordinateHandler(
   core: ServerCore,
   coordinate: CoordinateFn | undefined,
-): (call: Call, callback: sendUnaryData<WireCoordinateReply>) => void {
-  return (call, callback) => {
+): (call: Call, callback: Reply) => void {
+  return (call, reply) => {
+    const rpc = startServerRpcSpan(COORDINATE_METHOD, call.metadata, undefined, {
+      parent: extractTraceContext(call.metadata),
+    });
+    // Every answer goes through here, so the span ends with the status the caller sees.
+    const callback: Reply = (error, value, trailer, flags) => {
+      if (error) rpc.end(error.code ?? Status.UNKNOWN, { message: error.details });
+      else rpc.end(Status.OK);
+      reply(error, value, trailer, flags);
+    };
     if (coordinate === undefined) {
       callback(
         serviceError(
@@ -80,7 +101,7 @@ export function makeCoordinateHandler(
         signal: abort.signal,
         deadline,
         budgetMs: deadline - now,
-        traceContext: extractTraceContext(call.metadata),
+        traceContext: rpc.context,
       };
       const request = {
         task: { kind: req.kind, payload },
@@ -89,40 +110,42 @@ export function makeCoordinateHandler(
         ...(req.decision !== "" ? { decision: req.decision } : {}),
         ...(options !== null ? { options } : {}),
       };
-      coordinate(request, ctx).then(
-        (r) => {
-          cleanup();
-          try {
-            callback(null, {
-              action: encodeJson(r.action, "action"),
-              mode: r.mode,
-              reason: r.reason,
-              fanoutP50Ms: r.fanoutP50Ms,
-              fanoutP99Ms: r.fanoutP99Ms,
-              committed: r.committed,
-              abandoned: r.abandoned,
-              fanoutId: r.fanoutId,
-              failed: r.failed,
-              late: r.late,
-              degraded: r.degraded,
-              decisionChanged: r.decisionChanged,
-              elapsedMs: r.elapsedMs,
-              abandonCostMs: r.abandonCostMs,
-              violation: r.violation ?? "",
-              nodeId: core.nodeId,
-              branches: (r.branches ?? []).map((b) => ({ ...b })),
-              ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
-              deadlineMissed: r.deadlineMissed ?? false,
-            });
-          } catch (error) {
+      context
+        .with(rpc.context, () => coordinate(request, ctx))
+        .then(
+          (r) => {
+            cleanup();
+            try {
+              callback(null, {
+                action: encodeJson(r.action, "action"),
+                mode: r.mode,
+                reason: r.reason,
+                fanoutP50Ms: r.fanoutP50Ms,
+                fanoutP99Ms: r.fanoutP99Ms,
+                committed: r.committed,
+                abandoned: r.abandoned,
+                fanoutId: r.fanoutId,
+                failed: r.failed,
+                late: r.late,
+                degraded: r.degraded,
+                decisionChanged: r.decisionChanged,
+                elapsedMs: r.elapsedMs,
+                abandonCostMs: r.abandonCostMs,
+                violation: r.violation ?? "",
+                nodeId: core.nodeId,
+                branches: (r.branches ?? []).map((b) => ({ ...b })),
+                ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
+                deadlineMissed: r.deadlineMissed ?? false,
+              });
+            } catch (error) {
+              callback(toServiceError(error, "coordinate"));
+            }
+          },
+          (error: unknown) => {
+            cleanup();
             callback(toServiceError(error, "coordinate"));
-          }
-        },
-        (error: unknown) => {
-          cleanup();
-          callback(toServiceError(error, "coordinate"));
-        },
-      );
+          },
+        );
     } catch (error) {
       cleanup();
       callback(toServiceError(error, "coordinate"));

@@ -51,6 +51,8 @@ export const ATTR = {
   branchOutcome: "tailswarm.branch.outcome",
   branchLatencyMs: "tailswarm.branch.latency_ms",
   branchLostWorkMs: "tailswarm.branch.lost_work_ms",
+  // the peer's Branch server span (with branchId, hop, taskKind, branchLostWorkMs)
+  branchStatus: "tailswarm.branch.status",
   branchServiceMs: "tailswarm.branch.service_ms",
   branchQueueMs: "tailswarm.branch.queue_ms",
 } as const;

@@ -184,8 +184,18 @@ export function startServerRpcSpan(
   method: string,
   metadata: MetadataCarrier,
   server?: RpcEndpoint,
-  options: { readonly client?: RpcEndpoint; readonly tracer?: Tracer } = {},
+  options: ServerRpcSpanOptions = {},
 ): RpcSpan {
-  const parent = extractTraceContext(metadata);
+  const parent = options.parent ?? extractTraceContext(metadata);
   return startRpcSpan(SpanKind.SERVER, method, server, parent, options.tracer, options.client);
+}
+
+export interface ServerRpcSpanOptions {
+  readonly client?: RpcEndpoint;
+  readonly tracer?: Tracer;
+  /**
+   * The caller's context when the server already extracted it (e.g. with a fallback `traceparent`
+   * from the request body); default: extracted from `metadata` with the global propagator.
+   */
+  readonly parent?: Context;
 }
