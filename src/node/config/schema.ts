@@ -9,6 +9,7 @@ import { nanoid } from "nanoid";
 import { bool, hostPort, int, listOf, num, oneOf, text } from "./field-types.js";
 import type { FieldType } from "./field-types.js";
 import { handlersField } from "./handlers-field.js";
+import { ROUTING_POLICIES } from "../../routing/router.js";
 
 export interface FieldSpec {
   /** Dotted path in the config object. */
@@ -119,6 +120,26 @@ export const configFields: readonly FieldSpec[] = [
     oneOf(["p99-boundary", "naive-p50", "always-sync", "never"] as const),
     "p99-boundary",
     "Default speculation policy.",
+  ),
+  field(
+    "routing.policy",
+    oneOf(["none", ...ROUTING_POLICIES] as const),
+    "none",
+    "Which peers a fan-out goes to: none (every live peer) or a routing policy picking routing.k of them (mabp: memory-augmented backpressure; docs/routing.md).",
+  ),
+  field("routing.k", int(0, 100_000), 0, "Peers a routing policy picks per fan-out; 0 means all live peers."),
+  field("routing.nu", num(0, 1_000_000), 5, "Penalty weight ν of MABP and cost-BP."),
+  field(
+    "routing.reservationTtlMs",
+    int(0, 3_600_000),
+    500,
+    "How long a routed branch counts in the peer's queue before its state says so, ms; 0 disables reservations.",
+  ),
+  field(
+    "routing.staleMs",
+    int(1, 3_600_000),
+    2_000,
+    "A peer's advertised routing state older than this loses its memory claims (and is polled), ms.",
   ),
   field("abandonCostPriorMs", num(0, 60_000), 1, "Abandon cost assumed before the ledger has data, ms."),
   field(

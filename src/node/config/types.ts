@@ -1,5 +1,6 @@
 /** The node's configuration, fully resolved (defaults applied, validated). */
 import type { PolicyName } from "../../policy/types.js";
+import type { RoutingPolicyName } from "../../routing/types.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -49,6 +50,14 @@ export interface NodeConfig {
     readonly minSamples: number;
   };
   readonly policy: PolicyName;
+  /** Peer selection per fan-out (src/routing); `none` fans out to every live peer. */
+  readonly routing: {
+    readonly policy: RoutingPolicyName | "none";
+    readonly k: number;
+    readonly nu: number;
+    readonly reservationTtlMs: number;
+    readonly staleMs: number;
+  };
   readonly abandonCostPriorMs: number;
   readonly drainGraceMs: number;
   readonly tls: TlsConfig;
