@@ -50,7 +50,7 @@ describe("abandoning 5,000 branches to one peer", () => {
             task: { kind: "echo", payload: 1 },
             origin: "t",
             hop: 0,
-            deadline: now() + 5_000,
+            deadline: now() + 60_000,
           },
           { signal: new AbortController().signal },
         ),
@@ -86,6 +86,9 @@ describe("abandoning 5,000 branches to one peer", () => {
     const issueMs = now() - started;
     issuing = false;
     const others = await concurrent;
+    const failedOthers = others.filter((r) => r.kind !== "answer");
+    if (failedOthers.length > 0)
+      console.log("concurrent calls that did not answer:", failedOthers.slice(0, 3));
 
     const kinds = new Map<string, number>();
     for (const r of settled) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1);
