@@ -1,0 +1,156 @@
+/**
+ * Telemetry of routing (memory-augmented backpressure): the score components of each pick on its
+ * branch span, and per-peer routing state as observable instruments read from the PeerViewBook when a
+ * reader collects (nothing is recorded per branch on the metrics side).
+ *
+ * The span hook needs no change to the tracer: `routeSpanTransport` wraps the mesh transport *inside*
+ * `instrumentTransport`, where the branch span is the active span while the branch is sent (with a
+ * context manager registered, as the SDK setup does — the same condition under which the branch span
+ * reaches the peer).
+ */
+import { trace, ValueType } from "@opentelemetry/api";
+import type { Attributes, BatchObservableResult, Meter, Observable } from "@opentelemetry/api";
+import type { Clock } from "../clock/clock.js";
+import type { RouteExplanation } from "../engine/route-adapter.js";
+import type { BranchCallOptions, BranchRequest, BranchResult, PeerTransport } from "../engine/transport.js";
+import type { PeerId } from "../estimate/types.js";
+import type { PeerViewBook } from "../routing/peer-view-book.js";
+import { ATTR } from "./attributes.js";
+
+/** Branch span attributes of a routed branch. */
+export const ROUTE_ATTR = {
+  policy: "tailswarm.route.policy",
+  rank: "tailswarm.route.rank",
+  score: "tailswarm.route.score",
+  queueDifferential: "tailswarm.route.queue_differential",
+  successorPressure: "tailswarm.route.successor_pressure",
+  penalty: "tailswarm.route.penalty",
+  work: "tailswarm.route.work",
+  hit: "tailswarm.route.hit",
+  backlog: "tailswarm.route.backlog",
+  viewFreshness: "tailswarm.route.view_freshness",
+  speculationFeasible: "tailswarm.route.speculation_feasible",
+} as const;
+
+/** Per-peer routing instruments. */
+export const ROUTE_METRIC = {
+  backlog: "tailswarm.route.peer.backlog",
+  memoryUsed: "tailswarm.route.peer.memory_used",
+  hitRatio: "tailswarm.route.peer.hit_ratio",
+  churn: "tailswarm.route.peer.churn",
+} as const;
+
+export function routeAttributes(e: RouteExplanation): Attributes {
+  const a: Attributes = {
+    [ROUTE_ATTR.policy]: e.policy,
+    [ROUTE_ATTR.rank]: e.rank,
+    [ROUTE_ATTR.hit]: e.hit,
+    [ROUTE_ATTR.backlog]: e.backlog,
+    [ROUTE_ATTR.viewFreshness]: e.viewFreshness,
+    [ROUTE_ATTR.speculationFeasible]: e.speculationFeasible,
+  };
+  const b = e.breakdown;
+  if (b !== undefined) {
+    a[ROUTE_ATTR.score] = b.score;
+    a[ROUTE_ATTR.queueDifferential] = b.queueIn - b.queueDest;
+    a[ROUTE_ATTR.successorPressure] = b.successorPressure;
+    a[ROUTE_ATTR.penalty] = b.penalty + b.transferPenalty;
+    a[ROUTE_ATTR.work] = b.work;
+  }
+  return a;
+}
+
+/** What explains a routed branch (a `RouteAdapter`). */
+export interface RouteExplainer {
+  explanation(task: object, peer: PeerId): RouteExplanation | undefined;
+}
+
+/**
+ * Adds the routing attributes to the active (branch) span before sending.
+ *
+ * @example
+ * const transport = instrumentTransport(routeSpanTransport(grpcTransport, adapter), { tracer });
+ */
+export function routeSpanTransport(inner: PeerTransport, explainer: RouteExplainer): PeerTransport {
+  return {
+    branch(peer: PeerId, req: BranchRequest, options: BranchCallOptions): Promise<BranchResult> {
+      const span = trace.getActiveSpan();
+      if (span?.isRecording() === true) {
+        const e = explainer.explanation(req.task, peer);
+        if (e !== undefined) span.setAttributes(routeAttributes(e));
+      }
+      return inner.branch(peer, req, options);
+    },
+  };
+}
+
+/**
+ * Per-peer backlog and memory use (advertised), hit ratio and churn (cumulative, as the peer reports
+ * them) from a PeerViewBook; `setViews` swaps the book (e.g. per testbed run).
+ */
+export class RoutingGauges {
+  #views: PeerViewBook | undefined;
+  readonly #attrs = new Map<PeerId, Attributes>();
+  readonly #observables: Observable[];
+  readonly #callback: (r: BatchObservableResult) => void;
+
+  constructor(
+    private readonly meter: Meter,
+    private readonly clock: Clock,
+    views?: PeerViewBook,
+  ) {
+    this.#views = views;
+    const backlog = meter.createObservableGauge(ROUTE_METRIC.backlog, {
+      description: "Jobs waiting or in service at the peer, as it last advertised",
+      unit: "{job}",
+    });
+    const memoryUsed = meter.createObservableGauge(ROUTE_METRIC.memoryUsed, {
+      description: "Memory the peer's resident context objects use, in object-size units",
+      unit: "1",
+    });
+    const hitRatio = meter.createObservableGauge(ROUTE_METRIC.hitRatio, {
+      description: "Share of the peer's memory-stage jobs whose context was resident (since it started)",
+      unit: "1",
+    });
+    const churn = meter.createObservableCounter(ROUTE_METRIC.churn, {
+      description: "Memory objects the peer inserted or evicted (since it started)",
+      unit: "{object}",
+      valueType: ValueType.INT,
+    });
+    this.#observables = [backlog, memoryUsed, hitRatio, churn];
+    this.#callback = (r) => {
+      const views = this.#views;
+      if (views === undefined) return;
+      const now = this.clock.now();
+      for (const peer of views.peers()) {
+        const held = views.latest(peer);
+        if (held === undefined || views.freshness(peer, now) === "unknown") continue;
+        const a = this.#attrsOf(peer);
+        const view = views.view(peer, now);
+        r.observe(backlog, view.backlog, a);
+        r.observe(memoryUsed, view.memoryUsed, a);
+        const { served, hits, churn: c } = held.advert;
+        if (served !== undefined && served > 0 && hits !== undefined) r.observe(hitRatio, hits / served, a);
+        if (c !== undefined) r.observe(churn, c, a);
+      }
+    };
+    meter.addBatchObservableCallback(this.#callback, this.#observables);
+  }
+
+  setViews(views: PeerViewBook | undefined): void {
+    this.#views = views;
+  }
+
+  close(): void {
+    this.meter.removeBatchObservableCallback(this.#callback, this.#observables);
+  }
+
+  #attrsOf(peer: PeerId): Attributes {
+    let a = this.#attrs.get(peer);
+    if (a === undefined) {
+      a = { [ATTR.peer]: peer };
+      this.#attrs.set(peer, a);
+    }
+    return a;
+  }
+}
