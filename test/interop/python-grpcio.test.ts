@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { SwarmNode } from "../../src/node/node.js";
+import { requireBackend } from "../support/backend.js";
 
 const PYTHON = "/usr/bin/python3";
 const script = join(dirname(fileURLToPath(import.meta.url)), "drive_node.py");
@@ -14,8 +15,8 @@ try {
   execFileSync(PYTHON, ["-c", "import grpc"], { stdio: "pipe" });
 } catch (err) {
   skipWhy = `${PYTHON} cannot import grpc (install python3-grpcio): ${(err as Error).message.split("\n")[0]}`;
-  console.warn(`skipping the python interop test: ${skipWhy}`);
 }
+requireBackend("python3-grpcio", skipWhy === "", skipWhy);
 
 let coordinator: SwarmNode | undefined;
 let peer: SwarmNode | undefined;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { SwarmNode } from "../../src/node/node.js";
+import { requireBackend } from "../support/backend.js";
 
 let hasOpenssl = true;
 try {
@@ -14,6 +15,7 @@ try {
 } catch {
   hasOpenssl = false;
 }
+requireBackend("openssl", hasOpenssl, "apt-get install openssl");
 
 const dir = mkdtempSync(join(tmpdir(), "tailswarm-tls-"));
 const f = (name: string): string => join(dir, name);

@@ -17,9 +17,14 @@ import type { TelemetrySdk } from "../../src/telemetry/sdk/setup.js";
 import { createTelemetry } from "../../src/telemetry/telemetry.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import { collectModel, rig, task } from "./helpers.js";
+import { requireBackend } from "../support/backend.js";
 
 const PROMETHEUS = "/usr/bin/prometheus";
-const have = existsSync(PROMETHEUS);
+const have = requireBackend(
+  "prometheus",
+  existsSync(PROMETHEUS),
+  "apt-get install prometheus (npm test does it when run as root)",
+);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
