@@ -6,6 +6,7 @@
 import { TailswarmError } from "../../errors.js";
 import { runTestbed } from "../../testbed/run-testbed.js";
 import { DEFAULT_SCENARIO, loadScenario } from "../../testbed/scenario-loader.js";
+import { routingScenarioOf, runRoutingScenario } from "../../testbed/routing/dispatch.js";
 import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
 
 const FLAGS = {
@@ -59,6 +60,19 @@ export async function run(argv: string[]): Promise<number> {
   }
   let scenario;
   try {
+    const routing = await routingScenarioOf(values.scenario ?? DEFAULT_SCENARIO);
+    if (routing !== undefined) {
+      const [durationS, warmupS, seed] = ["duration", "warmup", "seed"].map((k) => numberFlag(values, k));
+      process.stdout.write(
+        await runRoutingScenario(routing, {
+          durationS,
+          warmupS,
+          seed,
+          ...(values.out && { outDir: values.out }),
+        }),
+      );
+      return EXIT.ok;
+    }
     scenario = await loadScenario(values.scenario ?? DEFAULT_SCENARIO);
   } catch (error) {
     if (TailswarmError.is(error, "INVALID_CONFIG")) {
