@@ -262,13 +262,14 @@ async function waitReady(
 }
 
 /** Until every coordinator fans out to every peer (its membership has probed them all). */
-async function waitMembership(
+export async function waitMembership(
   coordinators: ReadonlyMap<string, SwarmClient>,
   peers: number,
   decision: unknown,
   signal: AbortSignal | undefined,
+  timeoutMs = 30_000,
 ): Promise<void> {
-  const until = Date.now() + 30_000;
+  const until = Date.now() + timeoutMs;
   const pending = new Set(coordinators.keys());
   let last = "";
   while (pending.size > 0) {
@@ -293,7 +294,7 @@ async function waitMembership(
     if (Date.now() > until) {
       throw new TailswarmError(
         "DEADLINE_EXCEEDED",
-        `membership: coordinators still missing peers after 30 s (${last})`,
+        `membership: coordinators still missing peers after ${timeoutMs / 1000} s (${last})`,
       );
     }
     await new Promise((r) => setTimeout(r, 300));

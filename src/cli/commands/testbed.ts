@@ -8,6 +8,7 @@ import { runTestbed } from "../../testbed/run-testbed.js";
 import { DEFAULT_SCENARIO, loadScenario } from "../../testbed/scenario-loader.js";
 import { routingScenarioOf, runRoutingScenario } from "../../testbed/routing/dispatch.js";
 import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
+import { ATTACH_FLAGS, attachCommand, emitComposeCommand } from "./testbed-attach.js";
 
 const FLAGS = {
   scenario: {
@@ -28,10 +29,12 @@ const FLAGS = {
   },
   seed: { type: "string", valueName: "N", description: "random seed (default: the scenario's)" },
   json: { type: "boolean", description: "print report.json instead of the table" },
+  ...ATTACH_FLAGS,
 } as const;
 
 const USAGE =
-  "tailswarm testbed [--scenario NAME|FILE] [--duration S] [--out DIR] [--seed N] [--warmup S] [--json]";
+  "tailswarm testbed [--scenario NAME|FILE] [--duration S] [--out DIR] [--seed N] [--warmup S] [--json]\n" +
+  "                  [--attach NAME=HOST:PORT,... [--attach-peers '{id}:PORT']] [--emit-compose DIR]";
 const DESCRIPTION =
   "Launch the scenario's peers and coordinators as real node processes on loopback, send every request of\n" +
   "one seeded stream under each policy (naive-p50, p99-boundary, always-sync, never), and write\n" +
@@ -90,6 +93,7 @@ export async function run(argv: string[]): Promise<number> {
     ...(warmup !== undefined && { warmupS: warmup }),
     ...(seed !== undefined && { seed }),
   };
+  if (values["emit-compose"] !== undefined) return emitComposeCommand(scenario, values["emit-compose"]);
   const controller = new AbortController();
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -105,6 +109,15 @@ export async function run(argv: string[]): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
+    if (values.attach !== undefined) {
+      try {
+        return await attachCommand(scenario, { ...values, attach: values.attach }, controller.signal);
+      } catch (error) {
+        if (!TailswarmError.is(error, "INVALID_CONFIG")) throw error;
+        process.stderr.write(`tailswarm testbed: ${error.message}\n`);
+        return EXIT.usage;
+      }
+    }
     const result = await runTestbed({
       scenario,
       outDir: values.out ?? `testbed/out/${scenario.name}`,
