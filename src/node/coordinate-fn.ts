@@ -14,11 +14,12 @@ import type { CoordinateFn, CoordinateResult } from "../mesh/coordinate.js";
 import { isPolicyName, POLICY_NAMES } from "../policy/decide-mode.js";
 import type { PolicyName } from "../policy/types.js";
 import { decisionModel } from "./decision-model.js";
-import type { PeerView } from "./peer-view.js";
+import type { Membership } from "../mesh/membership/membership.js";
 
 export interface CoordinateDeps {
   readonly coordinator: Coordinator;
-  readonly peers: PeerView;
+  /** Live peer ids (src/mesh's Membership). */
+  readonly peers: Pick<Membership, "live">;
   readonly policy: PolicyName;
   readonly now: () => number;
 }

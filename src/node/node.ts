@@ -1,9 +1,10 @@
 /**
  * The swarm node daemon: one gRPC port serving `Swarm` (Branch, Coordinate, Abandon, Probe, State),
- * `NodeStatus`, health and reflection; handlers loaded from the config; membership by probing the
- * static and DNS peers; a Coordinator (LatencyBook + AbandonLedger) over a GrpcTransport that shares
- * the membership's channels. `stop()` is the graceful shutdown: health NOT_SERVING, refuse new work,
- * drain in-flight work for `drainGraceMs`, then abandon the rest and close.
+ * `NodeStatus`, health and reflection; handlers loaded from the config; src/mesh's Membership over
+ * the static and DNS peers (node-membership.ts); a Coordinator (LatencyBook + AbandonLedger) over a
+ * GrpcTransport that shares the membership's channels, every part keying peers by node id. `stop()`
+ * is the graceful shutdown: health NOT_SERVING, refuse new work, drain in-flight work for
+ * `drainGraceMs`, then abandon the rest and close.
  *
  * @example
  * const { config, handlersBaseDir } = await loadConfig({ argv: ["--listen", "127.0.0.1:0"] });
@@ -20,6 +21,7 @@ import { LatencyBook } from "../estimate/latency-book.js";
 import { ChannelPool } from "../mesh/channel-pool.js";
 import { GrpcTransport } from "../mesh/grpc-transport.js";
 import { HandlerRegistry } from "../mesh/handler.js";
+import type { Membership } from "../mesh/membership/membership.js";
 import { createSwarmServer } from "../mesh/server.js";
 import type { SwarmServer } from "../mesh/server.js";
 import { loadHandler } from "../peers/load-handler.js";
@@ -30,8 +32,7 @@ import { makeCoordinate } from "./coordinate-fn.js";
 import { silentLogger } from "./logger.js";
 import type { Logger } from "./logger.js";
 import { combineObservers } from "./observers.js";
-import type { PeerView } from "./peer-view.js";
-import { createProbeMembership } from "./probe-membership.js";
+import { createNodeMembership } from "./node-membership.js";
 import type { WireStatusReply } from "./status-proto.js";
 import { addStatusService, nodeStatus } from "./status-service.js";
 import { channelCredentials, readTlsMaterial, serverCredentials, tlsEnabled } from "./tls.js";
@@ -84,7 +85,7 @@ export class SwarmNode {
   readonly address: string;
   readonly port: number;
   readonly #server: SwarmServer;
-  readonly #membership: PeerView;
+  readonly #membership: Membership;
   readonly #transport: GrpcTransport;
   readonly #pool: ChannelPool;
   readonly #telemetry: TelemetryHandle | undefined;
@@ -97,7 +98,7 @@ export class SwarmNode {
     address: string;
     port: number;
     server: SwarmServer;
-    membership: PeerView;
+    membership: Membership;
     transport: GrpcTransport;
     pool: ChannelPool;
     telemetry: TelemetryHandle | undefined;
@@ -137,27 +138,13 @@ export class SwarmNode {
 
     const tls = tlsEnabled(config.tls) ? readTlsMaterial(config.tls) : undefined;
     const pool = new ChannelPool({ credentials: channelCredentials(tls) });
-    const membership = createProbeMembership({
-      selfId: config.nodeId,
-      pool,
-      peers: config.peers,
-      dns: config.dns,
-      dnsIntervalMs: config.dnsIntervalMs,
-      intervalMs: config.probe.intervalMs,
-      timeoutMs: config.probe.timeoutMs,
-      failureThreshold: config.probe.failureThreshold,
-      log: log.child("membership"),
-    });
     const book = new LatencyBook({
       windowMs: config.estimator.windowMs,
       slices: config.estimator.slices,
       minSamples: config.estimator.minSamples,
       maxSampleAgeMs: config.estimator.windowMs,
     });
-    membership.onReset((peer) => {
-      book.reset(peer);
-      nodeLog.info("estimates reset", { peer });
-    });
+    const membership = createNodeMembership(config, { pool, book, log });
     const transport = new GrpcTransport({ pool, addressOf: (peer) => membership.addressOf(peer) });
     const ledger = new AbandonLedger({ priorMs: config.abandonCostPriorMs });
 
@@ -233,7 +220,7 @@ export class SwarmNode {
       throw err;
     }
     ready.status = () => nodeStatus({ config, server, coordinator, book, membership, listen: bound.address });
-    membership.start();
+    membership.start().catch((err: unknown) => nodeLog.error("membership failed", { error: err }));
     nodeLog.info("listening", {
       nodeId: config.nodeId,
       region: config.region,
@@ -273,7 +260,7 @@ export class SwarmNode {
         coordinating: s.coordinating,
       });
       const drained = await this.#server.close(graceMs);
-      this.#membership.close();
+      this.#membership.stop();
       this.#transport.close();
       this.#pool.closeAll();
       await this.#telemetry
@@ -288,7 +275,7 @@ export class SwarmNode {
   /** Immediate stop: abort all work and close every connection. */
   forceStop(): void {
     this.#server.forceClose();
-    this.#membership.close();
+    this.#membership.stop();
     this.#transport.close();
     this.#pool.closeAll();
     this.#log.warn("forced stop");

@@ -8,7 +8,7 @@ import type { LatencyBook } from "../estimate/latency-book.js";
 import type { SwarmServer } from "../mesh/server.js";
 import { toServiceError } from "../mesh/status.js";
 import type { NodeConfig } from "./config/types.js";
-import type { PeerView } from "./peer-view.js";
+import type { Membership } from "../mesh/membership/membership.js";
 import { nodeStatusService } from "./status-proto.js";
 import type { WirePeerStatus, WireStatusReply } from "./status-proto.js";
 
@@ -17,7 +17,7 @@ export interface StatusDeps {
   readonly server: SwarmServer;
   readonly coordinator: Coordinator;
   readonly book: LatencyBook;
-  readonly membership: PeerView;
+  readonly membership: Pick<Membership, "live" | "peers">;
   readonly listen: string;
 }
 
@@ -25,7 +25,7 @@ export function nodeStatus(d: StatusDeps): WireStatusReply {
   const now = Date.now();
   const s = d.server.state();
   const stats = d.coordinator.stats();
-  const peers: WirePeerStatus[] = d.membership.all().map((p) => {
+  const peers: WirePeerStatus[] = d.membership.peers().map((p) => {
     const e = p.id === "" ? undefined : d.book.estimate(p.id, now);
     return {
       peerId: p.id,

@@ -54,6 +54,57 @@ describe("membership", () => {
     expect(restarted[0]?.startedAt).toBe(b.server.startedAt);
   });
 
+  it("a peer named at two addresses is one peer: live() lists its id once, addressOf picks an answering address", async () => {
+    const a = await server("twice");
+    const m = new Membership({
+      sources: [`127.0.0.1:${a.port}`, `localhost:${a.port}`],
+      probeIntervalMs: 50,
+      probeTimeoutMs: 2_000,
+    });
+    cleanup.push(() => m.stop());
+    const ups: string[] = [];
+    m.on("up", (p) => ups.push(p.id));
+    await m.start();
+    await until(() => m.peers().every((p) => p.up), 10_000);
+    expect(m.peers().map((p) => p.id)).toEqual(["twice", "twice"]);
+    expect(m.live()).toEqual(["twice"]);
+    expect(ups).toEqual(["twice"]);
+    expect([`127.0.0.1:${a.port}`, `localhost:${a.port}`]).toContain(m.addressOf("twice"));
+  });
+
+  it("a restart is a property of the node id: a peer back at another address is restarted", async () => {
+    // A free port for the peer's second life (a pod that comes back with a new IP).
+    const spare = await server("spare");
+    const spareAddress = spare.address;
+    spare.server.forceClose();
+    const first = await server("moving");
+    const m = new Membership({
+      sources: [first.address, spareAddress],
+      probeIntervalMs: 50,
+      probeTimeoutMs: 500,
+      failureThreshold: 2,
+    });
+    cleanup.push(() => m.stop());
+    const events: string[] = [];
+    for (const ev of ["up", "down", "restarted"] as const) m.on(ev, (p) => events.push(`${ev}:${p.address}`));
+    await m.start();
+    expect(m.live()).toEqual(["moving"]);
+
+    first.server.forceClose();
+    await until(() => m.live().length === 0);
+    await new Promise((r) => setTimeout(r, 5)); // a different started_at
+    const second = await server("moving", spareAddress);
+    await until(() => m.live().includes("moving"), 10_000);
+    expect(m.addressOf("moving")).toBe(second.address);
+    expect(events).toEqual([
+      `up:${first.address}`,
+      `down:${first.address}`,
+      `restarted:${spareAddress}`,
+      `up:${spareAddress}`,
+    ]);
+    expect(m.peers().find((p) => p.address === spareAddress)?.restarts).toBe(1);
+  });
+
   it("dns:///name:port: each A record of the name is a peer", async () => {
     const a = await server("dns-a");
     const m = new Membership({

@@ -8,6 +8,9 @@ import { killAll, runCli, spawnNode } from "./helpers/spawn-node.js";
 import type { RunningNode } from "./helpers/spawn-node.js";
 
 const probe = ["--probe-interval-ms", "500", "--probe-timeout-ms", "500", "--probe-failure-threshold", "2"];
+// status counts a's samples per peer across several CLI runs (seconds each on a loaded machine): a
+// window longer than any run keeps the test about counting, not about how fast the machine is.
+const longWindow = ["--estimator-window-ms", "600000"];
 // Both peers vote "ship" against a prior of "hold": the second answer can always still tie the vote,
 // so every fan-out waits for both (no early stop).
 const decision = { decision: "quorum-vote", options: { options: ["ship", "hold"], prior: "hold" } };
@@ -35,7 +38,16 @@ beforeAll(async () => {
     spawnNode(["--config", peerConfig, "--node-id", "c", "--region", "us", "--listen", "127.0.0.1:0"]),
   ]);
   a = await spawnNode(
-    ["--node-id", "a", "--listen", "127.0.0.1:0", "--peers", `${b.address},${c.address}`, ...probe],
+    [
+      "--node-id",
+      "a",
+      "--listen",
+      "127.0.0.1:0",
+      "--peers",
+      `${b.address},${c.address}`,
+      ...probe,
+      ...longWindow,
+    ],
     { TAILSWARM_DRAIN_GRACE_MS: "3000" },
   );
   // Both peers are up once a's probes answered.

@@ -1,9 +1,21 @@
 /**
  * Who is in the swarm and who is alive. Sources list addresses; `Probe` at an interval finds who
- * answers; `State` tells each peer's node id and region. A peer that misses `failureThreshold`
- * probes in a row is `down`; it comes back `up` on its next answer; a different `started_at` means
- * it `restarted` (drop its latency estimates: `membership.on("restarted", (p) => book.reset(p.id))`).
- * Probes share the peers' channels (`ChannelPool`) with the transport: one channel per peer.
+ * answers and which node id answers; `State` tells each peer's region. Peers are known by node id,
+ * the one key the latency book, the transport (`addressOf`) and status share: `live()` lists each
+ * id once even when two sources name it at two addresses (a static seed and a DNS record).
+ *
+ * A peer id is `up` while at least one of its addresses answers probes and `down` when the last one
+ * missed `failureThreshold` probes in a row. A different `started_at` for the same id, at any of its
+ * addresses, means it `restarted` (drop its latency estimates:
+ * `membership.on("restarted", (p) => book.reset(p.id))`). Events are emitted only once the id is
+ * known. Probes share the peers' channels (`ChannelPool`) with the transport: one channel per peer.
+ *
+ * @example
+ * const m = new Membership({ sources: ["dns:///swarm.default.svc:7400"], pool, selfId: "a" });
+ * m.on("restarted", (p) => book.reset(p.id));
+ * const transport = new GrpcTransport({ pool, addressOf: (id) => m.addressOf(id) });
+ * await m.start();
+ * coordinator.fanOut(task, { peers: m.live(), ... });
  */
 import { EventEmitter } from "node:events";
 import { Metadata } from "@grpc/grpc-js";
@@ -24,9 +36,12 @@ export interface PeerInfo {
   /** Node id learned from the peer ("" until it first answered). */
   readonly id: PeerId;
   readonly region: string;
+  /** This address answers probes. */
   readonly up: boolean;
   /** The peer's start time (epoch ms), 0 until known. */
   readonly startedAt: number;
+  /** Restarts seen of this id (new start times) since this membership started. */
+  readonly restarts: number;
   /** Round-trip time of the last probe, ms (NaN when none). */
   readonly rttMs: number;
   readonly consecutiveFailures: number;
@@ -34,6 +49,11 @@ export interface PeerInfo {
   readonly lastError: string;
 }
 
+/**
+ * `up`/`down`: a peer id became live / stopped being live (its last answering address went
+ * silent, or that address now answers with another id). `restarted`: the id has a new start time.
+ * `removed`: an address left every source (the id may still be live at another address).
+ */
 export interface MembershipEvents {
   up: [PeerInfo];
   down: [PeerInfo];
@@ -78,6 +98,9 @@ export class Membership extends EventEmitter<MembershipEvents> {
   readonly #sources: MembershipSource[];
   readonly #bySource = new Map<MembershipSource, string[]>();
   readonly #entries = new Map<string, Entry>();
+  /** Per node id: the start time last seen and the restarts counted (restart is a property of the id). */
+  readonly #started = new Map<PeerId, number>();
+  readonly #restarts = new Map<PeerId, number>();
   readonly #interval: number;
   readonly #timeout: number;
   readonly #threshold: number;
@@ -85,6 +108,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
   #timer: TimerHandle | undefined;
   #refreshTimers: TimerHandle[] = [];
   #running = false;
+  #stopped = false;
 
   constructor(options: MembershipOptions) {
     super();
@@ -101,9 +125,10 @@ export class Membership extends EventEmitter<MembershipEvents> {
 
   /** Resolves every source and runs a first probe round; then probes and refreshes on timers. */
   async start(): Promise<void> {
-    if (this.#running) return;
+    if (this.#running || this.#stopped) return;
     this.#running = true;
     await Promise.all(this.#sources.map((s) => this.#refresh(s)));
+    if (!this.#running) return;
     for (const s of this.#sources) {
       if (s.refreshMs !== undefined) this.#scheduleRefresh(s, s.refreshMs);
     }
@@ -111,34 +136,63 @@ export class Membership extends EventEmitter<MembershipEvents> {
     this.#scheduleProbe();
   }
 
+  /** Stops probing and refreshing for good; in-flight probes end without events. */
   stop(): void {
     this.#running = false;
+    this.#stopped = true;
     this.#timer?.cancel();
     for (const t of this.#refreshTimers) t.cancel();
     this.#refreshTimers = [];
     if (this.#ownsPool) this.pool.closeAll();
   }
 
-  /** Ids of the peers that are up (never this node itself). */
+  /** Ids of the peers that are up, each once, sorted (never this node itself). */
   live(): PeerId[] {
-    const out: PeerId[] = [];
-    for (const e of this.#entries.values()) if (e.up && !e.self) out.push(e.id);
-    return out;
+    const ids = new Set<PeerId>();
+    for (const e of this.#entries.values()) if (e.up && !e.self) ids.add(e.id);
+    return [...ids].sort();
   }
 
-  /** Address of a peer id (for `GrpcTransport`'s `addressOf`). */
+  /** Address of a peer id (for `GrpcTransport`'s `addressOf`): an answering one when there is one. */
   addressOf(id: PeerId): string | undefined {
-    for (const e of this.#entries.values()) if (e.id === id && !e.self) return e.address;
-    return undefined;
+    let any: string | undefined;
+    for (const e of this.#entries.values()) {
+      if (e.id !== id || e.self || id === "") continue;
+      if (e.up) return e.address;
+      any ??= e.address;
+    }
+    return any;
   }
 
+  /** Every known address but this node's own, with what is known of the peer behind it. */
   peers(): PeerInfo[] {
-    return [...this.#entries.values()].filter((e) => !e.self).map(info);
+    return [...this.#entries.values()].filter((e) => !e.self).map((e) => this.#info(e));
   }
 
   /** One probe round over every known address (also run on the interval). */
   async probeNow(): Promise<void> {
+    if (this.#stopped) return;
     await Promise.all([...this.#entries.values()].map((e) => this.#probe(e)));
+  }
+
+  #isLive(id: PeerId): boolean {
+    if (id === "") return false;
+    for (const e of this.#entries.values()) if (e.up && !e.self && e.id === id) return true;
+    return false;
+  }
+
+  #info(e: Entry): PeerInfo {
+    return {
+      address: e.address,
+      id: e.id,
+      region: e.region,
+      up: e.up,
+      startedAt: e.startedAt,
+      restarts: this.#restarts.get(e.id) ?? 0,
+      rttMs: e.rttMs,
+      consecutiveFailures: e.consecutiveFailures,
+      lastError: e.lastError,
+    };
   }
 
   #scheduleProbe(): void {
@@ -164,6 +218,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     } catch {
       return; // keep the previous list; a resolver hiccup must not empty the swarm
     }
+    if (this.#stopped) return;
     this.#bySource.set(source, addresses);
     const wanted = new Set<string>();
     for (const list of this.#bySource.values()) for (const a of list) wanted.add(a);
@@ -185,8 +240,10 @@ export class Membership extends EventEmitter<MembershipEvents> {
     for (const [a, e] of this.#entries) {
       if (wanted.has(a)) continue;
       this.#entries.delete(a);
-      if (e.up && !e.self) this.emit("down", info({ ...e, up: false }));
-      if (!e.self) this.emit("removed", info(e));
+      if (!e.self) {
+        if (e.up && !this.#isLive(e.id)) this.emit("down", this.#info({ ...e, up: false }));
+        this.emit("removed", this.#info(e));
+      }
       this.pool.close(a);
     }
   }
@@ -198,10 +255,10 @@ export class Membership extends EventEmitter<MembershipEvents> {
     try {
       reply = await call(client, "Probe", { sentUnixMs: Date.now() }, this.#timeout);
     } catch (error) {
-      this.#failed(e, error as ServiceError);
+      if (!this.#stopped && this.#entries.get(e.address) === e) this.#failed(e, error as ServiceError);
       return;
     }
-    if (!this.#entries.has(e.address)) return;
+    if (this.#stopped || this.#entries.get(e.address) !== e) return;
     e.rttMs = this.#clock.now() - sent;
     e.consecutiveFailures = 0;
     e.lastError = "";
@@ -210,27 +267,32 @@ export class Membership extends EventEmitter<MembershipEvents> {
       e.id = reply.nodeId;
       return;
     }
-    const changedId = e.id !== "" && e.id !== reply.nodeId;
-    const restarted = !changedId && e.startedAt !== 0 && e.startedAt !== reply.startedAtUnixMs;
-    if (changedId && e.up) {
+    const id = reply.nodeId;
+    if (e.id !== "" && e.id !== id && e.up) {
+      // This address now belongs to another node: the old id loses it.
       e.up = false;
-      this.emit("down", info(e));
+      if (!this.#isLive(e.id)) this.emit("down", this.#info(e));
     }
-    if (e.id === "" || changedId || restarted || e.region === "") {
+    if (e.id !== id || e.region === "") {
       try {
         const st = await call<WireStateReply>(client, "State", {}, this.#timeout);
         e.region = st.region;
       } catch {
         // Region stays unknown until the next probe; liveness does not depend on it.
       }
+      if (this.#stopped || this.#entries.get(e.address) !== e) return;
     }
-    e.id = reply.nodeId;
+    const wasLive = this.#isLive(id);
+    e.id = id;
     e.startedAt = reply.startedAtUnixMs;
-    if (restarted) this.emit("restarted", info(e));
-    if (!e.up) {
-      e.up = true;
-      this.emit("up", info(e));
+    const known = this.#started.get(id);
+    this.#started.set(id, reply.startedAtUnixMs);
+    if (known !== undefined && known !== reply.startedAtUnixMs) {
+      this.#restarts.set(id, (this.#restarts.get(id) ?? 0) + 1);
+      this.emit("restarted", this.#info(e));
     }
+    e.up = true;
+    if (!wasLive) this.emit("up", this.#info(e));
   }
 
   #failed(e: Entry, error: ServiceError): void {
@@ -238,22 +300,9 @@ export class Membership extends EventEmitter<MembershipEvents> {
     e.lastError = error.details || error.message;
     if (e.up && e.consecutiveFailures >= this.#threshold) {
       e.up = false;
-      this.emit("down", info(e));
+      if (!this.#isLive(e.id)) this.emit("down", this.#info(e));
     }
   }
-}
-
-function info(e: Entry): PeerInfo {
-  return {
-    address: e.address,
-    id: e.id,
-    region: e.region,
-    up: e.up,
-    startedAt: e.startedAt,
-    rttMs: e.rttMs,
-    consecutiveFailures: e.consecutiveFailures,
-    lastError: e.lastError,
-  };
 }
 
 function call<R>(client: Client, method: "Probe" | "State", request: unknown, timeoutMs: number): Promise<R> {

@@ -1,0 +1,65 @@
+/**
+ * The node's membership: src/mesh's `Membership` over the node's `peers` (static seeds), `dns`
+ * names and `probe.*` keys, sharing the node's `ChannelPool` with its `GrpcTransport` (one channel
+ * per peer). Peers are keyed by node id everywhere — membership, the LatencyBook, the transport's
+ * `addressOf` and `status` — so a peer's samples, its address and its status row are one peer.
+ * A restart (new start time) resets the peer's estimates; an id whose last address left every
+ * source is forgotten.
+ *
+ * @example
+ * const membership = createNodeMembership(config, { pool, book, log });
+ * const transport = new GrpcTransport({ pool, addressOf: (id) => membership.addressOf(id) });
+ * void membership.start();
+ */
+import type { LatencyBook } from "../estimate/latency-book.js";
+import type { ChannelPool } from "../mesh/channel-pool.js";
+import { Membership } from "../mesh/membership/membership.js";
+import type { NodeConfig } from "./config/types.js";
+import type { Logger } from "./logger.js";
+
+export interface NodeMembershipDeps {
+  readonly pool: ChannelPool;
+  readonly book: Pick<LatencyBook, "reset" | "forget">;
+  /** The node's logger; membership lines go to its `membership` child, resets to `node`. */
+  readonly log: Logger;
+}
+
+/** Membership targets of the config: each seed as a bare `host:port`, each DNS name as `dns:///`. */
+export function membershipTargets(config: Pick<NodeConfig, "peers" | "dns">): string[] {
+  return [...config.peers, ...config.dns.map((name) => `dns:///${name}`)];
+}
+
+export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDeps): Membership {
+  const log = deps.log.child("membership");
+  const nodeLog = deps.log.child("node");
+  const membership = new Membership({
+    sources: membershipTargets(config),
+    pool: deps.pool,
+    selfId: config.nodeId,
+    probeIntervalMs: config.probe.intervalMs,
+    probeTimeoutMs: config.probe.timeoutMs,
+    failureThreshold: config.probe.failureThreshold,
+    refreshMs: config.dnsIntervalMs,
+  });
+  membership.on("up", (p) => log.info("peer up", { peer: p.id, address: p.address, region: p.region }));
+  membership.on("down", (p) =>
+    log.warn("peer down", {
+      peer: p.id,
+      address: p.address,
+      failures: p.consecutiveFailures,
+      error: p.lastError,
+    }),
+  );
+  membership.on("restarted", (p) => {
+    log.info("peer restarted", { peer: p.id, address: p.address, restarts: p.restarts });
+    // Only a restart drops the estimates: a peer slow to answer probes is still the same peer, and
+    // its slowness is exactly the tail the estimates must keep.
+    deps.book.reset(p.id);
+    nodeLog.info("estimates reset", { peer: p.id });
+  });
+  membership.on("removed", (p) => {
+    log.info("peer address removed", { peer: p.id, address: p.address });
+    if (p.id !== "" && membership.addressOf(p.id) === undefined) deps.book.forget(p.id);
+  });
+  return membership;
+}
