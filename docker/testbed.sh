@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # The containerised testbed in one command (npm run testbed:docker): build the node image (on the
-# offline base when no registry is at hand), start the seed swarm of docker/compose.yml, run the
-# scenario's load generator, collect report.json / report.html, and tear everything down — on
-# success, failure, Ctrl-C or SIGTERM — leaving no container, network or volume behind.
+# offline base when no registry is at hand), generate the scenario's swarm from its file
+# (`tailswarm testbed --emit-compose`: one container per peer and coordinator, a network per region
+# plus `wan`, discovery by service DNS), start it, drive the coordinators with the same load
+# generator as the process testbed (`tailswarm testbed --attach`, in a container on `wan`), collect
+# report.json / report.html, and tear everything down — on success, failure, Ctrl-C or SIGTERM —
+# leaving no container, network or volume behind.
 #
-# usage: docker/testbed.sh [--scenario NAME] [--duration S] [--out DIR] [--small]
+# usage: docker/testbed.sh [--scenario NAME|FILE] [--duration S] [--out DIR] [--small]
 #                          [--kill-after S] [--observability] [--no-build]
-#   --scenario NAME   scenario of the load generator (default seed-nat-tail)
-#   --duration S      seconds of load (default 30)
+#   --scenario NAME   testbed/scenarios/NAME.yaml or a file (default seed-nat-tail)
+#   --duration S      measured seconds (default: the scenario's; 20 with --small)
 #   --out DIR         where the report lands (default testbed/out/docker-<time>)
-#   --small           10 peers instead of 40 (CI, laptops)
-#   --kill-after S    SIGKILL one peer behind the gateway S seconds into the run; the fan-outs must
-#                     still resolve by their deadlines and the peer be marked down
+#   --small           the `smoke` scenario (10 peers, 3 coordinators) unless --scenario is given (CI)
+#   --kill-after S    SIGKILL one peer behind the gateway S seconds after the load generator sees the
+#                     whole swarm (its warm-up included); the report says when the coordinators
+#                     marked it down and how the fan-outs resolved
 #   --observability   also start docker/compose.observability.yml (public images: needs a registry)
 #   --no-build        use $TAILSWARM_IMAGE as it is
 # env: TAILSWARM_IMAGE (default tailswarm:dev), TAILSWARM_DOCKER_BASE (see docker/build-image.sh),
@@ -21,7 +25,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-scenario=seed-nat-tail duration=30 out="" small=0 kill_after="" observability=0 build=1
+scenario="" duration="" out="" small=0 kill_after="" observability=0 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --scenario) scenario="$2"; shift ;;
@@ -31,7 +35,7 @@ while [ $# -gt 0 ]; do
     --kill-after) kill_after="$2"; shift ;;
     --observability) observability=1 ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "testbed: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -49,32 +53,15 @@ out="$(cd "$out" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tailswarm-testbed.XXXXXX")"
 loadgen="$project-loadgen"
 
-files=(-f "$here/compose.yml")
-[ "$observability" = 1 ] && files+=(-f "$here/compose.observability.yml")
-if [ "${TAILSWARM_TESTBED_STUB:-0}" = 1 ]; then
-  # Harness self-test: every node runs the health-only stand-in instead of `tailswarm node`.
-  cat >"$work/stub.yml" <<EOF
-x-stub: &stub
-  entrypoint: ["node", "test-fixture/health-server.mjs"]
-  command: []
-  volumes:
-    - $root/test/docker/fixtures/health-server.mjs:/app/test-fixture/health-server.mjs:ro
-services:
-  peers-eu: *stub
-  peers-us: *stub
-  peers-ap: *stub
-  gateway-eu: *stub
-  coordinator-90: *stub
-  coordinator-200: *stub
-  coordinator-1000: *stub
-EOF
-  files+=(-f "$work/stub.yml")
-fi
 if [ "$small" = 1 ]; then
-  export SWARM_PEERS_EU=3 SWARM_PEERS_US=3 SWARM_PEERS_AP=2 SWARM_GATEWAY_EU=2
+  scenario="${scenario:-smoke}"
+  duration="${duration:-20}"
 fi
-export SWARM_SCENARIO="$scenario" SWARM_DURATION_S="$duration"
+scenario="${scenario:-seed-nat-tail}"
+swarm="$work/swarm"
 compose() { docker-compose "${files[@]}" -p "$project" "$@"; }
+files=()
+label="label=com.docker.compose.project=$project"
 
 # ---- teardown: always, exactly once -----------------------------------------------------------
 torn=0
@@ -88,12 +75,14 @@ teardown() {
   exec 1>&3 2>&3
   if [ -n "${kill_pid:-}" ]; then kill "$kill_pid" 2>/dev/null; wait "$kill_pid" 2>/dev/null; fi
   log "tearing down $project"
-  compose logs --no-color --timestamps >"$out/compose.log" 2>&1
-  docker rm -f -v "$loadgen" >/dev/null 2>&1
-  compose --profile run down --volumes --remove-orphans --timeout 10 >"$work/down.log" 2>&1 ||
-    cat "$work/down.log" >&2
-  # Whatever compose missed (an interrupted `up`, a stray `run`): by the project label.
-  local label="label=com.docker.compose.project=$project" left
+  if [ "${#files[@]}" -gt 0 ]; then
+    compose logs --no-color --timestamps >"$out/compose.log" 2>&1
+    docker rm -f -v "$loadgen" >/dev/null 2>&1
+    compose --profile run down --volumes --remove-orphans --timeout 10 >"$work/down.log" 2>&1 ||
+      cat "$work/down.log" >&2
+  fi
+  # Whatever compose missed (an interrupted `up`, a stray `run`, the generator): by the project label.
+  local left
   docker ps -aq --filter "$label" | xargs -r docker rm -f -v >/dev/null
   docker network ls -q --filter "$label" | xargs -r docker network rm >/dev/null
   docker volume ls -q --filter "$label" | xargs -r docker volume rm >/dev/null
@@ -102,6 +91,7 @@ teardown() {
     log "left behind after teardown: $left"
     [ "$rc" = 0 ] && rc=1
   fi
+  [ -d "$swarm" ] && cp -r "$swarm" "$out/swarm" 2>/dev/null
   rm -rf "$work"
   log "report and logs in $out"
   exit "$rc"
@@ -115,15 +105,53 @@ timeout 10 docker info >/dev/null 2>&1 || "$here/ensure-docker.sh"
 [ "$build" = 1 ] && "$here/build-image.sh"
 docker image inspect "$TAILSWARM_IMAGE" >/dev/null
 
-# ---- the swarm ----------------------------------------------------------------------------------
-started=$(date +%s)
-log "starting the swarm ($project$([ "$small" = 1 ] && echo ', small'))"
-compose up -d --quiet-pull >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+# ---- the swarm, generated from the scenario file by the image itself ------------------------------
+# No network, the caller's uid (the files land in $work), the project label (teardown finds it).
+mkdir -p "$swarm"
+scenario_arg="$scenario" mounts=()
+if [ -f "$scenario" ]; then
+  scenario_dir="$(cd "$(dirname "$scenario")" && pwd)"
+  mounts=(-v "$scenario_dir:/scenario:ro")
+  scenario_arg="/scenario/$(basename "$scenario")"
+fi
+docker run --rm --network none --user "$(id -u):$(id -g)" --label "com.docker.compose.project=$project" \
+  -v "$work:/work" "${mounts[@]}" "$TAILSWARM_IMAGE" \
+  testbed --scenario "$scenario_arg" --emit-compose /work/swarm 2>"$work/emit.log" ||
+  { cat "$work/emit.log" >&2; exit 2; }
+files=(-f "$swarm/compose.yml")
+if [ "$observability" = 1 ]; then
+  files+=(-f "$here/compose.observability.yml")
+  export OTEL_SDK_DISABLED=false TAILSWARM_DOCKER_DIR="$here"
+fi
+if [ "${TAILSWARM_TESTBED_STUB:-0}" = 1 ]; then
+  # Harness self-test: every node runs the health-only stand-in instead of `tailswarm node`.
+  {
+    echo "x-stub: &stub"
+    echo '  entrypoint: ["node", "test-fixture/health-server.mjs"]'
+    echo "  command: []"
+    echo "  volumes:"
+    echo "    - $root/test/docker/fixtures/health-server.mjs:/app/test-fixture/health-server.mjs:ro"
+    echo "services:"
+    compose config --services | grep -vx loadgen | sed 's/.*/  &: *stub/'
+  } >"$work/stub.yml"
+  files+=(-f "$work/stub.yml")
+fi
+[ -n "$duration" ] && export SWARM_DURATION_S="$duration"
+mapfile -t coordinators < <(compose config | awk '
+  /^  [A-Za-z0-9_.-]+:$/ { svc=$1; sub(":", "", svc) }
+  /org.tailswarm.role: coordinator/ { print svc }')
+mapfile -t gateway_peers < <(compose config | awk '
+  /^  [A-Za-z0-9_.-]+:$/ { svc=$1; sub(":", "", svc) }
+  /org.tailswarm.gateway:/ { print svc }')
 
-# Docker's own first health check comes only after the interval (30 s); ask the coordinators
+started=$(date +%s)
+log "starting the swarm of $scenario ($project: $(compose config --services | grep -cvx loadgen) containers)"
+compose up -d >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+
+# Docker's own first health check comes only after its interval (30 s); ask the coordinators
 # directly through the same check, and require every container to still be running.
-coordinators=(coordinator-90 coordinator-200 coordinator-1000)
-for _ in $(seq 1 60); do
+ready=0
+for _ in $(seq 1 90); do
   ready=0
   for c in "${coordinators[@]}"; do
     compose exec -T "$c" node docker/healthcheck.mjs >/dev/null 2>&1 && ready=$((ready + 1))
@@ -131,45 +159,62 @@ for _ in $(seq 1 60); do
   [ "$ready" = ${#coordinators[@]} ] && break
   sleep 2
 done
-[ "$ready" = ${#coordinators[@]} ] || { log "coordinators not serving after 120 s"; compose ps >&2; exit 1; }
-exited="$(docker ps -aq --filter "label=com.docker.compose.project=$project" --filter status=exited)"
+[ "$ready" = ${#coordinators[@]} ] || { log "coordinators not serving after 180 s"; compose ps >&2; exit 1; }
+exited="$(docker ps -aq --filter "$label" --filter status=exited)"
 [ -z "$exited" ] || { log "containers exited during start-up"; compose ps >&2; exit 1; }
-# Service DNS: every replica is one A record, as the coordinators see it.
-for s in peers-eu peers-us peers-ap gateway-eu; do
-  n="$(compose exec -T coordinator-90 node -e "require('dns').resolve4('$s',(e,a)=>console.log(e?0:a.length))" | tr -d '\r')"
-  log "dns $s: $n records"
+# Service DNS: every peer container is one A record of its region's alias, as the coordinators see it.
+for name in $(compose config | grep -o 'peers-[A-Za-z0-9_-]*' | sort -u); do
+  n="$(compose exec -T "${coordinators[0]}" node -e "require('dns').resolve4('$name',(e,a)=>console.log(e?0:a.length))" | tr -d '\r')"
+  log "dns $name: $n records"
 done
-log "swarm up in $(($(date +%s) - started)) s: $(docker ps -q --filter "label=com.docker.compose.project=$project" | wc -l) containers"
+log "swarm up in $(($(date +%s) - started)) s: $(docker ps -q --filter "$label" | wc -l) containers"
 
-# ---- fault: kill one peer behind the gateway mid-run ----------------------------------------------
-if [ -n "$kill_after" ]; then
-  victim="$(compose ps -q gateway-eu | head -n1)"
+# ---- fault: kill one peer behind the gateway once the load runs -------------------------------------
+start_fault() {
+  [ -n "$kill_after" ] || return 0
+  local service="${gateway_peers[0]:-}" victim
+  [ -n "$service" ] || { log "--kill-after: the scenario has no gateway peer"; return 0; }
+  victim="$(compose ps -q "$service" | head -n1)"
   (
     sleep "$kill_after"
     docker kill --signal KILL "$victim" >/dev/null &&
-      printf '{"killed":"%s","service":"gateway-eu","at":"%s"}\n' \
-        "$(docker inspect -f '{{.Name}}' "$victim" | sed 's|^/||')" "$(date -u +%FT%TZ)" >"$out/faults.json"
+      printf '{"killed":"%s","service":"%s","peer":"%s","at":"%s"}\n' \
+        "$(docker inspect -f '{{.Name}}' "$victim" | sed 's|^/||')" "$service" "$service" \
+        "$(date -u +%FT%T.%3NZ)" >"$out/faults.json" &&
+      log "killed $service (SIGKILL)"
   ) &
   kill_pid=$!
-fi
+}
 
 # ---- the scenario -------------------------------------------------------------------------------
 rc=0
 if [ "${TAILSWARM_TESTBED_STUB:-0}" = 1 ]; then
-  log "stub mode: no load generator; waiting ${duration}s"
-  sleep "$duration"
+  log "stub mode: no load generator; waiting ${duration:-20}s"
+  start_fault
+  sleep "${duration:-20}"
   if [ -n "$kill_after" ]; then
     wait "$kill_pid" || true
     kill_pid=""
     [ -s "$out/faults.json" ] && log "fault: $(cat "$out/faults.json")"
-    # The killed peer must be gone from the service's DNS records.
-    n="$(compose exec -T coordinator-90 node -e "require('dns').resolve4('gateway-eu',(e,a)=>console.log(e?0:a.length))" | tr -d '\r')"
-    log "dns gateway-eu after the kill: $n records"
+    # The killed peer must be gone from its region's DNS records.
+    n="$(compose exec -T "${coordinators[0]}" node -e "require('dns').resolve4('${gateway_peers[0]}',(e,a)=>console.log(e?0:a.length))" | tr -d '\r')"
+    log "dns ${gateway_peers[0]} after the kill: $n records"
   fi
 else
-  # TODO(testbed): the load generator's verb and flags (issue 5) are drafted in compose.yml.
-  log "running scenario $scenario for ${duration}s"
-  compose run --name "$loadgen" loadgen || rc=$?
+  log "running scenario $scenario${duration:+ for ${duration}s} (load generator: tailswarm testbed --attach)"
+  # The kill is timed from the start of the load generator's measured run, which begins after it
+  # has seen every peer and warmed up; it prints "every coordinator sees" when attached.
+  compose --profile run run -T --name "$loadgen" loadgen 2> >(tee "$work/loadgen.err" >&3) &
+  run_pid=$!
+  if [ -n "$kill_after" ]; then
+    for _ in $(seq 1 240); do
+      grep -q "every coordinator sees" "$work/loadgen.err" 2>/dev/null && break
+      kill -0 "$run_pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    start_fault
+  fi
+  wait "$run_pid" || rc=$?
   docker cp "$loadgen:/tmp/tailswarm-out/." "$out/" 2>/dev/null || log "no report in the load generator"
   for f in report.json report.html; do [ -f "$out/$f" ] && log "$out/$f"; done
 fi

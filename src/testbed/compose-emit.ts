@@ -37,8 +37,8 @@ const HEADER = (s: Scenario, scenarioFile: string): string =>
   [
     `# GENERATED from ${scenarioFile} by`,
     `#   tailswarm testbed --scenario ${scenarioFile} --emit-compose DIR`,
-    "# Do not edit: change the scenario and generate again (docker/testbed.sh does it on every run;",
-    "# test/testbed/compose-emit.test.ts checks the copy in docker/swarm/).",
+    "# Do not edit: change the scenario; docker/testbed.sh generates this again on every run",
+    "# (test/testbed/compose-emit.test.ts checks that it agrees with the scenario).",
     "#",
     `# ${s.description.replace(/\s+/g, " ").trim()}`,
     "# Regions are networks (region-<name>) plus the shared `wan`; peers are found by service DNS",

@@ -38,6 +38,8 @@ export class LoadGenerator {
   readonly #s: Scenario;
   readonly #targets: LoadTargets;
   readonly #inflight = new Set<Promise<unknown>>();
+  /** The Coordinate calls in flight (not the direct measurements, which keep starting until stop). */
+  readonly #calls = new Set<Promise<unknown>>();
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
   #measureTimer: NodeJS.Timeout | undefined;
@@ -84,7 +86,9 @@ export class LoadGenerator {
       };
       tick();
     });
-    await this.drain();
+    // Only the calls: a measurement to a dead peer takes its whole timeout, and new ones start until
+    // stop(), so waiting for every measurement here may never end.
+    while (this.#calls.size > 0) await Promise.allSettled([...this.#calls]);
   }
 
   /** Direct all-peer fan-outs at the scenario's measure rate until `stop()`. */
@@ -201,6 +205,8 @@ export class LoadGenerator {
           });
         });
       this.#track(call);
+      this.#calls.add(call);
+      void call.finally(() => this.#calls.delete(call));
     }
   }
 
