@@ -116,3 +116,25 @@ export type { MembershipOptions, PeerInfo, MembershipEvents } from "./mesh/membe
 export { registerSource, parseTarget } from "./mesh/membership/source.js";
 export type { MembershipSource, SourceFactory, ParsedTarget } from "./mesh/membership/source.js";
 export { PROTO_ROOT, SWARM_PROTO_FILE, SWARM_SERVICE_NAME, swarmPackageDefinition } from "./mesh/proto.js";
+// src/telemetry: spans, metrics and the flight recorder, through @opentelemetry/api only (a no-op
+// until the application installs an SDK; the daemon's SDK set-up, src/telemetry/sdk, is not exported).
+export { createTelemetry } from "./telemetry/telemetry.js";
+export type { Telemetry, TelemetryOptions } from "./telemetry/telemetry.js";
+export { FanoutTracer } from "./telemetry/fanout-tracer.js";
+export type { FanoutTracerOptions } from "./telemetry/fanout-tracer.js";
+export { FanoutMetrics, METRIC as TELEMETRY_METRICS } from "./telemetry/metrics.js";
+export type { FanoutMetricsOptions } from "./telemetry/metrics.js";
+export type { EstimateSource } from "./telemetry/peer-gauges.js";
+export { FlightRecorder } from "./telemetry/flight-recorder.js";
+export type { DecisionRecord, FlightRecorderOptions } from "./telemetry/flight-recorder.js";
+export { combineObservers } from "./telemetry/combine-observers.js";
+export { instrumentTransport } from "./telemetry/instrument-transport.js";
+export type { InstrumentTransportOptions } from "./telemetry/instrument-transport.js";
+export {
+  ATTR as TELEMETRY_ATTRIBUTES,
+  INSTRUMENTATION_SCOPE,
+  SPAN_BRANCH,
+  SPAN_FANOUT,
+} from "./telemetry/attributes.js";
+export { addDecisionsService, decisionsSource } from "./telemetry/decisions-service.js";
+export type { DecisionsSource } from "./telemetry/decisions-service.js";

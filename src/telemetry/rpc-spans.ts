@@ -128,23 +128,33 @@ function startRpcSpan(
     if (client.port !== undefined) attributes[ATTR_CLIENT_PORT] = client.port;
   }
   const span = tracerOf(tracer).startSpan(method, { kind, attributes }, parent);
-  let ended = false;
-  return {
-    span,
-    context: trace.setSpan(parent, span),
-    end(code, error) {
-      if (ended) return;
-      ended = true;
+  return new StartedRpcSpan(span, trace.setSpan(parent, span), kind === SpanKind.SERVER);
+}
+
+/** A class rather than a closure per call: the server starts one of these for every Branch. */
+class StartedRpcSpan implements RpcSpan {
+  #ended = false;
+
+  constructor(
+    readonly span: Span,
+    readonly context: Context,
+    readonly server: boolean,
+  ) {}
+
+  end(code: number, error?: { readonly message?: string; readonly name?: string }): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const span = this.span;
+    if (span.isRecording()) {
       const name = grpcStatusName(code);
       span.setAttribute(ATTR_RPC_RESPONSE_STATUS_CODE, name);
-      const isError = kind === SpanKind.SERVER ? SERVER_ERRORS.has(code) : code !== 0;
-      if (isError) {
+      if (this.server ? SERVER_ERRORS.has(code) : code !== 0) {
         span.setAttribute(ATTR_ERROR_TYPE, name);
         span.setStatus({ code: SpanStatusCode.ERROR, message: error?.message ?? name });
       }
-      span.end();
-    },
-  };
+    }
+    span.end();
+  }
 }
 
 /**
