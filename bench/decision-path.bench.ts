@@ -4,6 +4,7 @@
  * object, for 8, 40 and 200 required peers with a cached estimate. The budget sits below the fan-out
  * p50 so the rule says degrade and no branch is issued: what is measured is the decision, not I/O.
  */
+import { pathToFileURL } from "node:url";
 import { build } from "hdr-histogram-js";
 import { SimClock } from "../src/clock/sim-clock.js";
 import { quorumVote } from "../src/decision/quorum-vote.js";
@@ -53,3 +54,5 @@ export async function run(resultsFile?: string): Promise<void> {
   }
   recordFigures("engine", figures, resultsFile);
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await run();

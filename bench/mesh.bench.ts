@@ -31,10 +31,11 @@ const PAYLOAD = { q: "bench", n: 1 };
 type FanOut = () => Promise<void>;
 const now = (): number => performance.timeOrigin + performance.now();
 
+/** Starts the peer processes; if any fails to start, stops the ones that did and rethrows. */
 async function startPeers(): Promise<{ children: ChildProcess[]; addresses: string[] }> {
   const script = fileURLToPath(new URL("./mesh-peer.ts", import.meta.url));
   const children: ChildProcess[] = [];
-  const ports = await Promise.all(
+  const started = await Promise.allSettled(
     Array.from({ length: PEERS }, (_, i) => {
       const child = spawn(process.execPath, ["--import", "tsx", script, `peer-${i}`], {
         stdio: ["pipe", "pipe", "inherit"],
@@ -47,15 +48,40 @@ async function startPeers(): Promise<{ children: ChildProcess[]; addresses: stri
           const m = /PORT (\d+)/.exec(out);
           if (m) resolve(Number(m[1]));
         });
+        child.on("error", reject);
         child.on("exit", (code) => reject(new Error(`peer ${i} exited with ${code}`)));
       });
     }),
   );
+  const failed = started.find((r) => r.status === "rejected");
+  if (failed !== undefined) {
+    await stopPeers(children);
+    throw failed.reason;
+  }
+  const ports = started.map((r) => (r as PromiseFulfilledResult<number>).value);
   return { children, addresses: ports.map((p) => `127.0.0.1:${p}`) };
 }
 
-function rawFanOut(addresses: string[]): FanOut {
-  const clients = addresses.map((a) => new grpc.Client(a, grpc.credentials.createInsecure()));
+/** Closes the peers' stdin (they exit on it) and waits; SIGKILL after 5 s for any that hang. */
+async function stopPeers(children: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          const kill = setTimeout(() => c.kill("SIGKILL"), 5_000);
+          c.once("exit", () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          c.stdin?.end();
+        }),
+    ),
+  );
+}
+
+function rawFanOut(addresses: string[], clients: grpc.Client[]): FanOut {
+  for (const a of addresses) clients.push(new grpc.Client(a, grpc.credentials.createInsecure()));
   const m = swarmService().Branch;
   const payload = Buffer.from(JSON.stringify(PAYLOAD));
   let n = 0;
@@ -247,8 +273,9 @@ export async function run(): Promise<void> {
   const { children, addresses } = await startPeers();
   const pool = new ChannelPool();
   const transport = new GrpcTransport({ pool });
+  const rawClients: grpc.Client[] = [];
   const modes: Record<string, FanOut> = {
-    raw: rawFanOut(addresses),
+    raw: rawFanOut(addresses, rawClients),
     transport: transportFanOut(transport, addresses),
     engine: engineFanOut(transport, addresses),
   };
@@ -284,7 +311,8 @@ export async function run(): Promise<void> {
   } finally {
     transport.close();
     pool.closeAll();
-    for (const c of children) c.stdin?.end();
+    for (const c of rawClients) c.close();
+    await stopPeers(children);
   }
   const rate = (n: string): number => (count[n]! / time[n]!) * 1000;
   const cpuPer = (n: string): number => cpu[n]! / count[n]!;

@@ -3,14 +3,17 @@
  * Each call scores every candidate (MABP: queue differential, successor pressure, penalty, work at the
  * candidate's compatibility signature) and books a reservation; state settles every 100 calls.
  *
- *   npx tsx bench/routing.bench.ts
+ *   npx tsx bench/routing.bench.ts     (or: npm run bench -- routing)
  */
+import { pathToFileURL } from "node:url";
 import { commodity } from "../src/routing/commodity.js";
 import { PrimitiveTable, type PrimitiveSpec } from "../src/routing/primitives.js";
 import { createRouter } from "../src/routing/router.js";
 import { SignatureSet, signatureOf } from "../src/routing/signature.js";
 import type { PeerView, RouteTask, RoutingPolicyName } from "../src/routing/types.js";
 import { createRng } from "../src/util/rng.js";
+import { recordFigures } from "./report.js";
+import type { Figure } from "./report.js";
 
 const KEYS = ["rag/0", "rag/1", "rag/2", "moe/0", "moe/1", "agent/0", "agent/1", "agent/2"];
 
@@ -84,37 +87,25 @@ function measure(
   return { p50: q(0.5), p99: q(0.99), mean: sum / samples.length, cpu };
 }
 
-interface Figure {
-  readonly value: number;
-  readonly unit: string;
-  readonly target?: number;
-  readonly note?: string;
-}
-const figures: Record<string, Figure> = {};
-for (const policy of ["mabp", "jsq", "bp"] as const) {
-  for (const n of [40, 400]) {
-    const r = measure(policy, n);
-    const target = policy === "mabp" && n === 40 ? { target: 20 } : {};
-    figures[`route ${policy} over ${n} candidates p50`] = { value: r.p50, unit: "µs" };
-    figures[`route ${policy} over ${n} candidates p99`] = { value: r.p99, unit: "µs", ...target };
-    figures[`route ${policy} over ${n} candidates cpu mean`] = {
-      value: r.cpu,
-      unit: "µs",
-      note: "process CPU time per call (wall-clock tails include preemption on a shared machine)",
-    };
-    console.log(
-      `route ${policy.padEnd(5)} over ${String(n).padStart(3)} candidates: p50 ${r.p50.toFixed(2)} µs  p99 ${r.p99.toFixed(2)} µs  mean ${r.mean.toFixed(2)} µs  cpu ${r.cpu.toFixed(2)} µs/call`,
-    );
+export function run(resultsFile?: string): void {
+  const figures: Record<string, Figure> = {};
+  for (const policy of ["mabp", "jsq", "bp"] as const) {
+    for (const n of [40, 400]) {
+      const r = measure(policy, n);
+      const target = policy === "mabp" && n === 40 ? { target: 20 } : {};
+      figures[`route ${policy} over ${n} candidates p50`] = { value: r.p50, unit: "µs" };
+      figures[`route ${policy} over ${n} candidates p99`] = { value: r.p99, unit: "µs", ...target };
+      figures[`route ${policy} over ${n} candidates cpu mean`] = {
+        value: r.cpu,
+        unit: "µs",
+        note: "process CPU time per call (wall-clock tails include preemption on a shared machine)",
+      };
+      console.log(
+        `route ${policy.padEnd(5)} over ${String(n).padStart(3)} candidates: p50 ${r.p50.toFixed(2)} µs  p99 ${r.p99.toFixed(2)} µs  mean ${r.mean.toFixed(2)} µs  cpu ${r.cpu.toFixed(2)} µs/call`,
+      );
+    }
   }
+  recordFigures("routing", figures, resultsFile);
 }
 
-// bench/report.ts (recordFigures) belongs to the bench harness; use it when it exists.
-try {
-  const spec = "./report.js";
-  const mod = (await import(spec)) as {
-    recordFigures?: (section: string, f: Record<string, Figure>) => unknown;
-  };
-  if (typeof mod.recordFigures === "function") mod.recordFigures("routing", figures);
-} catch {
-  // no bench/report.ts: figures are printed only
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) run();
