@@ -61,7 +61,11 @@ function bestBatchMean(batches: number, size: number, fn: (i: number) => void): 
   return best;
 }
 
-/** A book with `n` peers of heterogeneous log-normal latency, 1,000 samples each, 4 calls in flight each. */
+/**
+ * A book with `n` peers of heterogeneous log-normal latency, 1,000 samples each, 50 calls abandoned at
+ * assorted ages (censored ends: the worst case for memory, their window's arrays allocated) and 4 calls in
+ * flight each.
+ */
 function populatedBook(n: number, seed: number, tickMs = 1): { book: LatencyBook; ids: string[] } {
   const rng = createRng(seed);
   const book = new LatencyBook({ windowMs: 60_000, fanoutTickMs: tickMs }, clock);
@@ -70,6 +74,8 @@ function populatedBook(n: number, seed: number, tickMs = 1): { book: LatencyBook
     const median = 5 + rng() * 40;
     const sigma = 0.3 + rng() * 0.7;
     for (let i = 0; i < 1_000; i++) book.record(id, logNormal(rng, median, sigma), clock.t - rng() * 5_000);
+    const peer = book.peerOf(id);
+    for (let i = 0; i < 50; i++) peer.recordCensored(rng() * 3 * median, clock.t - rng() * 5_000);
     for (let i = 0; i < 4; i++) book.begin(id, clock.t - rng() * 50, clock.t + 1_000);
   }
   return { book, ids };
@@ -117,6 +123,17 @@ function benchRecord(figures: Record<string, Figure>): void {
   const direct = nsPerOp(n, (i) => peer.record(values[i & 4095] as number, t0 + 2_000 + i * 0.01));
   const viaBook = nsPerOp(n, (i) => book.record("p", values[i & 4095] as number, t0 + 40_000 + i * 0.01));
   const call = nsPerOp(1_000_000, (i) => book.begin("p", t0 + 80_000 + i * 0.01).complete(values[i & 4095]));
+  const censoredEnd = bestBatchMean(50, 20_000, (i) =>
+    peer.recordCensored(values[i & 4095] as number, t0 + 120_000 + i * 0.01),
+  );
+  const abandonedCall = nsPerOp(1_000_000, (i) =>
+    book.begin("p", t0 + 160_000 + i * 0.01).abandoned(values[i & 4095]),
+  );
+  figures["record one censored end (PeerLatency.recordCensored, best batch mean)"] = {
+    value: censoredEnd,
+    unit: "ns",
+  };
+  figures["begin + abandoned one call"] = { value: abandonedCall, unit: "ns" };
   figures["record one sample (PeerLatency.record)"] = { value: direct, unit: "ns", target: 100 };
   figures["record one sample (PeerLatency.record, best batch mean)"] = {
     value: bestBatchMean(50, 20_000, (i) => peer.record(values[i & 4095] as number, t0 + 3_000 + i * 0.01)),

@@ -18,6 +18,11 @@
  * It starts at `priorMs` (as one abandoned branch of that cost) and, without new evidence, decays
  * back toward the prior with half-life `halfLifeMs` (an old quiet period says little about now).
  *
+ * Measurement branches (`measurement: true`: given up by the decision but left running so the peer's
+ * latency is learnt) are not abandons: nobody stopped them and no work was lost, so they are neither
+ * charged nor counted as abandoned branches. Their peer work — the deliberate price of fresh estimates —
+ * is reported apart in `stats().measurementBranches` / `measurementWorkMs`.
+ *
  * @example
  * const ledger = new AbandonLedger({ priorMs: 5 });
  * ledger.expectedAbandonCostMs(["a", "b"], clock.now()); // 5
@@ -48,6 +53,9 @@ export interface LedgerBranch {
   readonly peer: PeerId;
   readonly outcome: BranchOutcome;
   readonly lostWorkMs: number;
+  /** A measurement branch: reported, never charged (see the class comment). */
+  readonly measurement?: boolean;
+  readonly measurementWorkMs?: number;
 }
 
 export interface LedgerFanout {
@@ -71,6 +79,9 @@ export interface AbandonLedgerStats {
   readonly chargedMs: number;
   /** Lost work of late branches in synchronous fan-outs (reported, not charged), ms. */
   readonly synchronousLateLostMs: number;
+  /** Measurement branches seen (any mode), and the peer work they took, ms (reported, not charged). */
+  readonly measurementBranches: number;
+  readonly measurementWorkMs: number;
 }
 
 export class AbandonLedger {
@@ -86,6 +97,8 @@ export class AbandonLedger {
   #abandonedBranches = 0;
   #chargedMs = 0;
   #syncLateLostMs = 0;
+  #measurementBranches = 0;
+  #measurementWorkMs = 0;
   readonly #peers = new Map<PeerId, { abandoned: number; late: number; lostWorkMs: number }>();
 
   constructor(options: AbandonLedgerOptions = {}) {
@@ -114,6 +127,12 @@ export class AbandonLedger {
     let lost = 0;
     let abandoned = 0;
     for (const b of fanout.branches) {
+      if (b.measurement === true) {
+        this.#measurementBranches++;
+        const w = b.measurementWorkMs;
+        if (w !== undefined && Number.isFinite(w) && w > 0) this.#measurementWorkMs += w;
+        continue;
+      }
       if (b.outcome !== "abandoned" && b.outcome !== "late") continue;
       const ms = Number.isFinite(b.lostWorkMs) && b.lostWorkMs > 0 ? b.lostWorkMs : 0;
       const peer = this.#peer(b.peer);
@@ -149,6 +168,8 @@ export class AbandonLedger {
       abandonedBranches: this.#abandonedBranches,
       chargedMs: this.#chargedMs,
       synchronousLateLostMs: this.#syncLateLostMs,
+      measurementBranches: this.#measurementBranches,
+      measurementWorkMs: this.#measurementWorkMs,
     };
   }
 

@@ -21,7 +21,9 @@ export interface RecordContext {
 export function branchRecord<Answer>(branch: Branch<Answer>, ctx: RecordContext): BranchRecord {
   const result = branch.result ?? placeholder(branch);
   const outcome = outcomeOf(branch, result, ctx);
-  const lostWorkMs = outcome === "abandoned" || outcome === "late" ? lostWork(result) : 0;
+  // A measurement branch was not stopped by anyone: its peer work is measurement, not work lost.
+  const lostWorkMs =
+    !branch.measurement && (outcome === "abandoned" || outcome === "late") ? lostWork(result) : 0;
   const record: BranchRecord = {
     peer: branch.peer,
     branchId: branch.branchId,
@@ -31,6 +33,7 @@ export function branchRecord<Answer>(branch: Branch<Answer>, ctx: RecordContext)
     lostWorkMs,
     decisionRelevant: branch.inTime && ctx.decisionRelevant.has(branch.peer),
     result,
+    ...(branch.measurement ? { measurement: true, measurementWorkMs: lostWork(result) } : {}),
   };
   return branch.result === undefined ? { ...record, unsettled: true } : record;
 }
@@ -39,6 +42,8 @@ function outcomeOf<Answer>(branch: Branch<Answer>, result: BranchResult, ctx: Re
   if (branch.inTime) {
     return ctx.mode === "speculate" || ctx.requirementMet ? "committed" : "partial";
   }
+  // The decision gave it up (as it would have abandoned it); it ran on for its latency only.
+  if (branch.measurement) return result.kind === "failed" ? "failed" : "abandoned";
   switch (result.kind) {
     case "failed":
       return "failed";
@@ -65,5 +70,7 @@ function lostWork(result: BranchResult): number {
 }
 
 function placeholder<Answer>(branch: Branch<Answer>): BranchResult {
-  return branch.abandonedByUs ? { kind: "abandoned", lostWorkMs: 0 } : { kind: "deadline", lostWorkMs: 0 };
+  return branch.abandonedByUs || branch.measurement
+    ? { kind: "abandoned", lostWorkMs: 0 }
+    : { kind: "deadline", lostWorkMs: 0 };
 }

@@ -3,6 +3,17 @@
  * latency samples — censored while in flight), collect the answers that arrive while the set is open,
  * and wake the coordinator whenever something changed. The transport is not trusted to behave: a
  * throw or a rejection is a `failed` end, and a branch it never settles is ended by `forceSettle`.
+ *
+ * What each end teaches the latency book (nothing is thrown away — the slow calls are the tail):
+ * - an answer, in time or not: a completed sample (`complete`);
+ * - the transport's `deadline`: a sample at the deadline (`timedOut`, a lower bound);
+ * - abandoned by us at the deadline (within `DEADLINE_HAIR_MS`; the speculation gave up at the deadline):
+ *   also `timedOut` — the call did not answer within its whole budget;
+ * - abandoned by us earlier (the decision was settled without it, the caller aborted, the model failed):
+ *   a right-censored observation at its age when we abandoned it (`abandoned`) — latency > that age;
+ * - failed: nothing (`failed`), only the censoring stops.
+ * A branch `detach`ed for measurement is not abandoned at all: it runs to its answer or its deadline and
+ * is learnt from like any other; its answer is not used.
  */
 import { nanoid } from "nanoid";
 import type { Clock } from "../clock/clock.js";
@@ -10,6 +21,15 @@ import type { DecisionModel } from "../decision/types.js";
 import type { InFlight, PeerId } from "../estimate/types.js";
 import type { LatencySource } from "./latency-source.js";
 import type { BranchResult, PeerTransport, Task } from "./transport.js";
+
+/** Why the coordinator abandoned a branch: it decides what the latency book learns from the abandon. */
+export type AbandonCause = "deadline" | "decided" | "caller" | "error";
+
+/**
+ * An abandon this close to the branch's deadline (ms) counts as a timeout: the call did not answer within
+ * (practically) its whole budget. 1 ms is the resolution of gRPC's `grpc-timeout`.
+ */
+export const DEADLINE_HAIR_MS = 1;
 
 export interface Branch<Answer> {
   readonly peer: PeerId;
@@ -26,6 +46,14 @@ export interface Branch<Answer> {
   inTime: boolean;
   /** The coordinator aborted this branch. */
   abandonedByUs: boolean;
+  /** When and why the coordinator aborted it (undefined unless `abandonedByUs`). */
+  abandonedAt: number | undefined;
+  abandonCause: AbandonCause | undefined;
+  /**
+   * A measurement branch: the decision was settled without it, but instead of being abandoned it was
+   * left to run to its answer or deadline so that its latency is learnt. Its answer is never used.
+   */
+  measurement: boolean;
 }
 
 export interface BranchSetContext<Answer> {
@@ -50,8 +78,10 @@ export class BranchSet<Answer> {
   readonly #ctx: BranchSetContext<Answer>;
   #open = true;
   #unsettled = 0;
+  #unsettledMeasurements = 0;
   #wake: (() => void) | undefined;
   #allSettled: (() => void) | undefined;
+  #attachedSettled: (() => void) | undefined;
 
   constructor(ctx: BranchSetContext<Answer>) {
     this.#ctx = ctx;
@@ -59,6 +89,11 @@ export class BranchSet<Answer> {
 
   get unsettled(): number {
     return this.#unsettled;
+  }
+
+  /** Branches not ended yet, measurement branches excluded (the ones the fan-out still waits on). */
+  get unsettledAttached(): number {
+    return this.#unsettled - this.#unsettledMeasurements;
   }
 
   get open(): boolean {
@@ -81,6 +116,9 @@ export class BranchSet<Answer> {
         answer: undefined,
         inTime: false,
         abandonedByUs: false,
+        abandonedAt: undefined,
+        abandonCause: undefined,
+        measurement: false,
       };
       this.branches.push(branch);
       this.#unsettled++;
@@ -138,20 +176,49 @@ export class BranchSet<Answer> {
     });
   }
 
+  /** Resolves when every branch but the measurement branches has ended. */
+  settledAttached(): Promise<void> {
+    if (this.unsettledAttached === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.#attachedSettled;
+      this.#attachedSettled = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
   /** Answers arriving from now on are not used. */
   close(): void {
     this.#open = false;
   }
 
-  /** Abandon one branch (abort its signal); the transport then settles it with the lost work. */
-  abandon(branch: Branch<Answer>, reason: string): void {
+  /**
+   * Abandon one branch (abort its signal); the transport then settles it with the lost work. `cause` says
+   * what the latency book learns (see the module comment). A measurement branch is not abandoned by a
+   * settled decision, only by the deadline, a caller abort or an error.
+   */
+  abandon(branch: Branch<Answer>, reason: string, cause: AbandonCause): void {
     if (branch.result !== undefined || branch.abandonedByUs) return;
+    if (branch.measurement && cause === "decided") return;
     branch.abandonedByUs = true;
+    branch.abandonedAt = this.#ctx.clock.now();
+    branch.abandonCause = cause;
     branch.controller.abort(reason);
   }
 
-  abandonOutstanding(reason: string): void {
-    for (const b of this.branches) this.abandon(b, reason);
+  abandonOutstanding(reason: string, cause: AbandonCause): void {
+    for (const b of this.branches) this.abandon(b, reason, cause);
+  }
+
+  /**
+   * Lets an outstanding branch run on as a measurement branch (after `close()`: its answer is not used).
+   * It ends at its answer or its deadline like any branch, and is learnt from when it does.
+   */
+  detach(branch: Branch<Answer>): void {
+    if (branch.result !== undefined || branch.abandonedByUs || branch.measurement) return;
+    branch.measurement = true;
+    this.#unsettledMeasurements++;
   }
 
   /** Ends a branch the transport never settled (a misbehaving transport), so the books stay whole. */
@@ -165,6 +232,7 @@ export class BranchSet<Answer> {
     branch.result = result;
     branch.endedAt = now;
     this.#unsettled--;
+    if (branch.measurement) this.#unsettledMeasurements--;
     switch (result.kind) {
       case "answer":
         branch.inFlight.complete(now - branch.issuedAt);
@@ -185,13 +253,26 @@ export class BranchSet<Answer> {
       case "deadline":
         branch.inFlight.timedOut();
         break;
-      case "abandoned":
+      case "abandoned": {
+        const at = branch.abandonedAt ?? now;
+        if (branch.abandonCause === "deadline" || at >= branch.deadline - DEADLINE_HAIR_MS) {
+          branch.inFlight.timedOut();
+        } else {
+          branch.inFlight.abandoned(Math.max(0, at - branch.issuedAt));
+        }
+        break;
+      }
       case "failed":
         branch.inFlight.failed();
         break;
     }
     if (!this.#open) this.onSettledAfterClose?.(branch);
     this.wake();
+    if (this.unsettledAttached === 0) {
+      const attached = this.#attachedSettled;
+      this.#attachedSettled = undefined;
+      attached?.();
+    }
     if (this.#unsettled === 0) {
       const all = this.#allSettled;
       this.#allSettled = undefined;

@@ -10,6 +10,25 @@
  *   8 execute   execute-branches.ts, or the caller's fallback
  *   9 record    latency samples (BranchSet), ledger, observer, the FanoutOutcome
  *
+ * Measurement branches (against starvation). A branch given up only because the decision was settled
+ * without it (a quorum already agrees, the requirement is met) would be abandoned, and an abandon only
+ * says "slower than this" — a right-censored observation. A peer that is decided-out every time (the slow
+ * one behind a congested gateway, in a quorum of fast ones) would then never complete a call, its estimate
+ * would stay unknown, and every fan-out including it would stay "estimate-unknown" for ever. So when the
+ * decision settles, an outstanding branch is instead left running — detached, its answer not used, the
+ * fan-out returning as before — when its peer's estimate needs samples (unknown, or fewer than
+ * `measureBelowSamples` completed samples in the window) or, otherwise, with probability `explorationRate`
+ * (so that peers with enough samples keep some completions and their estimate stays fresh and unbiased).
+ * At most `maxMeasurementsPerPeer` measurement branches run per peer at once. A measurement branch still
+ * ends by its own deadline, a caller abort still stops it, and its latency feeds the book when it settles;
+ * its record says `measurement: true` (outcome `abandoned`, lostWorkMs 0) and it is not charged to the
+ * abandon ledger (nobody stopped it; the ledger reports it apart).
+ * The trade-off: peer work. Every measurement branch costs the peer the full service time of a call whose
+ * answer nobody uses — on exactly the peers that are slow, often because they are loaded. The defaults keep
+ * that small: measurements run only while a peer's window holds fewer than 2 × minSamples completions,
+ * plus 5 % of the decided-out branches, never more than 2 at once per peer. Set `explorationRate: 0` and
+ * `measureBelowSamples: 0` to never measure (and accept that decided-out peers go unknown).
+ *
  * @example
  * const coordinator = new Coordinator({ transport, book: new LatencyBook(), clock });
  * const outcome = await coordinator.fanOut(
@@ -22,6 +41,7 @@
 import { nanoid } from "nanoid";
 import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
+import { createRng } from "../util/rng.js";
 import { scoreRelevance } from "../decision/score-relevance.js";
 import { sameAction } from "../decision/same-action.js";
 import { TailswarmError } from "../errors.js";
@@ -60,6 +80,21 @@ export interface CoordinatorOptions {
   /** A branch the transport has not settled this long after its deadline is ended as failed, ms. Default 5_000. */
   readonly settleTimeoutMs?: number;
   readonly decideMode?: ModeDecider;
+  /**
+   * Probability, in [0, 1], that a branch given up because the decision was settled runs on as a
+   * measurement branch although its peer's estimate has enough samples (see the class comment). Default 0.05.
+   */
+  readonly explorationRate?: number;
+  /**
+   * A decided-out branch always runs on as a measurement branch while its peer's estimate is unknown or
+   * holds fewer completed samples than this. Default 2 × the book's `minSamples` (40 without one); 0 turns
+   * this off (only `explorationRate` then measures).
+   */
+  readonly measureBelowSamples?: number;
+  /** Measurement branches running at once per peer, at most. Default 2. */
+  readonly maxMeasurementsPerPeer?: number;
+  /** Uniform [0, 1) source of the exploration draws. Default: a PRNG with a fixed seed (reproducible runs). */
+  readonly random?: () => number;
 }
 
 export interface CoordinatorStats {
@@ -82,6 +117,12 @@ export class Coordinator {
   readonly #graceMs: number;
   readonly #settleTimeoutMs: number;
   readonly #decide: ModeDecider;
+  readonly #explorationRate: number;
+  readonly #measureBelow: number;
+  readonly #maxMeasurements: number;
+  readonly #random: () => number;
+  /** Measurement branches running per peer. */
+  readonly #measuring = new Map<PeerId, number>();
   #fanouts = 0;
   #violations = 0;
   readonly #byMode: Record<Mode, number> = { speculate: 0, synchronous: 0, degrade: 0 };
@@ -102,6 +143,23 @@ export class Coordinator {
     this.#graceMs = nonNegative("settleGraceMs", options.settleGraceMs ?? 0);
     this.#settleTimeoutMs = nonNegative("settleTimeoutMs", options.settleTimeoutMs ?? 5_000);
     this.#decide = options.decideMode ?? decideMode;
+    this.#explorationRate = options.explorationRate ?? 0.05;
+    if (!(this.#explorationRate >= 0 && this.#explorationRate <= 1)) {
+      throw new TailswarmError(
+        "INVALID_ARGUMENT",
+        `Coordinator option explorationRate: got ${String(options.explorationRate)}, expected a number in [0, 1]`,
+      );
+    }
+    const minSamples = options.book.options?.minSamples;
+    this.#measureBelow = nonNegative(
+      "measureBelowSamples",
+      options.measureBelowSamples ?? 2 * (typeof minSamples === "number" ? minSamples : 20),
+    );
+    this.#maxMeasurements = nonNegative("maxMeasurementsPerPeer", options.maxMeasurementsPerPeer ?? 2);
+    if (options.random !== undefined && typeof options.random !== "function") {
+      throw new TailswarmError("INVALID_ARGUMENT", "Coordinator option random: expected a function");
+    }
+    this.#random = options.random ?? createRng(0x7a11);
   }
 
   stats(): CoordinatorStats {
@@ -189,6 +247,7 @@ export class Coordinator {
       signal: o.signal,
       continuation: o.continuation,
       settleGraceMs: this.#graceMs,
+      measure: (peer) => this.#measure(peer),
     }); // 8
 
     // 9 record
@@ -202,7 +261,11 @@ export class Coordinator {
     };
     const records = set.branches.map((b) => branchRecord(b, ctx));
     for (const r of records) if (r.unsettled !== true) this.#observer.branchEnd(fanoutId, r);
-    set.onSettledAfterClose = (b) => this.#observer.branchEnd(fanoutId, branchRecord(b, ctx));
+    for (const b of set.branches) if (b.measurement && b.result !== undefined) this.#measured(b.peer);
+    set.onSettledAfterClose = (b) => {
+      if (b.measurement) this.#measured(b.peer);
+      this.#observer.branchEnd(fanoutId, branchRecord(b, ctx));
+    };
     const mode = classification.mode;
     void set.settled().then(() => {
       const branches = set.branches.map((b) => branchRecord(b, ctx));
@@ -231,6 +294,27 @@ export class Coordinator {
     };
     this.#observer.fanoutEnd(outcome);
     return outcome;
+  }
+
+  /**
+   * Whether a branch to `peer`, about to be abandoned because the decision is settled, runs on as a
+   * measurement branch (see the class comment). A true answer reserves one of the peer's measurement slots.
+   */
+  #measure(peer: PeerId): boolean {
+    const running = this.#measuring.get(peer) ?? 0;
+    if (running >= this.#maxMeasurements) return false;
+    const e = this.#book.estimate(peer, this.#clock.now());
+    const needsSamples = this.#measureBelow > 0 && (e.status !== "fresh" || e.samples < this.#measureBelow);
+    if (!needsSamples && !(this.#explorationRate > 0 && this.#random() < this.#explorationRate)) return false;
+    this.#measuring.set(peer, running + 1);
+    return true;
+  }
+
+  /** A measurement branch to `peer` ended: frees its slot. */
+  #measured(peer: PeerId): void {
+    const running = (this.#measuring.get(peer) ?? 0) - 1;
+    if (running > 0) this.#measuring.set(peer, running);
+    else this.#measuring.delete(peer);
   }
 
   /** Steps 2–3: the chosen peers. When picking k of n, peers whose fresh p99 exceeds the budget are left out. */

@@ -9,6 +9,12 @@
  *   action) or the deadline; use partial results. Branches still out at the deadline end by their own
  *   deadline ("late"); branches no longer needed before it are cancelled.
  *
+ * Branches given up because the decision was settled without them (either mode) are abandoned — unless
+ * `measure(peer)` says the peer's estimate needs the sample: then the branch is detached and runs on as a
+ * measurement branch (to its answer or its own deadline); the fan-out returns without waiting for it.
+ * Branches still out at a speculation's deadline are abandoned as timeouts, and on a caller's abort every
+ * branch is abandoned, measurement or not.
+ *
  * Always returns by the branch deadline plus `settleGraceMs`, whatever the transport does.
  */
 import type { Clock } from "../clock/clock.js";
@@ -37,6 +43,11 @@ export interface ExecuteContext<Answer> {
   readonly continuation: ((signal: AbortSignal) => Promise<unknown>) | undefined;
   /** How long to wait for abandoned/late branches to report before deciding without them, ms. */
   readonly settleGraceMs: number;
+  /**
+   * Asked for each branch about to be abandoned only because the decision is settled: true keeps it
+   * running as a measurement branch. Default: never.
+   */
+  readonly measure?: (peer: PeerId) => boolean;
 }
 
 export interface ExecuteResult {
@@ -101,13 +112,23 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
     signal?.removeEventListener("abort", onAbort);
     contController.abort(error);
     set.close();
-    set.abandonOutstanding("decision model failed");
+    set.abandonOutstanding("decision model failed", "error");
     throw error;
   } finally {
     set.close();
-    if (aborted || mode === "speculate")
-      set.abandonOutstanding(aborted ? "caller aborted" : "speculation decided");
-    else if (!expired) set.abandonOutstanding("no longer needed");
+    if (aborted) set.abandonOutstanding("caller aborted", "caller");
+    else if (expired) {
+      // speculation gave up at the deadline; synchronous branches end by their own deadline ("late")
+      if (mode === "speculate") set.abandonOutstanding("speculation deadline", "deadline");
+    } else {
+      const reason = mode === "speculate" ? "speculation decided" : "no longer needed";
+      const measure = ctx.measure;
+      for (const b of set.branches) {
+        if (b.result !== undefined || b.abandonedByUs) continue;
+        if (measure !== undefined && measure(b.peer)) set.detach(b);
+        else set.abandon(b, reason, "decided");
+      }
+    }
   }
   const met = requirementMet();
 
@@ -122,13 +143,18 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
   timer.cancel();
   signal?.removeEventListener("abort", onAbort);
 
-  if (set.unsettled > 0) {
+  if (set.unsettledAttached > 0) {
     const grace = new AbortController();
-    await Promise.race([set.settled(), sleep(clock, ctx.settleGraceMs, grace.signal).catch(() => undefined)]);
+    await Promise.race([
+      set.settledAttached(),
+      sleep(clock, ctx.settleGraceMs, grace.signal).catch(() => undefined),
+    ]);
     grace.abort();
   }
   // Late synchronous branches: the peer should already have stopped at its deadline; make sure.
-  if (set.unsettled > 0)
-    for (const b of set.branches) if (b.result === undefined) b.controller.abort("deadline");
+  // (Measurement branches run on to their own deadline: the transport ends them there.)
+  if (set.unsettledAttached > 0)
+    for (const b of set.branches)
+      if (b.result === undefined && !b.measurement) b.controller.abort("deadline");
   return { requirementMet: met, aborted, expired, continuation: result };
 }

@@ -15,4 +15,6 @@ export interface LatencySource extends PeerEstimateSource {
   begin(peer: PeerId, now: number, deadline: number): InFlight;
   /** p50/p99 of the time until the required set of `peers` has answered. */
   fanout(peers: readonly PeerId[], requirement: Requirement, now: number): FanoutEstimate;
+  /** The estimator's minimum sample count (LatencyBook has it); sizes the engine's measurement threshold. */
+  readonly options?: { readonly minSamples: number };
 }

@@ -7,7 +7,8 @@ import type { BranchResult } from "./transport.js";
  * How a branch ended, from the coordinator's point of view:
  * - committed: its answer arrived in time and was used;
  * - partial: synchronous mode, the answer arrived and was used as part of a partial result;
- * - abandoned: cancelled by the coordinator (speculation gave up on it), peer work lost;
+ * - abandoned: cancelled by the coordinator (speculation gave up on it), peer work lost — or, with
+ *   `measurement: true`, given up by the decision but left running so its latency is learnt (no work lost);
  * - late: the deadline passed first;
  * - failed: no usable answer (peer down, error, malformed answer).
  */
@@ -21,7 +22,7 @@ export interface BranchRecord {
   readonly deadline: number;
   /** ms from issue to end (answer, abandon or deadline). */
   readonly latencyMs: number;
-  /** Peer work lost (abandoned or late), ms; 0 otherwise. */
+  /** Peer work lost (abandoned or late), ms; 0 otherwise (and 0 for a measurement branch). */
   readonly lostWorkMs: number;
   /** Leave-one-out: removing this answer changes the action. False for branches without an answer. */
   readonly decisionRelevant: boolean;
@@ -32,6 +33,14 @@ export interface BranchRecord {
    * abandon ledger) when it arrives.
    */
   readonly unsettled?: boolean;
+  /**
+   * A measurement branch: the decision was settled without it (outcome `abandoned`, answer not used),
+   * but nobody stopped it — it ran on to its answer or deadline so that the peer's latency estimate gets a
+   * sample (see `CoordinatorOptions.explorationRate`). Not charged as lost work, nor to the abandon ledger.
+   */
+  readonly measurement?: true;
+  /** Measurement branches: the peer's service ms spent on it (answer or deadline), the price of the sample. */
+  readonly measurementWorkMs?: number;
 }
 
 export interface FanoutOutcome<Action = unknown> {
@@ -47,7 +56,7 @@ export interface FanoutOutcome<Action = unknown> {
   readonly branches: readonly BranchRecord[];
   /** Answers the final action rests on (committed or partial). */
   readonly answered: number;
-  /** Sum of lostWorkMs over the branches: the abandon cost actually paid. */
+  /** Sum of lostWorkMs over the branches: the abandon cost actually paid (measurement branches add 0). */
   readonly abandonCostMs: number;
   /** Bits per committed/partial answer (null when none). */
   readonly infoGainPerCommitted: number | null;

@@ -1,39 +1,63 @@
 import type { CdfLike } from "./fanout.js";
 import { bucketIndexOf, MAX_TRACKABLE_US } from "./windowed-histogram.js";
 import type { BucketTable, WindowedHistogram } from "./windowed-histogram.js";
+import type { WindowedCensored } from "./windowed-censored.js";
 
 /**
- * A peer's latency CDF from the window's completed samples and the calls still in flight, treating
- * each in-flight call as a right-censored observation: its latency is known only to exceed its current age.
+ * Scratch of `update` only (the merged censoring points before they are reduced to buckets, and the
+ * ended-censored pairs before the merge): shared by every CDF, since `update` runs to completion
+ * synchronously, so that a peer keeps only what its reads need.
+ */
+let scratchX: Float64Array = new Float64Array(64);
+let scratchW: Float64Array = new Float64Array(64);
+let scratchEndX: Float64Array = new Float64Array(64);
+let scratchEndW: Float64Array = new Float64Array(64);
+
+function grown(a: Float64Array, n: number): Float64Array {
+  return a.length >= n ? a : new Float64Array(Math.max(n, a.length * 2));
+}
+
+/**
+ * A peer's latency CDF from the window's completed samples and its right-censored observations: the calls
+ * still in flight (latency > current age) and the calls that ended without an answer because the caller
+ * stopped waiting (abandoned when the decision was settled or the caller gave up: latency > age at the
+ * abandon, kept in a {@link WindowedCensored} that ages out with the window).
  *
  * The estimator is Kaplan–Meier over HDR buckets (equivalently Efron's "redistribute to the right"):
- * walking the buckets upwards, a censored call is in the risk set for every bucket at or below its age and
- * leaves it afterwards, so its probability mass is shared among the longer latencies that remain possible.
- * Calls still in flight beyond the last completed bucket keep their mass as a point at their age (a lower
- * bound: the tail is *at least* this long now).
+ * walking the buckets upwards, a censored observation is in the risk set for every bucket at or below its
+ * censoring time and leaves it afterwards, so its probability mass is shared among the longer latencies that
+ * remain possible. Censored observations beyond the last completed bucket keep their mass as a point at
+ * their censoring time (a lower bound: the tail is *at least* this long).
  *
  * Why this and not "treat the age as a sample": a call that started 1 ms ago would then count as a 1 ms
  * sample and pull every quantile down, which a lower bound must never do. Kaplan–Meier never lowers a
  * quantile: adding a censored observation at age c raises the risk set n_j of every bucket at or below c, so
  * each survival factor (1 − d_j / n_j) grows or stays, and S(t) = Π (1 − d_j / n_j) grows or stays for every
  * t (ties at HDR resolution are resolved events-first, which keeps the argument). Hence every quantile with
- * the in-flight calls is >= the quantile of the completed samples alone. It also removes the bias of a
- * completed-only window during a slowdown (the slow calls have not completed yet, so the window holds only
- * the fast ones), and a stall shows immediately: k calls pending for 300 ms among n recent completions put
- * at least k / (n + k) of the mass at >= 300 ms, so p99 reaches 300 ms once k / (n + k) > 1 %.
- * It assumes censoring independent of latency, which holds here: calls are censored by "now", not by speed.
+ * the censored observations is >= the quantile of the completed samples alone. (Beyond the last completion,
+ * where the tail mass sits on the censoring points as lower bounds, a new censoring point *below* the others
+ * takes its share of that mass — it is evidence that not all of the tail is that long — so a quantile inside
+ * that tail can move down toward it, never below the completed-only quantile.) It also removes the bias of a
+ * completed-only window during a slowdown (the slow calls have not completed yet, or were abandoned, so the
+ * window would hold only the fast ones), and a stall shows immediately: k calls pending for 300 ms among n
+ * recent completions put at least k / (n + k) of the mass at >= 300 ms, so p99 reaches 300 ms once
+ * k / (n + k) > 1 %.
+ * It assumes censoring independent of latency, which holds here: calls are censored by "now", by a
+ * deadline, by a caller's abort or by *other* peers' answers settling the decision — never by this call's
+ * own speed.
  *
  * Within a bucket the mass is spread uniformly over the bucket's value range (HDR resolution, 1 %).
  *
  * Cost: nothing is rebuilt per sample. With R(k) the completed samples in buckets >= k (a prefix query on
- * the window's Fenwick tree) and C censored calls in the risk set, the Kaplan–Meier factors telescope over
+ * the window's Fenwick tree) and C censored weight in the risk set, the Kaplan–Meier factors telescope over
  * every run of buckets with the same C: Π (1 − d_j / (R(j) + C)) = (R(end + 1) + C) / (R(start) + C). So
- * `update` costs O(m log m + m log B) for m calls in flight and B buckets, and `at(t)` two prefix queries.
+ * `update` costs O(m log B) for m censoring points (calls in flight, plus the distinct coarse buckets of the
+ * ended-censored window) and B buckets, and `at(t)` two prefix queries.
  *
  * @example
  * const cdf = new CensoredCdf();
- * cdf.update(window, sortedAgesMs, count);
- * cdf.at(250); // P(latency <= 250 ms), in-flight calls counted as ">= their age"
+ * cdf.update(window, sortedAgesMs, count, endedCensored);
+ * cdf.at(250); // P(latency <= 250 ms), censored calls counted as ">= their age"
  * cdf.quantile(0.99);
  */
 export class CensoredCdf implements CdfLike {
@@ -43,70 +67,112 @@ export class CensoredCdf implements CdfLike {
   /** Lowest and highest bucket holding a completed sample (lo > hi when none). */
   private lo = 0;
   private hi = -1;
-  /** Censored calls: m of them; bucket index of each, sorted; per segment s its start bucket a_s, R(a_s) and S before a_s. */
+  /**
+   * Censored observations (calls in flight and ended-censored calls) merged in ascending order of their
+   * censoring time: m entries, each with its HDR bucket index; per segment s: R(a_s) at its start bucket
+   * a_s, S before a_s and C_s, the censored weight still in the risk set.
+   */
   private m = 0;
   private beta = new Int32Array(8);
-  private segStart = new Int32Array(9);
   private segR = new Float64Array(9);
   private segS = new Float64Array(9);
-  /** The tail beyond the last completed bucket: survival there, and the points (ms) sharing it. */
+  private segC = new Float64Array(9);
+  /** The tail beyond the last completed bucket: survival there, the points (ms) sharing it and their cumulative weights. */
   private tailS = 0;
   private tailX = new Float64Array(8);
+  private tailCum = new Float64Array(8);
   private tailCount = 0;
   private hiEdgeMs = 0;
-  /** True when there is nothing: no completed sample and no call in flight. */
+  /** True when there is nothing: no completed sample and no censored observation. */
   empty = true;
 
   /**
-   * Recomputes from the window's completed samples and the ages (ms, sorted ascending) of the calls in flight.
-   * The window must not change while this CDF is read.
+   * Recomputes from the window's completed samples, the ages (ms, sorted ascending) of the calls in flight
+   * and, when given, the ended calls' censored observations in the same window (`ended`, advanced to now by
+   * the caller). The windows must not change while this CDF is read.
    */
-  update(window: WindowedHistogram, agesMs: Float64Array, count: number): void {
+  update(window: WindowedHistogram, agesMs: Float64Array, count: number, ended?: WindowedCensored): void {
     this.window = window;
     this.table = window.table;
     this.total = window.totalCount;
     const { lo, hi } = window.range();
     this.lo = lo;
     this.hi = hi;
-    const m = count;
+    // merge the in-flight ages (weight 1 each) with the ended-censored pairs, both ascending
+    let e = 0;
+    if (ended !== undefined && ended.totalCount > 0) {
+      const bound = ended.distinctBound();
+      scratchEndX = grown(scratchEndX, bound);
+      scratchEndW = grown(scratchEndW, bound);
+      e = ended.read(scratchEndX, scratchEndW);
+    }
+    const endX = scratchEndX;
+    const endW = scratchEndW;
+    const m = count + e;
     this.m = m;
     this.empty = this.total === 0 && m === 0;
     if (this.beta.length < m) {
       const size = Math.max(m, this.beta.length * 2);
       this.beta = new Int32Array(size);
-      this.segStart = new Int32Array(size + 1);
       this.segR = new Float64Array(size + 1);
       this.segS = new Float64Array(size + 1);
+      this.segC = new Float64Array(size + 1);
       this.tailX = new Float64Array(size);
+      this.tailCum = new Float64Array(size);
     }
-    for (let i = 0; i < m; i++) {
-      const us = Math.min(Math.max(Math.floor((agesMs[i] as number) * 1000), 0), MAX_TRACKABLE_US);
+    const cx = (scratchX = grown(scratchX, m));
+    const cw = (scratchW = grown(scratchW, m));
+    {
+      let i = 0;
+      let j = 0;
+      for (let k = 0; k < m; k++) {
+        if (j >= e || (i < count && (agesMs[i] as number) <= (endX[j] as number))) {
+          cx[k] = Math.max(agesMs[i++] as number, 0);
+          cw[k] = 1;
+        } else {
+          cx[k] = endX[j] as number;
+          cw[k] = endW[j++] as number;
+        }
+      }
+    }
+    let weight = 0;
+    for (let i = m - 1; i >= 0; i--) {
+      const us = Math.min(Math.max(Math.floor((cx[i] as number) * 1000), 0), MAX_TRACKABLE_US);
       this.beta[i] = bucketIndexOf(us);
+      weight += cw[i] as number;
+      this.segC[i] = weight;
     }
-    // segments: s = 0..m, bucket run [a_s, beta_s] (beta_m = ∞) with C_s = m − s calls in the risk set
+    this.segC[m] = 0;
+    // segments: s = 0..m, bucket run [a_s, beta_s] (beta_m = ∞) with C_s censored weight in the risk set
+    // (R at a segment's start is R after the previous one's end: one prefix query per segment)
     let survival = 1;
     let start = 0;
+    let rStart = this.total;
     for (let s = 0; s <= m; s++) {
-      const c = m - s;
-      const rStart = this.total - window.countAtOrBelow(start - 1);
-      this.segStart[s] = start;
+      const c = this.segC[s] as number;
       this.segR[s] = rStart;
       this.segS[s] = survival;
       if (s < m) {
         const end = Math.max(this.beta[s] as number, start - 1);
-        const rEnd = this.total - window.countAtOrBelow(end);
+        const rEnd = end >= start ? this.total - window.countAtOrBelow(end) : rStart;
         survival *= (rEnd + c) / (rStart + c);
         start = end + 1;
+        rStart = rEnd;
       }
     }
-    // tail: calls in flight at or beyond the last completed bucket share the survival left there
+    // tail: censored observations at or beyond the last completed bucket share the survival left there,
+    // each in proportion to its weight, as a point at its censoring time (a lower bound)
     this.hiEdgeMs =
       hi >= 0 ? ((this.table.lowUs[hi] as number) + (this.table.widthUs[hi] as number)) / 1000 : 0;
     this.tailS = hi >= 0 ? this.survivalAfter(hi) : 1;
     let n = 0;
+    let cum = 0;
     for (let i = 0; i < m; i++) {
-      if ((this.beta[i] as number) >= hi)
-        this.tailX[n++] = Math.max(agesMs[i] as number, this.hiEdgeMs, 0.001);
+      if ((this.beta[i] as number) >= hi) {
+        cum += cw[i] as number;
+        this.tailX[n] = Math.max(cx[i] as number, this.hiEdgeMs, 0.001);
+        this.tailCum[n++] = cum;
+      }
     }
     this.tailCount = n;
     if (n === 0) this.tailS = 0;
@@ -116,7 +182,7 @@ export class CensoredCdf implements CdfLike {
   private survivalAfter(k: number): number {
     if (k < this.lo) return 1;
     const m = this.m;
-    // segment: number of censored calls with beta < k  (beta sorted)
+    // segment: number of censored entries with beta < k  (beta sorted)
     let a = 0;
     let b = m;
     while (a < b) {
@@ -125,7 +191,7 @@ export class CensoredCdf implements CdfLike {
       else b = mid;
     }
     const s = a;
-    const c = m - s;
+    const c = this.segC[s] as number;
     const rStart = this.segR[s] as number;
     if (rStart + c === 0) return this.segS[s] as number;
     const rNext = this.total - (this.window as WindowedHistogram).countAtOrBelow(k);
@@ -167,7 +233,9 @@ export class CensoredCdf implements CdfLike {
       if ((this.tailX[mid] as number) <= tMs) a = mid + 1;
       else b = mid;
     }
-    return a === n ? 1 : 1 - this.tailS + (this.tailS * a) / n;
+    if (a === n) return 1;
+    const total = this.tailCum[n - 1] as number;
+    return a === 0 ? 1 - this.tailS : 1 - this.tailS + (this.tailS * (this.tailCum[a - 1] as number)) / total;
   }
 
   /** Smallest t with P(latency <= t) >= q, for q in (0, 1]; NaN when empty. */
@@ -191,8 +259,16 @@ export class CensoredCdf implements CdfLike {
       const theta = after > before ? Math.min(1, Math.max(0, (q - before) / (after - before))) : 1;
       return (low + theta * width) / 1000;
     }
+    // smallest tail point whose cumulative share reaches q
     const n = this.tailCount;
-    const j = Math.min(n, Math.max(1, Math.ceil(((q - reached) / this.tailS) * n - 1e-9)));
-    return this.tailX[j - 1] as number;
+    const need = ((q - reached) / this.tailS) * (this.tailCum[n - 1] as number) - 1e-9;
+    let a = 0;
+    let b = n - 1;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if ((this.tailCum[mid] as number) >= need) b = mid;
+      else a = mid + 1;
+    }
+    return this.tailX[a] as number;
   }
 }

@@ -191,6 +191,7 @@ function neverSampled(peer: PeerId): PeerEstimate {
     p99Ms: NaN,
     samples: 0,
     censored: 0,
+    censoredEnds: 0,
     ageMs: Infinity,
   };
 }

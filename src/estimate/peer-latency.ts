@@ -3,15 +3,32 @@ import { CensoredCdf } from "./censored-cdf.js";
 import { InFlightRegistry } from "./in-flight-registry.js";
 import type { LatencyBookOptions } from "./options.js";
 import type { InFlight, PeerEstimate, PeerId, UnknownReason } from "./types.js";
+import { WindowedCensored } from "./windowed-censored.js";
 import { WindowedHistogram } from "./windowed-histogram.js";
 
 /**
- * The fresh latency of one peer: completed samples in a {@link WindowedHistogram} plus the calls still in
- * flight, counted as right-censored samples at their current age (see `CensoredCdf` for why that never
- * lowers a quantile).
+ * The fresh latency of one peer: completed samples in a {@link WindowedHistogram}, plus right-censored
+ * observations — the calls still in flight at their current age, and the calls that ended abandoned at
+ * their age then (a {@link WindowedCensored} on the same ring, so they age out with the window). See
+ * `CensoredCdf` for why censoring never lowers a quantile.
  *
  * - `complete(ms?)` records a sample; `timedOut()` records the deadline − start (a lower bound on the truth);
- *   `failed()` records nothing and only stops the censoring.
+ *   `abandoned(age?)` keeps a censored observation "latency > age" in the window; `failed()` records nothing
+ *   and only stops the censoring.
+ *
+ * When the estimate is fresh (the rule, in one place — `refresh`):
+ *   completed >= 1  and  completed + inFlight + min(censoredEnds, completed) >= minSamples
+ *   and the newest completion or call in flight is at most `maxSampleAgeMs` old.
+ * A completed sample bounds the latency from both sides; a censored observation only from below, and
+ * Kaplan–Meier moves its mass onto the completed samples above it, so the upper quantiles rest on the
+ * completions. Hence ended-censored observations count toward `minSamples`, but each needs a completion to
+ * stand on: they can at most double the completions' weight, so a fresh p99 always rests on at least
+ * minSamples / 2 completions (fewer only while calls are actually in flight, which is the tail in progress
+ * and raises the estimate as it ages). A peer with only censored ends — abandoned every time, never
+ * answering — stays unknown ("too-few-samples"): there is nothing to say how long its tail is, only that it
+ * is longer than the abandons. Censored ends do not make an estimate recent either: an abandon after 5 ms
+ * says nothing about whether the peer is still as fast as its last answer. (The engine keeps such peers
+ * measured instead: see the coordinator's `explorationRate`.)
  * - In-flight tracking is bounded (`maxInFlightPerPeer`); calls older than the window stop being censored.
  * - `reset()` (peer restart) forgets everything; the estimate says "peer-reset" until it is fresh again, and
  *   answers to calls begun before the reset are ignored.
@@ -26,9 +43,11 @@ import { WindowedHistogram } from "./windowed-histogram.js";
 export class PeerLatency {
   private readonly window: WindowedHistogram;
   private readonly inFlight: InFlightRegistry;
+  private readonly ended: WindowedCensored;
   private readonly snapshot = new CensoredCdf();
   private snapshotWindowVersion = -1;
   private snapshotFlightVersion = -1;
+  private snapshotEndedVersion = -1;
   private snapshotNow = NaN;
   private ageBuffer: Float64Array = new Float64Array(16);
   private flightVersion = 0;
@@ -47,6 +66,7 @@ export class PeerLatency {
   p99Ms = NaN;
   samples = 0;
   censored = 0;
+  censoredEnds = 0;
   ageMs = Infinity;
 
   constructor(
@@ -56,6 +76,7 @@ export class PeerLatency {
   ) {
     this.window = new WindowedHistogram(options.windowMs, options.slices, options.highestTrackableMs * 1000);
     this.inFlight = new InFlightRegistry(options.maxInFlightPerPeer);
+    this.ended = new WindowedCensored(options.windowMs, options.slices, options.highestTrackableMs * 1000);
   }
 
   /** Records a completed call of `latencyMs`, observed at clock time `nowMs`. NaN is ignored. */
@@ -66,6 +87,17 @@ export class PeerLatency {
     this.everSampled = true;
     this.version++;
     if (this.resetPending && this.window.totalCount >= this.options.minSamples) this.resetPending = false;
+  }
+
+  /**
+   * Records a call that ended without an answer after `ageMs` because the caller stopped waiting, observed
+   * at clock time `nowMs`: a right-censored observation (latency > ageMs) kept in the window. NaN is ignored.
+   */
+  recordCensored(ageMs: number, nowMs: number): void {
+    if (Number.isNaN(ageMs)) return;
+    this.ended.record(Math.max(0, ageMs) * 1000, nowMs);
+    this.everSampled = true;
+    this.version++;
   }
 
   /**
@@ -89,6 +121,7 @@ export class PeerLatency {
   /** Forgets every sample and call: the peer restarted. */
   reset(): void {
     this.window.reset();
+    this.ended.reset();
     this.inFlight.reset();
     this.generation++;
     this.flightVersion++;
@@ -107,6 +140,7 @@ export class PeerLatency {
       p99Ms: this.p99Ms,
       samples: this.samples,
       censored: this.censored,
+      censoredEnds: this.censoredEnds,
       ageMs: this.ageMs,
     };
     return this.reason === undefined ? e : { ...e, reason: this.reason };
@@ -120,10 +154,13 @@ export class PeerLatency {
   /** The CDF at `nowMs`. The object is reused by the next call: read it, do not keep it. */
   cdf(nowMs: number): CensoredCdf {
     this.window.advance(nowMs);
+    this.ended.advance(nowMs);
     const windowVersion = this.window.version;
+    const endedVersion = this.ended.version;
     const hasFlights = this.inFlight.size > 0;
     if (
       windowVersion === this.snapshotWindowVersion &&
+      endedVersion === this.snapshotEndedVersion &&
       this.flightVersion === this.snapshotFlightVersion &&
       (!hasFlights || nowMs === this.snapshotNow)
     ) {
@@ -139,8 +176,10 @@ export class PeerLatency {
       this.newestInFlight = this.inFlight.newestStart();
     }
     this.censored = count;
-    this.snapshot.update(this.window, ages, count);
+    this.censoredEnds = this.ended.totalCount;
+    this.snapshot.update(this.window, ages, count, this.ended);
     this.snapshotWindowVersion = windowVersion;
+    this.snapshotEndedVersion = endedVersion;
     this.snapshotFlightVersion = this.flightVersion;
     this.snapshotNow = nowMs;
     return this.snapshot;
@@ -160,8 +199,10 @@ export class PeerLatency {
       this.p99Ms = cdf.quantile(0.99);
     }
     const o = this.options;
-    // A window of only in-flight calls holds lower bounds only: it needs one completion to be fresh.
-    if (this.samples >= 1 && this.samples + this.censored >= o.minSamples && this.ageMs <= o.maxSampleAgeMs) {
+    // The freshness rule of the class comment: lower bounds alone are never fresh; ended-censored
+    // observations count at most once per completion.
+    const seen = this.samples + this.censored + Math.min(this.censoredEnds, this.samples);
+    if (this.samples >= 1 && seen >= o.minSamples && this.ageMs <= o.maxSampleAgeMs) {
       this.status = "fresh";
       this.reason = undefined;
       this.resetPending = false;
@@ -170,7 +211,9 @@ export class PeerLatency {
     this.status = "unknown";
     if (this.resetPending) this.reason = "peer-reset";
     else if (!this.everSampled) this.reason = "never-sampled";
-    else if (this.ageMs > o.maxSampleAgeMs) this.reason = "no-recent-sample";
+    // a peer that only ever ends abandoned has no completed sample, however recent its abandons
+    else if (this.ageMs > o.maxSampleAgeMs && !(this.samples === 0 && this.censoredEnds > 0))
+      this.reason = "no-recent-sample";
     else this.reason = "too-few-samples";
   }
 
@@ -178,6 +221,7 @@ export class PeerLatency {
   get estimatedFootprintInBytes(): number {
     return (
       this.window.estimatedFootprintInBytes +
+      this.ended.estimatedFootprintInBytes +
       this.inFlight.estimatedFootprintInBytes +
       512 +
       this.ageBuffer.length * 8 +
@@ -185,8 +229,8 @@ export class PeerLatency {
     );
   }
 
-  /** @internal Ends a call begun by this peer. */
-  end(call: InFlightCall, latencyMs: number | undefined): void {
+  /** @internal Ends a call begun by this peer: a sample, a censored observation, or nothing. */
+  end(call: InFlightCall, latencyMs: number | undefined, censoredAgeMs?: number): void {
     if (call.generation !== this.generation) return;
     if (call.slot >= 0) {
       this.inFlight.remove(call.slot, call.token);
@@ -194,6 +238,7 @@ export class PeerLatency {
       this.version++;
     }
     if (latencyMs !== undefined) this.record(latencyMs, this.clock.now());
+    else if (censoredAgeMs !== undefined) this.recordCensored(censoredAgeMs, this.clock.now());
   }
 
   /** @internal */
@@ -226,6 +271,12 @@ class InFlightCall implements InFlight {
     this.done = true;
     const at = this.deadline ?? this.owner.now();
     this.owner.end(this, Math.max(0, at - this.start));
+  }
+
+  abandoned(ageMs?: number): void {
+    if (this.done) return;
+    this.done = true;
+    this.owner.end(this, undefined, ageMs ?? Math.max(0, this.owner.now() - this.start));
   }
 
   failed(): void {

@@ -28,6 +28,12 @@ export interface PeerEstimate {
   readonly samples: number;
   /** Calls in flight counted as right-censored samples at their current age. */
   readonly censored: number;
+  /**
+   * Calls that ended without an answer because the caller stopped waiting (`InFlight.abandoned`), kept in
+   * the window as right-censored observations at their age then. See `PeerLatency` for how they count
+   * toward `minSamples`. Absent from estimators that do not keep them.
+   */
+  readonly censoredEnds?: number;
   /** ms since the newest sample was recorded (Infinity when none). */
   readonly ageMs: number;
 }
@@ -48,12 +54,19 @@ export interface FanoutEstimate {
   readonly minSamples: number;
 }
 
-/** A call in flight. Exactly one of the three ends counts; later calls are ignored. */
+/** A call in flight. Exactly one of the four ends counts; later calls are ignored. */
 export interface InFlight {
   /** The answer arrived after `latencyMs` (measured by the caller, or now − start when omitted). */
   complete(latencyMs?: number): void;
   /** The call hit its deadline: recorded as a sample at the deadline (a lower bound on the truth). */
   timedOut(): void;
-  /** A fast failure (refused, unavailable, cancelled by us): not a latency; only clears the censoring. */
+  /**
+   * The caller stopped waiting after `ageMs` (default now − start) without an answer — the decision was
+   * settled without it, or the caller gave up — and cancelled the call. Its latency is only known to exceed
+   * `ageMs`: kept in the window as a right-censored observation (it can raise quantiles, never lower them).
+   * A call abandoned at its deadline is a timeout: use `timedOut()`.
+   */
+  abandoned(ageMs?: number): void;
+  /** A fast failure (refused, unavailable, bad answer): not a latency; only clears the censoring. */
   failed(): void;
 }

@@ -1,0 +1,252 @@
+import { describe, expect, it } from "vitest";
+import { quorumVote } from "../../src/decision/quorum-vote.js";
+import { collectModel, harness, recordOf } from "./harness.js";
+import type { Harness } from "./harness.js";
+
+const task = { kind: "vote", payload: null };
+const PEERS = ["fast-1", "fast-2", "gw"];
+
+/** Two fast peers that vote yes and one slow peer that votes no: after two yes, gw can never flip the vote. */
+function quorumSwarm(coordinator: Parameters<typeof harness>[0] = {}): Harness {
+  const h = harness(coordinator);
+  h.transport.addPeer("fast-1", { latency: 8, handler: () => ({ vote: "yes" }) });
+  h.transport.addPeer("fast-2", { latency: 12, handler: () => ({ vote: "yes" }) });
+  h.transport.addPeer("gw", { latency: (rng) => (rng() < 0.1 ? 400 : 20), handler: () => ({ vote: "no" }) });
+  return h;
+}
+
+function vote(h: Harness, budgetMs: number, options: { signal?: AbortSignal } = {}) {
+  return h.clock.runUntilSettled(
+    h.coordinator.fanOut(task, {
+      peers: PEERS,
+      budgetMs,
+      model: quorumVote({ prior: "no" }),
+      fallback: () => "no",
+      ...options,
+    }),
+  );
+}
+
+describe("Coordinator — abandoned branches feed the estimate", () => {
+  it("a tail abandoned at the speculation deadline still raises p99, and speculation stops", async () => {
+    const h = harness({ coordinator: { explorationRate: 0 } });
+    for (const peer of ["a", "b", "c"]) h.warm(peer, 10);
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.transport.addPeer("b", { latency: 12, handler: () => "b" });
+    h.transport.addPeer("c", { latency: 500, handler: () => "c" }); // the gateway congests
+    const modes: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const outcome = await h.clock.runUntilSettled(
+        h.coordinator.fanOut(task, { peers: ["a", "b", "c"], budgetMs: 100, model: collectModel() }),
+      );
+      modes.push(outcome.classification.mode);
+      if (outcome.classification.mode === "speculate") {
+        // abandoned at the deadline: recorded like a timeout, a sample at deadline − start
+        expect(recordOf(outcome, "c").outcome).toBe("abandoned");
+      }
+    }
+    await h.clock.runUntilIdle();
+    const c = h.book.estimate("c", h.clock.now());
+    expect(c.samples).toBeGreaterThan(100); // the abandoned calls were counted, not thrown away
+    expect(c.p99Ms).toBeGreaterThanOrEqual(99);
+    // the stale p99 (10 ms) would have kept speculating for ever; the fresh one stops it
+    expect(modes[0]).toBe("speculate");
+    expect(modes.at(-1)).toBe("synchronous");
+  });
+
+  it("a branch abandoned before its deadline is a censored observation at its age", async () => {
+    const h = harness({ coordinator: { explorationRate: 0 } });
+    for (const peer of ["a", "b", "c"]) h.warm(peer, 10);
+    h.transport.addPeer("a", { latency: 10, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("b", { latency: 20, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("c", { latency: 60, handler: () => ({ vote: "no" }) });
+    const before = h.book.estimate("c", h.clock.now());
+    const outcome = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["a", "b", "c"],
+        budgetMs: 200,
+        model: quorumVote({ prior: "no" }),
+      }),
+    );
+    await h.clock.runUntilIdle();
+    expect(recordOf(outcome, "c")).toMatchObject({ outcome: "abandoned", lostWorkMs: 20 });
+    expect(recordOf(outcome, "c").measurement).toBeUndefined();
+    const after = h.book.estimate("c", h.clock.now());
+    expect(after.samples).toBe(before.samples); // not a sample: only "slower than 20 ms"
+    expect(after.censoredEnds).toBe(1);
+    expect(after.p99Ms).toBeGreaterThanOrEqual(before.p99Ms);
+  });
+
+  it("a caller abort abandons every branch (no measurement) as censored observations", async () => {
+    const h = harness({ coordinator: { explorationRate: 1 } });
+    h.transport.addPeer("a", { latency: 50 });
+    h.transport.addPeer("b", { latency: 80 });
+    const controller = new AbortController();
+    h.clock.setTimer(() => controller.abort("user"), 30);
+    const run = h.coordinator.fanOut(task, {
+      peers: ["a", "b"],
+      budgetMs: 200,
+      model: collectModel(),
+      signal: controller.signal,
+    });
+    await expect(h.clock.runUntilSettled(run)).rejects.toMatchObject({ code: "ABORTED" });
+    await h.clock.runUntilIdle();
+    for (const peer of ["a", "b"]) {
+      expect(h.book.estimate(peer, h.clock.now())).toMatchObject({
+        samples: 0,
+        censoredEnds: 1,
+        censored: 0,
+      });
+    }
+    expect(h.transport.stats("a")).toMatchObject({ abandoned: 1, answered: 0 });
+  });
+});
+
+describe("Coordinator — measurement branches against starvation", () => {
+  it("without measurement, a peer decided-out every time stays unknown for ever (the bug)", async () => {
+    const h = quorumSwarm({ coordinator: { explorationRate: 0, measureBelowSamples: 0 } });
+    for (let i = 0; i < 40; i++) await vote(h, 1_000);
+    const outcome = await vote(h, 1_000);
+    expect(outcome.classification.reason).toBe("estimate-unknown");
+    expect(h.book.estimate("gw", h.clock.now())).toMatchObject({ status: "unknown", samples: 0 });
+  });
+
+  it("a quorum's slow peer that is always decided-out reaches a fresh estimate", async () => {
+    const h = quorumSwarm();
+    for (let i = 0; i < 40; i++) await vote(h, 1_000);
+    await h.clock.runUntilIdle();
+    const gw = h.book.estimate("gw", h.clock.now());
+    expect(gw.status).toBe("fresh");
+    expect(gw.p50Ms).toBeGreaterThanOrEqual(19);
+    expect(gw.p50Ms).toBeLessThan(25);
+    const results = [];
+    for (const budgetMs of [1_000, 100, 10]) results.push((await vote(h, budgetMs)).classification);
+    const [wide, mid, narrow] = results;
+    expect(wide).toMatchObject({ mode: "speculate", reason: "budget-exceeds-p99-plus-abandon-cost" });
+    expect(wide!.fanoutP99Ms).toBeGreaterThan(100); // gw's 400 ms tail is in the fan-out p99
+    expect(mid).toMatchObject({
+      mode: "synchronous",
+      reason: "budget-between-p50-and-p99-plus-abandon-cost",
+    });
+    expect(narrow).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50" });
+  });
+
+  it("measurement branches are labelled, not charged as lost work, and the ledger reports them apart", async () => {
+    const h = quorumSwarm();
+    const outcome = await vote(h, 1_000);
+    expect(outcome.classification.mode).toBe("synchronous"); // unknown estimates never speculate
+    expect(outcome.elapsedMs).toBe(12); // the fan-out did not wait for the measurement
+    expect(outcome.action).toBe("yes");
+    const gw = recordOf(outcome, "gw");
+    expect(gw).toMatchObject({ outcome: "abandoned", measurement: true, lostWorkMs: 0, unsettled: true });
+    expect(outcome.abandonCostMs).toBe(0);
+    await h.clock.runUntilIdle();
+    const settled = h.seen.branches.find((b) => b.record.peer === "gw")?.record;
+    expect(settled).toMatchObject({ outcome: "abandoned", measurement: true, lostWorkMs: 0 });
+    expect(settled?.result.kind).toBe("answer");
+    expect(settled?.measurementWorkMs).toBeGreaterThan(0);
+    expect(h.transport.stats("gw")).toMatchObject({ answered: 1, abandoned: 0, workLostMs: 0 });
+    expect(h.book.estimate("gw", h.clock.now()).samples).toBe(1);
+    expect(h.ledger.stats()).toMatchObject({
+      abandonedBranches: 0,
+      chargedMs: 0,
+      synchronousLateLostMs: 0,
+      measurementBranches: 1,
+    });
+    expect(h.ledger.peerStats("gw")).toMatchObject({ abandoned: 0, lostWorkMs: 0 });
+  });
+
+  it("speculative fan-outs keep the ledger honest: measured branches add nothing to the abandon cost", async () => {
+    const h = harness({ coordinator: { explorationRate: 1 } });
+    for (const peer of ["a", "b", "c"]) h.warm(peer, 10);
+    h.transport.addPeer("a", { latency: 10, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("b", { latency: 20, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("c", { latency: 60, handler: () => ({ vote: "no" }) });
+    const outcome = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["a", "b", "c"],
+        budgetMs: 200,
+        model: quorumVote({ prior: "no" }),
+      }),
+    );
+    expect(outcome.classification.mode).toBe("speculate");
+    expect(outcome.elapsedMs).toBe(20);
+    expect(recordOf(outcome, "c")).toMatchObject({ outcome: "abandoned", measurement: true, lostWorkMs: 0 });
+    await h.clock.runUntilIdle();
+    expect(h.ledger.stats()).toMatchObject({
+      speculativeFanouts: 1,
+      abandonedFanouts: 0,
+      chargedMs: 0,
+      measurementBranches: 1,
+      measurementWorkMs: 60,
+    });
+    expect(h.ledger.expectedAbandonCostMs(3, h.clock.now())).toBe(0);
+    expect(h.book.estimate("c", h.clock.now()).censoredEnds).toBe(0);
+  });
+
+  it("explores with the injected random source when the estimate already has samples", async () => {
+    const draws: number[] = [];
+    const random = (): number => {
+      const r = draws.length % 2 === 0 ? 0.01 : 0.99;
+      draws.push(r);
+      return r;
+    };
+    const h = harness({ coordinator: { explorationRate: 0.05, random } });
+    for (const peer of ["a", "b", "c"]) h.warm(peer, 10);
+    h.transport.addPeer("a", { latency: 10, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("b", { latency: 20, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("c", { latency: 60, handler: () => ({ vote: "no" }) });
+    const run = () =>
+      h.clock.runUntilSettled(
+        h.coordinator.fanOut(task, {
+          peers: ["a", "b", "c"],
+          budgetMs: 200,
+          model: quorumVote({ prior: "no" }),
+        }),
+      );
+    const first = await run(); // draw 0.01 < 0.05: measured
+    await h.clock.runUntilIdle();
+    const second = await run(); // draw 0.99: abandoned, censored
+    await h.clock.runUntilIdle();
+    expect(recordOf(first, "c").measurement).toBe(true);
+    expect(recordOf(second, "c")).toMatchObject({ outcome: "abandoned", lostWorkMs: 20 });
+    expect(recordOf(second, "c").measurement).toBeUndefined();
+    expect(draws).toHaveLength(2); // only decided-out branches of sampled peers draw
+    expect(h.book.estimate("c", h.clock.now())).toMatchObject({ samples: 101, censoredEnds: 1 });
+  });
+
+  it("bounds the measurement branches running at once per peer", async () => {
+    const h = harness({ coordinator: { maxMeasurementsPerPeer: 1 } });
+    h.transport.addPeer("a", { latency: 5, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("b", { latency: 5, handler: () => ({ vote: "yes" }) });
+    h.transport.addPeer("slow", { latency: 500, handler: () => ({ vote: "no" }) });
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) {
+      outcomes.push(
+        await h.clock.runUntilSettled(
+          h.coordinator.fanOut(task, {
+            peers: ["a", "b", "slow"],
+            budgetMs: 1_000,
+            model: quorumVote({ prior: "no" }),
+          }),
+        ),
+      );
+    }
+    expect(outcomes.map((o) => recordOf(o, "slow").measurement === true)).toEqual([true, false, false]);
+    await h.clock.runUntilIdle();
+    expect(h.book.estimate("slow", h.clock.now())).toMatchObject({ samples: 1, censoredEnds: 2 });
+    // the slot is free again once the measurement ended
+    const next = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["a", "b", "slow"],
+        budgetMs: 1_000,
+        model: quorumVote({ prior: "no" }),
+      }),
+    );
+    expect(recordOf(next, "slow").measurement).toBe(true);
+  });
+
+  it("rejects a bad explorationRate", () => {
+    expect(() => harness({ coordinator: { explorationRate: 2 } })).toThrow(/explorationRate/);
+  });
+});
