@@ -15,11 +15,14 @@ import { isPolicyName, POLICY_NAMES } from "../policy/decide-mode.js";
 import type { PolicyName } from "../policy/types.js";
 import { decisionModel } from "./decision-model.js";
 import type { Membership } from "../mesh/membership/membership.js";
+import type { NodeRouting } from "./routing-setup.js";
 
 export interface CoordinateDeps {
   readonly coordinator: Coordinator;
   /** Live peer ids (src/mesh's Membership). */
   readonly peers: Pick<Membership, "live">;
+  /** The node's routing (`routing.*` config): picks which live peers get a branch; absent = all of them. */
+  readonly routing?: Pick<NodeRouting, "fanoutOptions">;
   readonly policy: PolicyName;
   readonly now: () => number;
 }
@@ -104,6 +107,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
     try {
       const outcome = await deps.coordinator.fanOut(req.task, {
         peers,
+        ...deps.routing?.fanoutOptions(peers.length),
         ...(req.required > 0 && { required: { kind: "quorum", k: req.required } }),
         deadline: ctx.deadline,
         model,

@@ -33,6 +33,8 @@ import { silentLogger } from "./logger.js";
 import type { Logger } from "./logger.js";
 import { combineObservers } from "./observers.js";
 import { createNodeMembership } from "./node-membership.js";
+import { createNodeRouting } from "./routing-setup.js";
+import type { NodeRouting } from "./routing-setup.js";
 import type { WireStatusReply } from "./status-proto.js";
 import { addStatusService, nodeStatus } from "./status-service.js";
 import { channelCredentials, readTlsMaterial, serverCredentials, tlsEnabled } from "./tls.js";
@@ -86,6 +88,7 @@ export class SwarmNode {
   readonly port: number;
   readonly #server: SwarmServer;
   readonly #membership: Membership;
+  readonly #routing: NodeRouting;
   readonly #transport: GrpcTransport;
   readonly #pool: ChannelPool;
   readonly #telemetry: TelemetryHandle | undefined;
@@ -99,6 +102,7 @@ export class SwarmNode {
     port: number;
     server: SwarmServer;
     membership: Membership;
+    routing: NodeRouting;
     transport: GrpcTransport;
     pool: ChannelPool;
     telemetry: TelemetryHandle | undefined;
@@ -111,6 +115,7 @@ export class SwarmNode {
     this.port = parts.port;
     this.#server = parts.server;
     this.#membership = parts.membership;
+    this.#routing = parts.routing;
     this.#transport = parts.transport;
     this.#pool = parts.pool;
     this.#telemetry = parts.telemetry;
@@ -145,7 +150,19 @@ export class SwarmNode {
       maxSampleAgeMs: config.estimator.windowMs,
     });
     const membership = createNodeMembership(config, { pool, book, log });
-    const transport = new GrpcTransport({ pool, addressOf: (peer) => membership.addressOf(peer) });
+    const routing = createNodeRouting(config.routing, {
+      pool,
+      peers: () =>
+        membership.live().flatMap((id) => {
+          const address = membership.addressOf(id);
+          return address === undefined ? [] : [{ id, address }];
+        }),
+    });
+    const transport = new GrpcTransport({
+      pool,
+      addressOf: (peer) => membership.addressOf(peer),
+      onLoad: routing.onLoad,
+    });
     const ledger = new AbandonLedger({ priorMs: config.abandonCostPriorMs });
 
     // Status reads the server and coordinator once they exist (telemetry's gauges call it later).
@@ -196,6 +213,7 @@ export class SwarmNode {
       coordinate: makeCoordinate({
         coordinator,
         peers: membership,
+        routing,
         policy: config.policy,
         now: () => Date.now(),
       }),
@@ -221,6 +239,7 @@ export class SwarmNode {
     }
     ready.status = () => nodeStatus({ config, server, coordinator, book, membership, listen: bound.address });
     membership.start().catch((err: unknown) => nodeLog.error("membership failed", { error: err }));
+    routing.start();
     nodeLog.info("listening", {
       nodeId: config.nodeId,
       region: config.region,
@@ -237,6 +256,7 @@ export class SwarmNode {
       port: bound.port,
       server,
       membership,
+      routing,
       transport,
       pool,
       telemetry,
@@ -260,6 +280,7 @@ export class SwarmNode {
         coordinating: s.coordinating,
       });
       const drained = await this.#server.close(graceMs);
+      this.#routing.stop();
       this.#membership.stop();
       this.#transport.close();
       this.#pool.closeAll();
@@ -275,6 +296,7 @@ export class SwarmNode {
   /** Immediate stop: abort all work and close every connection. */
   forceStop(): void {
     this.#server.forceClose();
+    this.#routing.stop();
     this.#membership.stop();
     this.#transport.close();
     this.#pool.closeAll();

@@ -1,0 +1,51 @@
+/** The daemon routes when configured: `routing.policy` + `routing.k` pick k of the live peers. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NodeClient } from "../../src/node/client.js";
+import { loadConfig } from "../../src/node/config/load-config.js";
+import { SwarmNode } from "../../src/node/node.js";
+
+const peers: SwarmNode[] = [];
+let coordinator: SwarmNode | undefined;
+
+beforeAll(async () => {
+  for (const id of ["r-1", "r-2", "r-3"]) {
+    const c = await loadConfig({
+      argv: ["--node-id", id, "--listen", "127.0.0.1:0", "--handlers", "vote"],
+      env: {},
+    });
+    peers.push(await SwarmNode.start({ config: c.config }));
+  }
+  const c = await loadConfig({
+    argv: [
+      ...["--node-id", "r-coord", "--listen", "127.0.0.1:0"],
+      ...["--peers", peers.map((p) => p.address).join(",")],
+      ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
+      ...["--routing-policy", "jsq", "--routing-k", "1"],
+    ],
+    env: {},
+  });
+  coordinator = await SwarmNode.start({ config: c.config });
+  for (let i = 0; i < 150 && coordinator.status().peers.filter((p) => p.up).length < 3; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 60_000);
+
+afterAll(() => {
+  coordinator?.forceStop();
+  for (const p of peers) p.forceStop();
+});
+
+describe("node routing", () => {
+  it("sends each fan-out to routing.k of the three live peers", async () => {
+    expect(coordinator!.status().peers.filter((p) => p.up)).toHaveLength(3);
+    const client = new NodeClient(coordinator!.address);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const reply = await client.coordinate({ kind: "vote", payload: { question: "ship?" } }, 5_000);
+        expect(reply.branches).toHaveLength(1);
+      }
+    } finally {
+      client.close();
+    }
+  });
+});
