@@ -36,6 +36,8 @@ export interface FanoutTracerOptions {
 interface OpenFanout {
   readonly span: Span;
   readonly ctx: Context;
+  /** The fan-out span records (sampled): its branches get spans of their own. */
+  readonly recording: boolean;
   /** A violation event was already added (onViolation). */
   violated: boolean;
   /** The task kind was set (from the first branch request). */
@@ -110,6 +112,15 @@ export class FanoutTracer implements FanoutObserver {
    */
   startBranch(peer: PeerId, req: BranchRequest): Context {
     const open = this.#open.get(req.fanoutId);
+    if (open !== undefined && !open.recording) {
+      // Not sampled: a child of a non-sampled span is not sampled either (parent-based and ratio
+      // samplers decide alike for the whole trace), so no span object per branch. The branch goes out
+      // in the fan-out's context, whose traceparent tells the peers "not sampled"; the fan-out's
+      // non-recording span stands in for the branch in onBranchEnd (ending it there is a no-op).
+      if (this.#branches.size >= this.#max) this.#evictOldestBranch();
+      this.#branches.set(req.branchId, open.span);
+      return open.ctx;
+    }
     if (open !== undefined && !open.kindSet) {
       open.kindSet = true;
       open.span.setAttribute(ATTR.taskKind, req.task.kind);
@@ -249,7 +260,13 @@ export class FanoutTracer implements FanoutObserver {
       { kind: SpanKind.INTERNAL, attributes: attributes ?? { [ATTR.fanoutId]: fanoutId }, startTime },
       parent,
     );
-    const open: OpenFanout = { span, ctx: trace.setSpan(parent, span), violated: false, kindSet: false };
+    const open: OpenFanout = {
+      span,
+      ctx: trace.setSpan(parent, span),
+      recording: span.isRecording(),
+      violated: false,
+      kindSet: false,
+    };
     this.#open.set(fanoutId, open);
     return open;
   }

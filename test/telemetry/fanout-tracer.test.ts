@@ -211,5 +211,10 @@ describe("FanoutTracer", () => {
     );
     expect(exporter.getFinishedSpans()).toHaveLength(0);
     expect(h.ft.open).toEqual({ fanouts: 0, branches: 0 });
+    // No span object per branch: both go out in the fan-out's context, flagged "not sampled".
+    const sent = [...h.sent.values()];
+    expect(sent).toHaveLength(2);
+    expect(sent[0]!.span).toBe(sent[1]!.span);
+    expect(sent[0]!.traceparent).toMatch(/-00$/);
   });
 });
