@@ -13,6 +13,7 @@ interface BenchModule {
 const BENCHES: readonly (readonly [string, () => Promise<BenchModule>])[] = [
   ["estimate", () => import("./estimate.bench.js")],
   ["telemetry", () => import("./telemetry.bench.js")],
+  ["telemetry-grpc", () => import("./telemetry-grpc.bench.js")],
 ];
 
 const filters = process.argv.slice(2);

@@ -1,0 +1,361 @@
+/**
+ * Cost of telemetry on real fan-outs: Coordinator.fanOut over GrpcTransport to 8 peer processes on
+ * loopback (bench/telemetry-peer.ts), telemetry off vs on, side by side in one run (interleaved
+ * rounds, closed loop with CONCURRENCY fan-outs in flight).
+ *
+ *   off  no SDK in the coordinator process (no context manager, propagator or tracer provider), the
+ *        Coordinator without observer or transport wrapper — an embedding that installs nothing;
+ *   context no telemetry, only the AsyncLocalStorage context manager and W3C propagator registered
+ *           (the process-wide part of the SDK set-up: Node 20's async_hooks on every promise);
+ *   on   what `tailswarm node` installs: startTelemetry() from OTEL_* (default sampler
+ *        parentbased_always_on, BatchSpanProcessor, OTLP/gRPC traces and metrics to a sink process),
+ *        createTelemetry() (fan-out tracer, metrics, flight recorder) and the instrumented transport;
+ *   sampled as "on" with OTEL_TRACES_SAMPLER=parentbased_traceidratio, ARG 0.1 (10% of fan-outs
+ *           traced; metrics and flight recorder unchanged).
+ *
+ * The peers run the SDK too (OTLP to the same sink) with a parent-based sampler whose root sampler is
+ * off: in "on" rounds the coordinator's sampled traceparent makes them record their Branch server
+ * spans; in "off" rounds no context arrives and their spans are non-recording.
+ *
+ * Reported: fan-outs/s (wall), coordinator CPU per fan-out, peers' CPU per fan-out (all 8 summed) —
+ * CPU being robust to other processes' load on the shared machine. Target (issue 4): <= 5% cost.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { loadavg } from "node:os";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { context, propagation } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { predicateModel } from "../src/decision/predicate-model.js";
+import { Coordinator } from "../src/engine/coordinator.js";
+import { LatencyBook } from "../src/estimate/latency-book.js";
+import { ChannelPool } from "../src/mesh/channel-pool.js";
+import { GrpcTransport } from "../src/mesh/grpc-transport.js";
+import { INSTRUMENTATION_SCOPE } from "../src/telemetry/attributes.js";
+import { startTelemetry } from "../src/telemetry/sdk/setup.js";
+import { createTelemetry } from "../src/telemetry/telemetry.js";
+import { recordFigures } from "./report.js";
+
+const PEERS = 8;
+const CONCURRENCY = Number(process.env.TELEMETRY_BENCH_CONCURRENCY ?? 8);
+const ROUNDS = Number(process.env.TELEMETRY_BENCH_ROUNDS ?? 10);
+const ROUND_MS = Number(process.env.TELEMETRY_BENCH_ROUND_MS ?? 2_000);
+const PAYLOAD = { q: "bench", n: 1 };
+const SCRIPT = fileURLToPath(new URL("./telemetry-peer.ts", import.meta.url));
+
+interface Child {
+  readonly child: ChildProcess;
+  readonly port: number;
+  cpu(): Promise<number>;
+}
+
+function startChild(args: string[], env: Record<string, string>): Promise<Child> {
+  const child = spawn(process.execPath, ["--import", "tsx", SCRIPT, ...args], {
+    stdio: ["pipe", "pipe", "inherit"],
+    env: { ...process.env, ...env },
+  });
+  let out = "";
+  const cpuWaiters: ((us: number) => void)[] = [];
+  return new Promise((resolve, reject) => {
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      let m: RegExpExecArray | null;
+      while ((m = /CPU (\d+)\n/.exec(out)) !== null) {
+        out = out.slice(m.index + m[0].length);
+        cpuWaiters.shift()?.(Number(m[1]));
+      }
+      const p = /PORT (\d+)\n/.exec(out);
+      if (p) {
+        out = out.slice(p.index + p[0].length);
+        resolve({
+          child,
+          port: Number(p[1]),
+          cpu: () =>
+            new Promise<number>((r) => {
+              cpuWaiters.push(r);
+              child.stdin.write("cpu\n");
+            }),
+        });
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}`)));
+  });
+}
+
+const model = predicateModel<unknown, string>({
+  prior: "none",
+  decide: () => "answered",
+  canFlip: () => true,
+});
+
+interface Variant {
+  readonly fanOut: () => Promise<void>;
+  /** Registers / removes the process-wide globals the variant needs (context manager, propagator). */
+  activate(): void;
+  deactivate(): void;
+  close(): Promise<void>;
+}
+
+function restoreEnv(saved: Record<string, string | undefined>): void {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+}
+
+/** Fan-outs that ended with fewer answers than peers (deadline or abandon under load). */
+let incomplete = 0;
+
+function fanOutWith(c: Coordinator, peers: string[]): () => Promise<void> {
+  return async () => {
+    const o = await c.fanOut({ kind: "echo", payload: PAYLOAD }, { peers, budgetMs: 5_000, model });
+    if (o.answered !== peers.length) incomplete++;
+  };
+}
+
+function off(transport: GrpcTransport, book: LatencyBook, peers: string[]): Variant {
+  const c = new Coordinator({ transport, book, nodeId: "bench" });
+  return { fanOut: fanOutWith(c, peers), activate() {}, deactivate() {}, close: async () => {} };
+}
+
+/** No telemetry, but the process-wide AsyncLocalStorage context manager and propagator that the SDK
+ * registers: what Node 20's async_hooks cost by themselves. */
+function contextOnly(transport: GrpcTransport, book: LatencyBook, peers: string[]): Variant {
+  const c = new Coordinator({ transport, book, nodeId: "bench" });
+  const propagator = new W3CTraceContextPropagator();
+  return {
+    fanOut: fanOutWith(c, peers),
+    activate() {
+      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+      propagation.setGlobalPropagator(propagator);
+    },
+    deactivate() {
+      context.disable();
+      propagation.disable();
+    },
+    close: async () => {},
+  };
+}
+
+/**
+ * The SDK starts once (providers, exporters, their channels and timers live through the run); the
+ * globals that make it active for the whole process — the AsyncLocalStorage context manager and the
+ * W3C propagator — are registered for "on" rounds and removed for "off" rounds.
+ */
+async function on(
+  transport: GrpcTransport,
+  book: LatencyBook,
+  peers: string[],
+  env: Record<string, string> = {},
+): Promise<Variant> {
+  // The tracer provider reads OTEL_TRACES_SAMPLER* from process.env when it is built.
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  const sdk = await startTelemetry({ serviceName: "tailswarm-bench", serviceInstanceId: "coordinator" });
+  restoreEnv(saved);
+  const t = createTelemetry({
+    estimates: book,
+    tracer: sdk.tracerProvider.getTracer(INSTRUMENTATION_SCOPE),
+    meter: sdk.meterProvider.getMeter(INSTRUMENTATION_SCOPE),
+  });
+  const c = new Coordinator({
+    transport: t.wrapTransport(transport),
+    book,
+    nodeId: "bench",
+    observer: t.observer,
+  });
+  const propagator = new CompositePropagator({
+    propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+  });
+  return {
+    fanOut: fanOutWith(c, peers),
+    activate() {
+      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+      propagation.setGlobalPropagator(propagator);
+    },
+    deactivate() {
+      context.disable();
+      propagation.disable();
+    },
+    close: async () => {
+      t.close();
+      await sdk.shutdown();
+    },
+  };
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+async function closedLoop(f: () => Promise<void>, ms: number): Promise<number> {
+  const end = now() + ms;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (now() < end) {
+        await f();
+        done++;
+      }
+    }),
+  );
+  return done;
+}
+
+export async function run(): Promise<void> {
+  const load0 = loadavg();
+  const sink = await startChild(["sink"], {});
+  const otel: Record<string, string> = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+    // TELEMETRY_BENCH_TRACES_EXPORTER=none: spans recorded but not exported (isolates the export cost)
+    OTEL_TRACES_EXPORTER: process.env.TELEMETRY_BENCH_TRACES_EXPORTER ?? "otlp",
+    OTEL_METRICS_EXPORTER: "otlp", // default export interval (60 s), as a node runs
+  };
+  const peers = await Promise.all(
+    Array.from({ length: PEERS }, (_, i) =>
+      startChild(["peer", `peer-${i}`], { ...otel, OTEL_TRACES_SAMPLER: "parentbased_always_off" }),
+    ),
+  );
+  const addresses = peers.map((p) => `127.0.0.1:${p.port}`);
+  const saved = Object.fromEntries(Object.keys(otel).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, otel); // the OTLP exporters read process.env
+  const pool = new ChannelPool();
+  const transport = new GrpcTransport({ pool });
+  const book = new LatencyBook({ windowMs: 10_000, minSamples: 20 });
+  const peersCpu = async (): Promise<number> =>
+    (await Promise.all(peers.map((p) => p.cpu()))).reduce((a, b) => a + b, 0);
+  const names = ["off", "context", "on", "sampled"] as const;
+  const rounds: Record<(typeof names)[number], { rate: number; cpu: number; peer: number }[]> = {
+    off: [],
+    context: [],
+    on: [],
+    sampled: [],
+  };
+  const totals = {
+    off: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    context: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    on: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    sampled: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+  };
+  const variants: Record<(typeof names)[number], Variant> = {
+    off: off(transport, book, addresses),
+    context: contextOnly(transport, book, addresses),
+    on: await on(transport, book, addresses),
+    sampled: await on(transport, book, addresses, {
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.1",
+    }),
+  };
+  for (const v of Object.values(variants)) v.deactivate();
+  try {
+    for (const name of names) {
+      variants[name].activate();
+      await closedLoop(variants[name].fanOut, 1_000); // warm-up: connections, JIT, estimates
+      variants[name].deactivate();
+    }
+    for (let r = 0; r < ROUNDS; r++) {
+      // Rotate the order so that no variant always follows the same one.
+      const order = names.map((_, i) => names[(i + r) % names.length]!);
+      for (const name of order) {
+        variants[name].activate();
+        const p0 = await peersCpu();
+        const c0 = process.cpuUsage();
+        const t0 = now();
+        const n = await closedLoop(variants[name].fanOut, ROUND_MS);
+        const t1 = now();
+        const c1 = process.cpuUsage(c0);
+        const p1 = await peersCpu();
+        variants[name].deactivate();
+        rounds[name].push({
+          rate: (n / (t1 - t0)) * 1000,
+          cpu: (c1.user + c1.system) / n,
+          peer: (p1 - p0) / n,
+        });
+        const tot = totals[name];
+        tot.n += n;
+        tot.ms += t1 - t0;
+        tot.cpu += c1.user + c1.system;
+        tot.peerCpu += p1 - p0;
+      }
+    }
+  } finally {
+    await variants.on.close();
+    await variants.sampled.close();
+    transport.close();
+    pool.closeAll();
+    restoreEnv(saved);
+    for (const c of [...peers, sink]) c.child.stdin!.end();
+  }
+  const load1 = loadavg();
+  const rate = (t: typeof totals.on): number => (t.n / t.ms) * 1000;
+  const cpuPer = (t: typeof totals.on): number => t.cpu / t.n;
+  const peerPer = (t: typeof totals.on): number => t.peerCpu / t.n;
+  /**
+   * Cost in %, as the median over rounds of the ratio to the "off" round of the same rotation: the
+   * machine's load drifts between rounds much more than telemetry costs, so totals over the run are
+   * dominated by that drift; pairs of neighbouring rounds see the same load.
+   */
+  const cost = (name: "context" | "on" | "sampled", key: "rate" | "cpu" | "peer"): number => {
+    const ratios = rounds[name]
+      .map((x, i) => {
+        const base = rounds.off[i]![key];
+        return key === "rate" ? (1 - x.rate / base) * 100 : (x[key] / base - 1) * 100;
+      })
+      .sort((a, b) => a - b);
+    return ratios[Math.floor(ratios.length / 2)]!;
+  };
+  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS}×${ROUND_MS} ms interleaved rounds per variant`;
+  recordFigures("telemetry-grpc", {
+    "fan-outs/s, telemetry off (gRPC, 8 peers)": { value: rate(totals.off), unit: "1/s", note },
+    "fan-outs/s, telemetry on (default sampling, OTLP/gRPC)": { value: rate(totals.on), unit: "1/s" },
+    "throughput cost of telemetry (wall)": {
+      value: cost("on", "rate"),
+      unit: "%",
+      target: 5,
+      note: "median over rounds of the paired ratio to the neighbouring off round; wall clock on a shared machine",
+    },
+    "coordinator CPU per fan-out, off": { value: cpuPer(totals.off), unit: "µs" },
+    "coordinator CPU per fan-out, on": { value: cpuPer(totals.on), unit: "µs" },
+    "coordinator CPU cost of telemetry": {
+      value: cost("on", "cpu"),
+      unit: "%",
+      target: 5,
+      note: "user+system CPU of the coordinator process: the throughput cost when its core is the bottleneck",
+    },
+    "coordinator CPU cost of the context manager alone": {
+      value: cost("context", "cpu"),
+      unit: "%",
+      note: "AsyncLocalStorage context manager + W3C propagator registered, no telemetry: Node 20's async_hooks",
+    },
+    "fan-outs/s, telemetry on, 10% sampled (parentbased_traceidratio 0.1)": {
+      value: rate(totals.sampled),
+      unit: "1/s",
+    },
+    "throughput cost of telemetry, 10% sampled (wall)": {
+      value: cost("sampled", "rate"),
+      unit: "%",
+      target: 5,
+    },
+    "coordinator CPU per fan-out, 10% sampled": { value: cpuPer(totals.sampled), unit: "µs" },
+    "coordinator CPU cost of telemetry, 10% sampled": {
+      value: cost("sampled", "cpu"),
+      unit: "%",
+      target: 5,
+    },
+    "peers' CPU per fan-out (8 summed), off": { value: peerPer(totals.off), unit: "µs" },
+    "peers' CPU per fan-out (8 summed), on": { value: peerPer(totals.on), unit: "µs" },
+    "peers' CPU cost of telemetry": {
+      value: cost("on", "peer"),
+      unit: "%",
+      note: "Branch server spans recorded and exported by the peers",
+    },
+    "fan-outs with fewer than 8 answers": { value: incomplete, unit: "{fanout}" },
+    "load average (1 min) at start / end": {
+      value: load0[0]!,
+      unit: "load",
+      note: `end ${load1[0]!.toFixed(2)}; 5 min ${load0[1]!.toFixed(2)} → ${load1[1]!.toFixed(2)}`,
+    },
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await run();
