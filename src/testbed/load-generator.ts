@@ -1,10 +1,14 @@
 /**
  * Drives the coordinators: at each request of the seeded stream, one `Coordinate` call per policy,
  * all sent at the same moment (the policies' order rotates from request to request), with the
- * coordinator's budget as the gRPC deadline. A request's truth is the workload's `event` while a
- * gateway episode is in progress at send time — the same for every policy, since they are sent
- * together. Alongside, a direct fan-out to every peer at `measureRatePerS` measures the swarm's
- * fan-out latency outside any policy.
+ * coordinator's budget as the gRPC deadline. When the targets name one coordinator process per
+ * (coordinator, policy) pair (`instances`), each policy's call goes to its own process, so that no
+ * process fans out for more than one policy at a time. A request's truth is the workload's `event`
+ * while a gateway episode is in progress at send time — the same for every policy, since they are
+ * sent together. Alongside, a direct fan-out to every peer at `measureRatePerS` measures the swarm's
+ * fan-out latency outside any policy; each one is moved to the middle of the gap between two
+ * requests of the stream, so that it does not meet the policies' bursts it would otherwise collide
+ * with.
  */
 import type { LatencyModel } from "../peers/latency-model.js";
 import type { PolicyName } from "../policy/types.js";
@@ -13,9 +17,15 @@ import type { BranchRow, CallRecord, MeasureRecord } from "./records.js";
 import type { StreamRequest } from "./request-stream.js";
 import type { Scenario } from "./scenario-types.js";
 import type { SwarmClient } from "./swarm-client.js";
+import { coordinatorInstance } from "./topology.js";
 
 export interface LoadTargets {
   readonly coordinators: ReadonlyMap<string, SwarmClient>;
+  /**
+   * One process per (coordinator, policy), keyed by `coordinatorInstance(coordinator, policy)`:
+   * each policy's call goes there. A coordinator without one gets every policy (`coordinators`).
+   */
+  readonly instances?: ReadonlyMap<string, SwarmClient>;
   readonly peers: ReadonlyMap<string, SwarmClient>;
   readonly gateways: ReadonlyMap<string, LatencyModel>;
   /** Decision options of every call (the weighted vote). */
@@ -91,19 +101,38 @@ export class LoadGenerator {
     while (this.#calls.size > 0) await Promise.allSettled([...this.#calls]);
   }
 
-  /** Direct all-peer fan-outs at the scenario's measure rate until `stop()`. */
-  startMeasuring(start: number): void {
+  /**
+   * Direct all-peer fan-outs at the scenario's measure rate until `stop()`, from `start`. `avoid` is
+   * the request stream that `run` sends from the same `start`: each measurement is moved from its
+   * seeded Poisson time to the middle of the gap between the two requests around it (several in one
+   * gap share it evenly), so that it is not sent in the same moment as the policies' fan-outs and
+   * measures the swarm, not the testbed's own burst. Past the stream's end they keep their times.
+   */
+  startMeasuring(start: number, avoid: readonly StreamRequest[] = []): void {
     const rate = this.#s.measureRatePerS;
     if (rate <= 0) return;
     const rng = createRng(mixSeed(this.#s.seed, hash32("measure")));
+    const times = avoid.map((r) => r.atMs).sort((a, b) => a - b);
+    const end = times.length > 0 ? times[times.length - 1]! : 0;
+    const drawn: number[] = [];
+    let at = rng.exponential(1000 / rate);
+    for (; at < end; at += rng.exponential(1000 / rate)) drawn.push(at);
+    const schedule = staggered(drawn, times);
     let n = 0;
+    let past = at; // the first draw past the stream's end
+    const next = (): number => {
+      if (n < schedule.length) return schedule[n]!;
+      const t = past;
+      past += rng.exponential(1000 / rate);
+      return t;
+    };
     const tick = (): void => {
       if (this.#stopped) return;
       const id = `measure-${n++}`;
       this.#track(this.#measureOnce(id, start));
-      this.#measureTimer = setTimeout(tick, rng.exponential(1000 / rate));
+      this.#measureTimer = setTimeout(tick, Math.max(0, next() - (Date.now() - start)));
     };
-    this.#measureTimer = setTimeout(tick, rng.exponential(1000 / rate));
+    this.#measureTimer = setTimeout(tick, Math.max(0, next() - (Date.now() - start)));
   }
 
   stop(): void {
@@ -129,8 +158,7 @@ export class LoadGenerator {
     start: number,
     record: boolean,
   ): void {
-    const client = this.#targets.coordinators.get(req.coordinator);
-    if (client === undefined) return;
+    const shared = this.#targets.coordinators.get(req.coordinator);
     const sentAt = Date.now();
     const event = this.eventNow(sentAt);
     const w = this.#s.workload;
@@ -139,6 +167,8 @@ export class LoadGenerator {
     const k = policies.length;
     for (let j = 0; j < k; j++) {
       const policy = policies[(req.index + j) % k]!;
+      const client = this.#targets.instances?.get(coordinatorInstance(req.coordinator, policy)) ?? shared;
+      if (client === undefined) continue;
       this.counters.sent++;
       const call = client
         .coordinate({
@@ -230,4 +260,30 @@ export class LoadGenerator {
       peers: results,
     });
   }
+}
+
+/**
+ * `drawn` (sorted offsets, ms) moved into the middles of the gaps between `avoid` (sorted offsets):
+ * the k draws that fall in one gap (a, b) go to a + i·(b − a)/(k + 1), i = 1..k. Sorted result.
+ */
+export function staggered(drawn: readonly number[], avoid: readonly number[]): number[] {
+  if (avoid.length === 0) return [...drawn];
+  const byGap = new Map<number, number>();
+  for (const t of drawn) {
+    let lo = 0;
+    let hi = avoid.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (avoid[mid]! <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    byGap.set(lo, (byGap.get(lo) ?? 0) + 1);
+  }
+  const out: number[] = [];
+  for (const [g, k] of byGap) {
+    const a = g === 0 ? 0 : avoid[g - 1]!;
+    const b = g < avoid.length ? avoid[g]! : a + 1000;
+    for (let i = 1; i <= k; i++) out.push(a + (i * (b - a)) / (k + 1));
+  }
+  return out.sort((x, y) => x - y);
 }

@@ -71,7 +71,7 @@ export function formatTable(r: Report): string {
     const pr = r.processes;
     out.push(
       "",
-      `processes: ${pr.peers} peers + ${pr.coordinators} coordinators; startup ${(pr.startup_ms_all / 1000).toFixed(1)} s (slowest node ${(pr.startup_ms_max / 1000).toFixed(1)} s); crashed ${pr.crashed.length}, killed after grace ${pr.killed_after_grace.length}, left running ${pr.left_running.length}`,
+      `processes: ${pr.peers} peers + ${pr.coordinators} coordinator processes; startup ${(pr.startup_ms_all / 1000).toFixed(1)} s (slowest node ${(pr.startup_ms_max / 1000).toFixed(1)} s); crashed ${pr.crashed.length}, killed after grace ${pr.killed_after_grace.length}, left running ${pr.left_running.length}`,
     );
   }
   return out.join("\n") + "\n";

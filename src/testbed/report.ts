@@ -15,6 +15,7 @@ import type { SensitivityRow } from "./value-model.js";
 
 export interface ProcessSummary {
   readonly peers: number;
+  /** Coordinator processes: one per (coordinator, policy) in a local run. */
   readonly coordinators: number;
   /** Spawn to first answered Probe, ms: slowest node, and all nodes ready. */
   readonly startup_ms_max: number;

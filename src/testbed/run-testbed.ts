@@ -22,6 +22,7 @@ import type { Scenario } from "./scenario-types.js";
 import { scoreContext } from "./score-call.js";
 import { SwarmClient } from "./swarm-client.js";
 import {
+  coordinatorInstance,
   coordinatorNodeConfig,
   decisionOptions,
   gatewayModels,
@@ -61,7 +62,11 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     prior: string;
     weights: Record<string, number>;
   };
-  const ports = await freePorts(peers.length + s.coordinators.length);
+  // One coordinator process per (coordinator, policy): each policy's fan-outs run in their own process.
+  const instances = s.coordinators.flatMap((c) =>
+    s.policies.map((policy) => ({ coordinator: c, id: coordinatorInstance(c.name, policy) })),
+  );
+  const ports = await freePorts(peers.length + instances.length);
   const launcher = new Launcher(nodesDir);
   const clients: SwarmClient[] = [];
   const gen = new LoadGenerator(s, {
@@ -90,7 +95,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
   try {
     // 1. processes
     progress.log(
-      `testbed ${s.name}: starting ${peers.length} peers and ${s.coordinators.length} coordinators (logs: ${nodesDir})`,
+      `testbed ${s.name}: starting ${peers.length} peers and ${instances.length} coordinators (${s.coordinators.length} × ${s.policies.length} policies, one process each) (logs: ${nodesDir})`,
     );
     const t0 = Date.now();
     const launched: Launched[] = [];
@@ -99,12 +104,10 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
       peerClients.set(p.id, new SwarmClient(`127.0.0.1:${ports[i]!}`));
     }
     const peerPorts = ports.slice(0, peers.length);
-    for (const [j, c] of s.coordinators.entries()) {
+    for (const [j, { id }] of instances.entries()) {
       const port = ports[peers.length + j]!;
-      launched.push(
-        await launcher.start({ id: c.name, config: coordinatorNodeConfig(s, c.name, port, peerPorts) }),
-      );
-      coordClients.set(c.name, new SwarmClient(`127.0.0.1:${port}`));
+      launched.push(await launcher.start({ id, config: instanceConfig(s, id, port, peerPorts) }));
+      coordClients.set(id, new SwarmClient(`127.0.0.1:${port}`));
     }
     clients.push(...peerClients.values(), ...coordClients.values());
     const all = new Map([...peerClients, ...coordClients]);
@@ -116,7 +119,13 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     );
     await waitMembership(coordClients, peers.length, decision, o.signal);
 
-    const targets = { coordinators: coordClients, peers: peerClients, gateways: gatewayModels(s), decision };
+    const targets = {
+      coordinators: new Map<string, SwarmClient>(),
+      instances: coordClients,
+      peers: peerClients,
+      gateways: gatewayModels(s),
+      decision,
+    };
     const run = new LoadGenerator(s, targets);
     o.signal?.removeEventListener("abort", onAbort);
     const stopRun = (): void => {
@@ -139,7 +148,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
       const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
       measuredStart = Date.now();
       loopDelay.enable();
-      run.startMeasuring(measuredStart);
+      run.startMeasuring(measuredStart, stream);
       const timer = setInterval(() => {
         const c = run.counters;
         progress.update(
@@ -168,7 +177,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     const stop = await launcher.stopAll(3_000);
     processes = {
       peers: peers.length,
-      coordinators: s.coordinators.length,
+      coordinators: instances.length,
       startup_ms_max: Math.round(startupMax),
       startup_ms_all: Math.round(startupMsAll),
       crashed,
@@ -212,6 +221,28 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     gen.measures.map((m) => JSON.stringify(m)).join("\n") + "\n",
   );
   return { report, table, files, pids: launcher.launched.map((l) => l.pid) };
+}
+
+/** Membership's default probe period (src/node/config/schema.ts), ms. */
+const DEFAULT_PROBE_INTERVAL_MS = 1_000;
+
+/**
+ * The node config of one (coordinator, policy) instance: the coordinator's, with its probe period
+ * multiplied by the number of policies, so that the peers see as many probes as from one process
+ * per coordinator. Probes only keep membership (who is up); without this, splitting a coordinator
+ * into one process per policy would multiply the probe load on every peer by the policy count — CPU
+ * the scenario does not model.
+ */
+function instanceConfig(
+  s: Scenario,
+  id: string,
+  port: number,
+  peerPorts: readonly number[],
+): Record<string, unknown> {
+  const config = coordinatorNodeConfig(s, id, port, peerPorts);
+  const probe = (s.node.probe ?? {}) as Record<string, unknown>;
+  const interval = typeof probe.intervalMs === "number" ? probe.intervalMs : DEFAULT_PROBE_INTERVAL_MS;
+  return { ...config, probe: { ...probe, intervalMs: interval * Math.max(1, s.policies.length) } };
 }
 
 async function waitReady(
