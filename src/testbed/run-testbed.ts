@@ -100,11 +100,13 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     const t0 = Date.now();
     const launched: Launched[] = [];
     for (const [i, p] of peers.entries()) {
+      if (interrupted) break; // Ctrl-C while starting: launch no more, stop what runs, still report
       launched.push(await launcher.start({ id: p.id, config: peerNodeConfig(s, p, ports[i]!) }));
       peerClients.set(p.id, new SwarmClient(`127.0.0.1:${ports[i]!}`));
     }
     const peerPorts = ports.slice(0, peers.length);
     for (const [j, { id }] of instances.entries()) {
+      if (interrupted) break;
       const port = ports[peers.length + j]!;
       launched.push(await launcher.start({ id, config: instanceConfig(s, id, port, peerPorts) }));
       coordClients.set(id, new SwarmClient(`127.0.0.1:${port}`));
@@ -168,6 +170,12 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     gen.calls.push(...run.calls);
     gen.measures.push(...run.measures);
     progress.done();
+  } catch (error) {
+    // Interrupted while starting or waiting for membership: nothing was measured, but the nodes are
+    // stopped below and the report (interrupted: true) is still written, as for an interrupted run.
+    if (!(interrupted && TailswarmError.is(error, "ABORTED"))) throw error;
+    progress.done();
+    progress.log(`interrupted: ${error.message}`);
   } finally {
     o.signal?.removeEventListener("abort", onAbort);
     gen.stop();
