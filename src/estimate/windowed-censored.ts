@@ -26,6 +26,7 @@
  * ended.record(35_000, clock.now()); // a call abandoned after 35 ms: its latency is > 35 ms
  * const n = ended.read(clock.now(), agesMs, weights); // ascending lower edges (ms) and counts
  */
+import { SliceRing } from "./slice-ring.js";
 
 const SUB_BITS = 5; // 32 sub-buckets per power of two
 const HALF = 1 << (SUB_BITS - 1); // 16
@@ -52,8 +53,7 @@ const LOW_MS: Float64Array = (() => {
   return t;
 })();
 
-export class WindowedCensored {
-  readonly sliceMs: number;
+export class WindowedCensored extends SliceRing {
   /** Buckets per slice (index of the highest trackable value + 1). */
   readonly buckets: number;
   private readonly highestUs: number;
@@ -64,17 +64,11 @@ export class WindowedCensored {
   private readonly ringMax: Int32Array;
   private readonly ringCount: Float64Array;
   private total = 0;
-  private epoch = -Infinity;
-  private slot = 0;
   /** Bumped whenever the content changes (record, eviction, reset). */
   version = 0;
 
-  constructor(
-    readonly windowMs: number,
-    readonly slices: number,
-    highestTrackableUs: number,
-  ) {
-    this.sliceMs = windowMs / slices;
+  constructor(windowMs: number, slices: number, highestTrackableUs: number) {
+    super(windowMs, slices);
     this.highestUs = Math.max(1, Math.min(Math.floor(highestTrackableUs), 0x7fffffff));
     this.buckets = coarseIndexOf(this.highestUs) + 1;
     this.ringMin = new Int32Array(slices).fill(0x7fffffff);
@@ -108,32 +102,6 @@ export class WindowedCensored {
     if (idx < (this.ringMin[s] as number)) this.ringMin[s] = idx;
     if (idx > (this.ringMax[s] as number)) this.ringMax[s] = idx;
     this.version++;
-  }
-
-  /** Moves the window to `nowMs`, evicting slices that fell out of it. A clock going backwards changes nothing. */
-  advance(nowMs: number): void {
-    const epoch = Math.floor(nowMs / this.sliceMs);
-    if (this.epoch === -Infinity) {
-      this.epoch = epoch;
-      return;
-    }
-    if (epoch <= this.epoch) return;
-    const steps = epoch - this.epoch;
-    if (steps >= this.slices) {
-      this.clearAll();
-    } else {
-      for (let i = 0; i < steps; i++) {
-        this.slot = (this.slot + 1) % this.slices;
-        this.evict(this.slot);
-      }
-    }
-    this.epoch = epoch;
-  }
-
-  /** Forgets everything (peer restart). */
-  reset(): void {
-    this.clearAll();
-    this.epoch = -Infinity;
   }
 
   /**
@@ -180,7 +148,7 @@ export class WindowedCensored {
     return (this.counts?.byteLength ?? 0) + (this.sum?.byteLength ?? 0) + this.slices * 16 + 128;
   }
 
-  private evict(s: number): void {
+  protected override evict(s: number): void {
     const n = this.ringCount[s] as number;
     if (n === 0) return;
     const counts = this.counts as Uint16Array;
@@ -200,7 +168,7 @@ export class WindowedCensored {
     this.version++;
   }
 
-  private clearAll(): void {
+  protected override clearAll(): void {
     this.counts?.fill(0);
     this.sum?.fill(0);
     this.ringCount.fill(0);

@@ -1,4 +1,5 @@
 import { build, JsHistogram } from "hdr-histogram-js";
+import { SliceRing } from "./slice-ring.js";
 
 /** Settings measured on this project's machines (DESIGN.md): JS mode, 32-bit counts, 2 digits, 1 µs–60 s. */
 function newHistogram(highestTrackableUs: number): JsHistogram {
@@ -75,8 +76,7 @@ export function bucketIndexOf(v: number): number {
  * w.record(12_500, clock.now()); // 12.5 ms
  * w.valueAtPercentile(99, clock.now()); // µs
  */
-export class WindowedHistogram {
-  readonly sliceMs: number;
+export class WindowedHistogram extends SliceRing {
   /** Value range of every bucket index. */
   readonly table: BucketTable;
   readonly buckets: number;
@@ -88,18 +88,11 @@ export class WindowedHistogram {
   private readonly tree: Uint32Array;
   private readonly highestUs: number;
   private total = 0;
-  /** Slice number (floor(now / sliceMs)) of the current slot; −Infinity before the first use. */
-  private epoch = -Infinity;
-  private slot = 0;
   /** Bumped whenever the window's content changes (record, eviction, reset). */
   version = 0;
 
-  constructor(
-    readonly windowMs: number,
-    readonly slices: number,
-    highestTrackableUs: number,
-  ) {
-    this.sliceMs = windowMs / slices;
+  constructor(windowMs: number, slices: number, highestTrackableUs: number) {
+    super(windowMs, slices);
     this.highestUs = Math.min(Math.floor(highestTrackableUs), MAX_TRACKABLE_US);
     this.ring = Array.from({ length: slices }, () => newHistogram(this.highestUs));
     const first = this.ring[0] as JsHistogram;
@@ -166,32 +159,6 @@ export class WindowedHistogram {
     return { lo, hi };
   }
 
-  /** Moves the window to `nowMs`, evicting slices that fell out of it. A clock going backwards changes nothing. */
-  advance(nowMs: number): void {
-    const epoch = Math.floor(nowMs / this.sliceMs);
-    if (this.epoch === -Infinity) {
-      this.epoch = epoch;
-      return;
-    }
-    if (epoch <= this.epoch) return;
-    const steps = epoch - this.epoch;
-    if (steps >= this.slices) {
-      this.clearAll();
-    } else {
-      for (let i = 0; i < steps; i++) {
-        this.slot = (this.slot + 1) % this.slices;
-        this.evict(this.slot);
-      }
-    }
-    this.epoch = epoch;
-  }
-
-  /** Forgets every sample (peer restart). */
-  reset(): void {
-    this.clearAll();
-    this.epoch = -Infinity;
-  }
-
   /** HDR-style percentile over the window: the highest value equivalent to the rank's bucket (µs); 0 when empty. */
   valueAtPercentile(percentile: number, nowMs: number): number {
     this.advance(nowMs);
@@ -213,7 +180,7 @@ export class WindowedHistogram {
     return this.slices * (this.ring[0] as JsHistogram).estimatedFootprintInBytes + this.tree.byteLength + 256;
   }
 
-  private evict(s: number): void {
+  protected override evict(s: number): void {
     const n = this.ringCount[s] as number;
     if (n === 0) return;
     const h = this.ring[s] as JsHistogram;
@@ -232,7 +199,7 @@ export class WindowedHistogram {
     this.version++;
   }
 
-  private clearAll(): void {
+  protected override clearAll(): void {
     for (let s = 0; s < this.slices; s++) {
       if ((this.ringCount[s] as number) > 0) (this.ring[s] as JsHistogram).reset();
       this.ringCount[s] = 0;
