@@ -13,6 +13,10 @@ const verbs: Record<string, Verb> = {
     load: () => import("./commands/testbed.js"),
   },
   node: { summary: "run a swarm node (gRPC peer and coordinator)", load: () => import("./commands/node.js") },
+  host: {
+    summary: "run several swarm nodes in one process (testbeds, development)",
+    load: () => import("./commands/host.js"),
+  },
   status: {
     summary: "show a node's peers, estimates and decisions",
     load: () => import("./commands/status.js"),

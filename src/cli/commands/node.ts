@@ -10,6 +10,7 @@ import { createLogger, parseTrace } from "../../node/logger.js";
 import type { Logger } from "../../node/logger.js";
 import { SwarmNode } from "../../node/node.js";
 import type { TelemetrySetup } from "../../node/node.js";
+import { shutdownOnSignal } from "../shutdown-on-signal.js";
 
 function help(): string {
   const rows = configFields.map((f) => [`--${flagName(f.path)}`, envName(f.path), f.doc] as const);
@@ -83,27 +84,11 @@ export async function run(argv: string[]): Promise<number> {
     return config78 ? ExitCode.CONFIG : ExitCode.FAILURE;
   }
 
-  return new Promise<number>((resolve) => {
-    let signalled: NodeJS.Signals | undefined;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (signalled !== undefined) {
-        nodeLog.warn("second signal: forcing exit", { signal });
-        node.forceStop();
-        resolve(signal === "SIGINT" ? ExitCode.FORCED_SIGINT : ExitCode.FORCED_SIGTERM);
-        return;
-      }
-      signalled = signal;
-      nodeLog.info("shutdown requested", { signal, drainGraceMs: config.drainGraceMs });
-      node.stop().then(
-        () => resolve(ExitCode.OK),
-        (err: unknown) => {
-          nodeLog.error("shutdown failed", { error: err });
-          resolve(ExitCode.FAILURE);
-        },
-      );
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
+  return shutdownOnSignal({
+    stop: () => node.stop(),
+    force: () => node.forceStop(),
+    log: nodeLog,
+    fields: { drainGraceMs: config.drainGraceMs },
   }).then((code) => {
     // Handlers or exporters may hold timers; the daemon's work is done, so do not wait for them.
     setTimeout(() => process.exit(code), 200).unref();
