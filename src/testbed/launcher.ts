@@ -1,5 +1,6 @@
 /**
- * Starts and stops the testbed's node processes: `node dist/cli/main.js node --config FILE`, each in
+ * Starts and stops the testbed's node processes: `node dist/cli/main.js node --config FILE`, or
+ * `host --config FILE ...` for several nodes in one process (src/cli/commands/host.ts), each in
  * its own process group (detached) so that stopping kills the node and anything it started, and a
  * Ctrl-C at the terminal reaches only the testbed, which then stops them in order.
  *
@@ -10,7 +11,7 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,6 +25,13 @@ export interface LaunchSpec {
   readonly config: Record<string, unknown>;
 }
 
+/** Several nodes in one process (`tailswarm host`). */
+export interface HostSpec {
+  /** The process's id (its log file is `<id>.log`). */
+  readonly id: string;
+  readonly nodes: readonly LaunchSpec[];
+}
+
 export interface Launched {
   readonly id: string;
   readonly pid: number;
@@ -33,6 +41,9 @@ export interface Launched {
   exitSignal: NodeJS.Signals | null;
   exited: boolean;
 }
+
+/** USER_HZ: the unit of /proc/<pid>/stat's CPU times, 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS_PER_S = 100;
 
 const live = new Set<number>();
 let hooked = false;
@@ -86,14 +97,30 @@ export class Launcher {
     return this.#procs.map((p) => p.info);
   }
 
+  /** One node in its own process. */
   async start(spec: LaunchSpec): Promise<Launched> {
+    return this.#spawn(spec.id, ["node", "--config", await this.#writeConfig(spec)]);
+  }
+
+  /** Several nodes in one process. */
+  async startHost(spec: HostSpec): Promise<Launched> {
+    const args = ["host"];
+    for (const node of spec.nodes) args.push("--config", await this.#writeConfig(node));
+    return this.#spawn(spec.id, args);
+  }
+
+  async #writeConfig(spec: LaunchSpec): Promise<string> {
     const configFile = join(this.#dir, `${spec.id}.json`);
     await writeFile(configFile, JSON.stringify(spec.config, null, 2));
-    const logFile = join(this.#dir, `${spec.id}.log`);
+    return configFile;
+  }
+
+  #spawn(id: string, args: readonly string[]): Launched {
+    const logFile = join(this.#dir, `${id}.log`);
     const fd = openSync(logFile, "a");
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [this.#main, "node", "--config", configFile], {
+      child = spawn(process.execPath, [this.#main, ...args], {
         detached: true,
         stdio: ["ignore", fd, fd],
         // Telemetry off unless the user asks for it: the testbed measures through the replies, and
@@ -104,10 +131,10 @@ export class Launcher {
       closeSync(fd);
     }
     if (child.pid === undefined) {
-      throw new TailswarmError("INTERNAL", `could not start node ${spec.id} (see ${logFile})`);
+      throw new TailswarmError("INTERNAL", `could not start node ${id} (see ${logFile})`);
     }
     const info: Launched = {
-      id: spec.id,
+      id,
       pid: child.pid,
       startedAt: Date.now(),
       logFile,
@@ -124,6 +151,27 @@ export class Launcher {
     child.on("error", () => undefined);
     this.#procs.push({ info, child });
     return info;
+  }
+
+  /**
+   * CPU seconds (user + system) the launched processes have used so far, from /proc (Linux); null
+   * where /proc is not readable. Processes that already exited count as 0.
+   */
+  cpuSeconds(): number | null {
+    let ticks = 0;
+    for (const { info } of this.#procs) {
+      if (info.exited) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${info.pid}/stat`, "utf8");
+      } catch {
+        return null;
+      }
+      // Fields after the command name (which may contain spaces): utime and stime are 14 and 15.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return ticks / CLOCK_TICKS_PER_S;
   }
 
   /** Nodes that exited on their own (before stop). */

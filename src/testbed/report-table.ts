@@ -71,8 +71,14 @@ export function formatTable(r: Report): string {
     const pr = r.processes;
     out.push(
       "",
-      `processes: ${pr.peers} peers + ${pr.coordinators} coordinator processes; startup ${(pr.startup_ms_all / 1000).toFixed(1)} s (slowest node ${(pr.startup_ms_max / 1000).toFixed(1)} s); crashed ${pr.crashed.length}, killed after grace ${pr.killed_after_grace.length}, left running ${pr.left_running.length}`,
+      `processes: ${pr.peers} peers + ${pr.coordinators} coordinator nodes${pr.node_processes !== undefined ? ` in ${pr.node_processes} processes` : ""}; startup ${(pr.startup_ms_all / 1000).toFixed(1)} s (slowest node ${(pr.startup_ms_max / 1000).toFixed(1)} s); crashed ${pr.crashed.length}, killed after grace ${pr.killed_after_grace.length}, left running ${pr.left_running.length}`,
     );
+    if (typeof pr.cpu_s_measured === "number" && pr.cores !== undefined && r.duration_s > 0) {
+      const share = pr.cpu_s_measured / (r.duration_s * pr.cores);
+      out.push(
+        `the swarm's own CPU while measuring: ${pr.cpu_s_measured.toFixed(1)} s over ${r.duration_s.toFixed(1)} s on ${pr.cores} cores (${pct(share)} of the machine; the rest of the machine's load is not the testbed's)`,
+      );
+    }
   }
   return out.join("\n") + "\n";
 }

@@ -15,8 +15,19 @@ import type { SensitivityRow } from "./value-model.js";
 
 export interface ProcessSummary {
   readonly peers: number;
-  /** Coordinator processes: one per (coordinator, policy) in a local run. */
+  /** Coordinator nodes: one per (coordinator, policy) in a local run. */
   readonly coordinators: number;
+  /** OS processes the nodes ran in (`tailswarm host` groups several nodes in one). */
+  readonly node_processes?: number;
+  /** "grouped" (one process per region's peers and per coordinator) or "per-node". */
+  readonly layout?: string;
+  /**
+   * CPU seconds the node processes used during the measured run (null where /proc is unreadable),
+   * and the machine's cores: cpu_s_measured / (duration × cores) is the share of the machine the
+   * swarm itself took, which shows in its latencies as CPU queueing the scenario does not model.
+   */
+  readonly cpu_s_measured?: number | null;
+  readonly cores?: number;
   /** Spawn to first answered Probe, ms: slowest node, and all nodes ready. */
   readonly startup_ms_max: number;
   readonly startup_ms_all: number;

@@ -6,11 +6,12 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { availableParallelism } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { TailswarmError } from "../errors.js";
 import { freePorts } from "./free-port.js";
 import { Launcher } from "./launcher.js";
-import type { Launched } from "./launcher.js";
+import type { HostSpec } from "./launcher.js";
 import { LoadGenerator } from "./load-generator.js";
 import { Progress } from "./progress.js";
 import { buildReport } from "./report.js";
@@ -38,7 +39,14 @@ export interface RunOptions {
   readonly progress?: Progress;
   /** Spawn-to-ready limit for all nodes, ms. Default 120 s. */
   readonly startupTimeoutMs?: number;
+  /**
+   * How nodes map to processes. "grouped" (default): one process per region for its peers and one
+   * per coordinator for its policy instances (`tailswarm host`); "per-node": one process per node.
+   */
+  readonly processes?: ProcessLayout;
 }
+
+export type ProcessLayout = "grouped" | "per-node";
 
 export interface RunResult {
   readonly report: Report;
@@ -62,7 +70,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     prior: string;
     weights: Record<string, number>;
   };
-  // One coordinator process per (coordinator, policy): each policy's fan-outs run in their own process.
+  // One coordinator node per (coordinator, policy): each policy's fan-outs run in their own node.
   const instances = s.coordinators.flatMap((c) =>
     s.policies.map((policy) => ({ coordinator: c, id: coordinatorInstance(c.name, policy) })),
   );
@@ -89,35 +97,70 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
   let measuredEnd = measuredStart;
   const peerClients = new Map<string, SwarmClient>();
   const coordClients = new Map<string, SwarmClient>();
+  let cpuAtStart: number | null = null;
+  let cpuMeasured: number | null = null;
   let startupMsAll = 0;
   let startupMax = 0;
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   try {
     // 1. processes
+    const layout = o.processes ?? "grouped";
+    const peerSpecs = peers.map((p, i) => ({ id: p.id, config: peerNodeConfig(s, p, ports[i]!) }));
+    const peerPorts = ports.slice(0, peers.length);
+    const instanceSpecs = instances.map(({ id }, j) => ({
+      id,
+      config: instanceConfig(s, id, ports[peers.length + j]!, peerPorts),
+    }));
+    const perNode = (specs: typeof peerSpecs): HostSpec[] => specs.map((n) => ({ id: n.id, nodes: [n] }));
+    // Peers first, coordinators once every peer answers: a coordinator whose first probes find no
+    // peer listening backs off (grpc-js reconnect backoff, its probe period) and joins late.
+    const phases: { groups: HostSpec[]; clients: Map<string, SwarmClient> }[] = [
+      {
+        groups:
+          layout === "per-node"
+            ? perNode(peerSpecs)
+            : s.regions
+                .map((r) => ({
+                  id: `peers-${r.name}`,
+                  nodes: peerSpecs.filter((_, i) => peers[i]!.region === r.name),
+                }))
+                .filter((g) => g.nodes.length > 0),
+        clients: peerClients,
+      },
+      {
+        groups:
+          layout === "per-node"
+            ? perNode(instanceSpecs)
+            : s.coordinators.map((c) => ({
+                id: `coordinator-${c.name}`,
+                nodes: instanceSpecs.filter((_, j) => instances[j]!.coordinator.name === c.name),
+              })),
+        clients: coordClients,
+      },
+    ];
+    for (const [i, p] of peers.entries()) peerClients.set(p.id, new SwarmClient(`127.0.0.1:${ports[i]!}`));
+    for (const [j, { id }] of instances.entries())
+      coordClients.set(id, new SwarmClient(`127.0.0.1:${ports[peers.length + j]!}`));
+    clients.push(...peerClients.values(), ...coordClients.values());
     progress.log(
-      `testbed ${s.name}: starting ${peers.length} peers and ${instances.length} coordinators (${s.coordinators.length} × ${s.policies.length} policies, one process each) (logs: ${nodesDir})`,
+      `testbed ${s.name}: starting ${peers.length} peers and ${instances.length} coordinators (${s.coordinators.length} × ${s.policies.length} policies) in ${phases[0]!.groups.length + phases[1]!.groups.length} processes (logs: ${nodesDir})`,
     );
     const t0 = Date.now();
-    const launched: Launched[] = [];
-    for (const [i, p] of peers.entries()) {
-      if (interrupted) break; // Ctrl-C while starting: launch no more, stop what runs, still report
-      launched.push(await launcher.start({ id: p.id, config: peerNodeConfig(s, p, ports[i]!) }));
-      peerClients.set(p.id, new SwarmClient(`127.0.0.1:${ports[i]!}`));
+    const ready = new Map<string, number>();
+    for (const phase of phases) {
+      for (const g of phase.groups) {
+        if (interrupted) break; // Ctrl-C while starting: launch no more, stop what runs, still report
+        if (layout === "per-node") await launcher.start(g.nodes[0]!);
+        else await launcher.startHost(g);
+      }
+      const timeout = o.startupTimeoutMs ?? 120_000; // from t0, for both phases together
+      for (const [id, ms] of await waitReady(launcher, phase.clients, timeout, o.signal, progress, t0))
+        ready.set(id, ms);
     }
-    const peerPorts = ports.slice(0, peers.length);
-    for (const [j, { id }] of instances.entries()) {
-      if (interrupted) break;
-      const port = ports[peers.length + j]!;
-      launched.push(await launcher.start({ id, config: instanceConfig(s, id, port, peerPorts) }));
-      coordClients.set(id, new SwarmClient(`127.0.0.1:${port}`));
-    }
-    clients.push(...peerClients.values(), ...coordClients.values());
-    const all = new Map([...peerClients, ...coordClients]);
-    const ready = await waitReady(launcher, all, o.startupTimeoutMs ?? 120_000, o.signal, progress, t0);
     startupMax = Math.max(...ready.values());
     startupMsAll = Date.now() - t0;
     progress.log(
-      `all ${all.size} nodes answer after ${(startupMsAll / 1000).toFixed(1)} s (slowest ${(startupMax / 1000).toFixed(1)} s)`,
+      `all ${ready.size} nodes answer after ${(startupMsAll / 1000).toFixed(1)} s (slowest ${(startupMax / 1000).toFixed(1)} s)`,
     );
     await waitMembership(coordClients, peers.length, decision, o.signal);
 
@@ -149,6 +192,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     if (!interrupted) {
       const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
       measuredStart = Date.now();
+      cpuAtStart = launcher.cpuSeconds();
       loopDelay.enable();
       run.startMeasuring(measuredStart, stream);
       const timer = setInterval(() => {
@@ -164,6 +208,8 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
       run.stop();
       await run.drain();
       measuredEnd = Date.now();
+      const cpuAtEnd = launcher.cpuSeconds();
+      if (cpuAtStart !== null && cpuAtEnd !== null) cpuMeasured = cpuAtEnd - cpuAtStart;
       loopDelay.disable();
     }
     o.signal?.removeEventListener("abort", stopRun);
@@ -186,6 +232,10 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     processes = {
       peers: peers.length,
       coordinators: instances.length,
+      node_processes: launcher.launched.length,
+      layout: o.processes ?? "grouped",
+      cpu_s_measured: cpuMeasured === null ? null : Math.round(cpuMeasured * 100) / 100,
+      cores: availableParallelism(),
       startup_ms_max: Math.round(startupMax),
       startup_ms_all: Math.round(startupMsAll),
       crashed,
@@ -236,9 +286,9 @@ const DEFAULT_PROBE_INTERVAL_MS = 1_000;
 
 /**
  * The node config of one (coordinator, policy) instance: the coordinator's, with its probe period
- * multiplied by the number of policies, so that the peers see as many probes as from one process
+ * multiplied by the number of policies, so that the peers see as many probes as from one node
  * per coordinator. Probes only keep membership (who is up); without this, splitting a coordinator
- * into one process per policy would multiply the probe load on every peer by the policy count — CPU
+ * into one node per policy would multiply the probe load on every peer by the policy count — CPU
  * the scenario does not model.
  */
 function instanceConfig(

@@ -29,11 +29,18 @@ const FLAGS = {
   },
   seed: { type: "string", valueName: "N", description: "random seed (default: the scenario's)" },
   json: { type: "boolean", description: "print report.json instead of the table" },
+  processes: {
+    type: "string",
+    valueName: "grouped|per-node",
+    description:
+      "grouped (default): one process per region's peers and one per coordinator ('tailswarm host'); per-node: one process per node",
+  },
   ...ATTACH_FLAGS,
 } as const;
 
 const USAGE =
   "tailswarm testbed [--scenario NAME|FILE] [--duration S] [--out DIR] [--seed N] [--warmup S] [--json]\n" +
+  "                  [--processes grouped|per-node]\n" +
   "                  [--attach NAME=HOST:PORT,... [--attach-peers '{id}:PORT']] [--emit-compose DIR]";
 const DESCRIPTION =
   "Launch the scenario's peers and coordinators as real node processes on loopback, send every request of\n" +
@@ -52,6 +59,10 @@ export async function run(argv: string[]): Promise<number> {
     numberFlag(values, "duration", { min: 0.5 });
     numberFlag(values, "warmup", { min: 0 });
     const seed = numberFlag(values, "seed", { min: 0 });
+    if (values.processes !== undefined && values.processes !== "grouped" && values.processes !== "per-node")
+      throw new UsageError(
+        `flag --processes must be grouped or per-node, got ${JSON.stringify(values.processes)}`,
+      );
     if (seed !== undefined && !Number.isInteger(seed))
       throw new UsageError(`flag --seed must be an integer, got ${seed}`);
   } catch (error) {
@@ -122,6 +133,7 @@ export async function run(argv: string[]): Promise<number> {
       scenario,
       outDir: values.out ?? `testbed/out/${scenario.name}`,
       signal: controller.signal,
+      ...(values.processes !== undefined && { processes: values.processes }),
     });
     process.stdout.write(values.json === true ? `${JSON.stringify(result.report, null, 2)}\n` : result.table);
     process.stderr.write(`report: ${result.files.json}\n        ${result.files.html}\n`);
