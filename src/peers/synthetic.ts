@@ -5,6 +5,11 @@
  * It stops the moment its signal aborts (abandon, deadline, shutdown): the time spent until then is
  * the work the peer lost. If the deadline comes before the modelled latency, it stops at the deadline.
  *
+ * `replayShift: true` (for testbeds) lets a task's payload carry `modelClockShiftMs` (0..60000): the
+ * model is read at `now − shift`. A testbed that sends one request to several policies at staggered
+ * moments shifts the later copies back by their delay, so every copy meets the gateway state of the
+ * request's own moment, without the copies' fan-outs landing on the machine at the same instant.
+ *
  * @example
  * handlers:
  *   - kind: vote
@@ -27,7 +32,7 @@ import { createRng, hash32, mixSeed, seedOf } from "./rng.js";
 
 /** Validates the latency part of synthetic options (also usable by the testbed). */
 export function parseLatencyModelOptions(raw: unknown, path: string): LatencyModelOptions {
-  const opts = optionsObject(raw, path, ["seed", "body", "tail", "gateway", "maxMs", "wrap"]);
+  const opts = optionsObject(raw, path, ["seed", "body", "tail", "gateway", "maxMs", "wrap", "replayShift"]);
   const b = optionsObject(opts.body, `${path}.body`, ["medianMs", "sigma"]);
   const body = {
     medianMs: numberOption(b, "medianMs", `${path}.body`, { above: 0 }, 5),
@@ -82,13 +87,16 @@ export const createSyntheticHandler: HandlerFactory = async (raw, env) => {
   // Per-request draws: one stream per (seed, node) so peers sharing a seed still differ.
   const rng = createRng(mixSeed(seedOf(modelOptions.seed), hash32(env.nodeId)));
   const clock = env.clock;
+  const replayShift = (raw as { replayShift?: unknown } | undefined)?.replayShift;
+  if (replayShift !== undefined && typeof replayShift !== "boolean")
+    throw optionError(`${env.path}.replayShift`, replayShift, "true or false");
 
   return {
     kind: env.kind,
     async handle(task, ctx) {
       ctx.signal.throwIfAborted();
       const start = clock.now();
-      const s = model.sample(start, rng);
+      const s = model.sample(replayShift === true ? start - clockShiftOf(task.payload) : start, rng);
       const left = ctx.deadline - start;
       if (s.totalMs >= left) {
         await sleep(clock, left, ctx.signal);
@@ -103,3 +111,19 @@ export const createSyntheticHandler: HandlerFactory = async (raw, env) => {
     },
   };
 };
+
+const MAX_SHIFT_MS = 60_000;
+
+/** `payload.modelClockShiftMs`, 0 when absent; a bad value is the caller's INVALID_ARGUMENT. */
+function clockShiftOf(payload: unknown): number {
+  if (typeof payload !== "object" || payload === null) return 0;
+  const v = (payload as { modelClockShiftMs?: unknown }).modelClockShiftMs;
+  if (v === undefined) return 0;
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > MAX_SHIFT_MS) {
+    throw new TailswarmError(
+      "INVALID_ARGUMENT",
+      `payload.modelClockShiftMs: got ${JSON.stringify(v)}, expected a number of ms from 0 to ${MAX_SHIFT_MS}`,
+    );
+  }
+  return v;
+}

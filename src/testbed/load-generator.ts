@@ -1,7 +1,10 @@
 /**
  * Drives the coordinators: at each request of the seeded stream, one `Coordinate` call per policy,
- * all sent at the same moment (the policies' order rotates from request to request), with the
- * coordinator's budget as the gRPC deadline. When the targets name one coordinator process per
+ * staggered `policyStaggerMs` apart (the policies' order rotates from request to request), with the
+ * coordinator's budget as the gRPC deadline. Each later copy carries its delay as
+ * `modelClockShiftMs`, so the synthetic peers read their latency model (the gateway's episodes) at
+ * the request's own moment: every policy meets the same conditions, and the copies' fan-outs do not
+ * land on the machine in one burst (the testbed would measure its own CPU instead of the swarm). When the targets name one coordinator process per
  * (coordinator, policy) pair (`instances`), each policy's call goes to its own process, so that no
  * process fans out for more than one policy at a time. A request's truth is the workload's `event`
  * while a gateway episode is in progress at send time — the same for every policy, since they are
@@ -41,6 +44,16 @@ export interface LoadCounters {
 
 const MEASURE_TIMEOUT_MS = 3_000;
 
+/**
+ * The gap between a request's policy copies: the mean gap between requests of all coordinators
+ * divided among the policies (so a request's copies spread over about one gap), at most 250 ms.
+ */
+export function policyStaggerMs(s: Scenario): number {
+  const rate = s.coordinators.reduce((n, c) => n + c.ratePerS, 0);
+  if (rate <= 0 || s.policies.length <= 1) return 0;
+  return Math.min(250, 1000 / rate / s.policies.length);
+}
+
 export class LoadGenerator {
   readonly calls: CallRecord[] = [];
   readonly measures: MeasureRecord[] = [];
@@ -55,10 +68,19 @@ export class LoadGenerator {
   #measureTimer: NodeJS.Timeout | undefined;
   /** Ends the current `run` at once (stop). */
   #wake: () => void = () => undefined;
+  /** Pending staggered sends (cleared by stop). */
+  readonly #slots = new Set<NodeJS.Timeout>();
+  readonly #staggerMs: number;
 
   constructor(scenario: Scenario, targets: LoadTargets) {
     this.#s = scenario;
     this.#targets = targets;
+    this.#staggerMs = policyStaggerMs(scenario);
+  }
+
+  /** Offsets of a request's policy copies from its own time, ms (slot j sends at j × stagger). */
+  slotOffsets(policies: number): number[] {
+    return Array.from({ length: policies }, (_, j) => j * this.#staggerMs);
   }
 
   /** True when some gateway's episode (the event) is in progress now. */
@@ -98,7 +120,10 @@ export class LoadGenerator {
     });
     // Only the calls: a measurement to a dead peer takes its whole timeout, and new ones start until
     // stop(), so waiting for every measurement here may never end.
-    while (this.#calls.size > 0) await Promise.allSettled([...this.#calls]);
+    while (this.#slots.size > 0 || this.#calls.size > 0) {
+      if (this.#calls.size > 0) await Promise.allSettled([...this.#calls]);
+      else await new Promise((r) => setTimeout(r, this.#staggerMs));
+    }
   }
 
   /**
@@ -112,7 +137,8 @@ export class LoadGenerator {
     const rate = this.#s.measureRatePerS;
     if (rate <= 0) return;
     const rng = createRng(mixSeed(this.#s.seed, hash32("measure")));
-    const times = avoid.map((r) => r.atMs).sort((a, b) => a - b);
+    const offsets = this.slotOffsets(this.#s.policies.length);
+    const times = avoid.flatMap((r) => offsets.map((o) => r.atMs + o)).sort((a, b) => a - b);
     const end = times.length > 0 ? times[times.length - 1]! : 0;
     const drawn: number[] = [];
     let at = rng.exponential(1000 / rate);
@@ -138,6 +164,8 @@ export class LoadGenerator {
   stop(): void {
     this.#stopped = true;
     this.#wake();
+    for (const t of this.#slots) clearTimeout(t);
+    this.#slots.clear();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     if (this.#measureTimer !== undefined) clearTimeout(this.#measureTimer);
   }
@@ -163,81 +191,114 @@ export class LoadGenerator {
     const event = this.eventNow(sentAt);
     const w = this.#s.workload;
     const truth = event ? w.event : w.prior;
-    const payload = { question: req.question, options: w.options, truth };
     const k = policies.length;
     for (let j = 0; j < k; j++) {
       const policy = policies[(req.index + j) % k]!;
       const client = this.#targets.instances?.get(coordinatorInstance(req.coordinator, policy)) ?? shared;
       if (client === undefined) continue;
-      this.counters.sent++;
-      const call = client
-        .coordinate({
-          kind: "vote",
-          payload,
-          policy,
-          decision: "quorum-vote",
-          options: this.#targets.decision,
+      const send = (): void => {
+        const shiftMs = Math.max(0, Date.now() - sentAt);
+        const payload = { question: req.question, options: w.options, truth, modelClockShiftMs: shiftMs };
+        this.#call(client, req, policy, payload, { budgetMs, sentAt, start, record, event, truth, shiftMs });
+      };
+      const offset = j * this.#staggerMs;
+      if (offset === 0) {
+        send();
+        continue;
+      }
+      const timer = setTimeout(() => {
+        this.#slots.delete(timer);
+        if (!this.#stopped) send();
+      }, offset);
+      this.#slots.add(timer);
+    }
+  }
+
+  #call(
+    client: SwarmClient,
+    req: StreamRequest,
+    policy: PolicyName,
+    payload: Record<string, unknown>,
+    at: {
+      budgetMs: number;
+      sentAt: number;
+      start: number;
+      record: boolean;
+      event: boolean;
+      truth: string;
+      shiftMs: number;
+    },
+  ): void {
+    const { budgetMs, sentAt, start, record, event, truth, shiftMs } = at;
+    this.counters.sent++;
+    const call = client
+      .coordinate({
+        kind: "vote",
+        payload,
+        policy,
+        decision: "quorum-vote",
+        options: this.#targets.decision,
+        budgetMs,
+      })
+      .then((r) => {
+        this.counters.done++;
+        if (!r.ok) this.counters.failed++;
+        if (!record) return;
+        const base = {
+          t: sentAt - start,
+          delayMs: shiftMs,
+          coordinator: req.coordinator,
           budgetMs,
-        })
-        .then((r) => {
-          this.counters.done++;
-          if (!r.ok) this.counters.failed++;
-          if (!record) return;
-          const base = {
-            t: sentAt - start,
-            coordinator: req.coordinator,
-            budgetMs,
-            policy,
-            request: req.index,
-            truth,
-            event,
-            rttMs: r.rttMs,
-          };
-          if (!r.ok) {
-            this.calls.push({
-              ...base,
-              ok: false,
-              code: r.code,
-              message: r.message,
-              deadlineMissed: r.code === "DEADLINE_EXCEEDED",
-              infoGainPerCommitted: null,
-              branches: [],
-            });
-            return;
-          }
-          const v = r.value;
-          const branches: BranchRow[] = (v.branches ?? []).map((b) => ({
-            peer: b.peer,
-            outcome: b.outcome,
-            relevant: b.decisionRelevant,
-            latencyMs: b.latencyMs,
-            lostWorkMs: b.lostWorkMs,
-            unsettled: b.unsettled,
-          }));
-          let action: string;
-          try {
-            action = String(JSON.parse(Buffer.from(v.action).toString("utf8")));
-          } catch {
-            action = "";
-          }
+          policy,
+          request: req.index,
+          truth,
+          event,
+          rttMs: r.rttMs,
+        };
+        if (!r.ok) {
           this.calls.push({
             ...base,
-            ok: true,
-            action,
-            mode: v.mode,
-            reason: v.reason,
-            elapsedMs: v.elapsedMs,
-            fanoutP50Ms: v.fanoutP50Ms,
-            fanoutP99Ms: v.fanoutP99Ms,
-            deadlineMissed: v.deadlineMissed || r.rttMs > budgetMs,
-            infoGainPerCommitted: v.infoGainPerCommitted ?? null,
-            branches,
+            ok: false,
+            code: r.code,
+            message: r.message,
+            deadlineMissed: r.code === "DEADLINE_EXCEEDED",
+            infoGainPerCommitted: null,
+            branches: [],
           });
+          return;
+        }
+        const v = r.value;
+        const branches: BranchRow[] = (v.branches ?? []).map((b) => ({
+          peer: b.peer,
+          outcome: b.outcome,
+          relevant: b.decisionRelevant,
+          latencyMs: b.latencyMs,
+          lostWorkMs: b.lostWorkMs,
+          unsettled: b.unsettled,
+        }));
+        let action: string;
+        try {
+          action = String(JSON.parse(Buffer.from(v.action).toString("utf8")));
+        } catch {
+          action = "";
+        }
+        this.calls.push({
+          ...base,
+          ok: true,
+          action,
+          mode: v.mode,
+          reason: v.reason,
+          elapsedMs: v.elapsedMs,
+          fanoutP50Ms: v.fanoutP50Ms,
+          fanoutP99Ms: v.fanoutP99Ms,
+          deadlineMissed: v.deadlineMissed || r.rttMs > budgetMs,
+          infoGainPerCommitted: v.infoGainPerCommitted ?? null,
+          branches,
         });
-      this.#track(call);
-      this.#calls.add(call);
-      void call.finally(() => this.#calls.delete(call));
-    }
+      });
+    this.#track(call);
+    this.#calls.add(call);
+    void call.finally(() => this.#calls.delete(call));
   }
 
   async #measureOnce(id: string, start: number): Promise<void> {

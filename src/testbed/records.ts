@@ -14,8 +14,13 @@ export interface BranchRow {
 }
 
 export interface CallRecord {
-  /** Send time, ms since the measured run started. */
+  /** The request's time, ms since the measured run started. */
   readonly t: number;
+  /**
+   * How long after the request's time this policy's copy was sent (the policies are staggered;
+   * the peers read their latency model this much earlier, so every copy meets the same moment).
+   */
+  readonly delayMs?: number;
   readonly coordinator: string;
   readonly budgetMs: number;
   readonly policy: PolicyName;

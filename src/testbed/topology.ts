@@ -104,7 +104,8 @@ export function peerNodeConfig(s: Scenario, p: PeerPlan, port: number): Record<s
       {
         kind: "vote",
         use: "synthetic",
-        options: { ...p.latency, wrap: { use: "vote", options: vote } },
+        // replayShift: the load generator staggers a request's policy copies (load-generator.ts).
+        options: { ...p.latency, replayShift: true, wrap: { use: "vote", options: vote } },
       },
     ],
   };

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { createLatencyModel } from "../../src/peers/latency-model.js";
 import { loadHandler } from "../../src/peers/load-handler.js";
 import type { HandlerContext } from "../../src/mesh/handler.js";
 
@@ -95,6 +96,41 @@ describe("shipped handlers", () => {
     await expect(slow.handle(task, ctx({ deadline: Date.now() + 30 }))).rejects.toMatchObject({
       code: "DEADLINE_EXCEEDED",
     });
+  });
+
+  it("synthetic with replayShift reads its model at now − payload.modelClockShiftMs", async () => {
+    const options = {
+      seed: 5,
+      body: { medianMs: 1, sigma: 0 },
+      gateway: { group: "g", episodesPerSecond: 0.5, durationMs: { min: 300, max: 300 } },
+    };
+    const model = createLatencyModel(options);
+    const now = Date.now();
+    // An episode in the last minute; aim 100 ms into it, so the model says ~200 ms of queueing.
+    const e = model.episodesBetween(now - 50_000, now - 1_000)[0]!;
+    const shift = now - (e.start + 100);
+    const h = await loadHandler(
+      { kind: "s", use: "synthetic", options: { ...options, replayShift: true } },
+      base,
+    );
+    const r = (await h.handle({ kind: "s", payload: { modelClockShiftMs: shift } }, ctx())) as {
+      queueMs: number;
+    };
+    expect(r.queueMs).toBeCloseTo(model.gatewayQueueMs(e.start + 100), -2); // within ~50 ms of the model
+    expect(r.queueMs).toBeGreaterThan(100);
+
+    // A bad shift is the caller's INVALID_ARGUMENT; without replayShift the field is ignored.
+    await expect(h.handle({ kind: "s", payload: { modelClockShiftMs: -5 } }, ctx())).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringContaining("payload.modelClockShiftMs: got -5"),
+    });
+    const plain = await loadHandler({ kind: "s", use: "synthetic", options }, base);
+    await expect(
+      plain.handle({ kind: "s", payload: { modelClockShiftMs: -5 } }, ctx()),
+    ).resolves.toBeDefined();
+    await expect(
+      loadHandler({ kind: "s", use: "synthetic", options: { ...options, replayShift: "yes" } }, base),
+    ).rejects.toThrow(/handlers\[0\]\.options\.replayShift: got "yes", expected true or false/);
   });
 
   it("synthetic rejects a bad wrap naming the nested path", async () => {
