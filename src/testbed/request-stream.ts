@@ -1,8 +1,8 @@
 /**
  * The seeded request stream: per coordinator, Poisson arrivals at its rate over the run, each with a
  * question id. The stream depends only on (seed, coordinator name, rate, duration): every policy gets
- * the same one, because every request is sent once under each policy at the same moment (see
- * docs/testbed.md, "Fairness").
+ * the same one, because every request is sent once under each policy, each copy meeting the request's
+ * own moment of the latency model (docs/testbed.md, "The load and fairness").
  */
 import { createRng, hash32, mixSeed } from "../peers/rng.js";
 import type { CoordinatorSpec } from "./scenario-types.js";
