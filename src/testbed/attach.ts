@@ -18,7 +18,6 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { TailswarmError } from "../errors.js";
 import { NodeClient } from "../node/client.js";
 import type { CallRecord } from "./records.js";
@@ -28,7 +27,8 @@ import { buildReport } from "./report.js";
 import type { Report } from "./report.js";
 import { renderHtml } from "./report-html.js";
 import { formatTable } from "./report-table.js";
-import { requestStream } from "./request-stream.js";
+import { driveLoad } from "./drive.js";
+import type { DriveResult } from "./drive.js";
 import { waitMembership } from "./run-testbed.js";
 import type { Scenario } from "./scenario-types.js";
 import { scoreContext } from "./score-call.js";
@@ -220,9 +220,7 @@ export async function runAttached(o: AttachOptions): Promise<AttachResult> {
   };
   o.signal?.addEventListener("abort", onAbort, { once: true });
   const startedAt = new Date();
-  let measuredStart = Date.now();
-  let measuredEnd = measuredStart;
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  let driven: DriveResult | undefined;
   const t0 = Date.now();
   try {
     progress.log(
@@ -241,35 +239,7 @@ export async function runAttached(o: AttachOptions): Promise<AttachResult> {
       `every coordinator sees all ${peers.length} peers after ${((Date.now() - t0) / 1000).toFixed(1)} s`,
     );
     watch.start(o.membershipPollMs ?? 500);
-    if (!interrupted && s.warmupS > 0) {
-      const warm = requestStream(s.seed, s.coordinators, s.warmupS * 1000, "warmup");
-      const t = Date.now();
-      const timer = setInterval(
-        () => progress.update("warm-up", (Date.now() - t) / 1000, s.warmupS, ""),
-        250,
-      );
-      await gen.run(warm, s.policies, false).finally(() => clearInterval(timer));
-    }
-    if (!interrupted) {
-      const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
-      measuredStart = Date.now();
-      loopDelay.enable();
-      gen.startMeasuring(measuredStart);
-      const timer = setInterval(() => {
-        const c = gen.counters;
-        progress.update(
-          "testbed",
-          (Date.now() - measuredStart) / 1000,
-          s.durationS,
-          `calls ${c.done}/${c.sent}  failed ${c.failed}  direct fan-outs ${c.measured}`,
-        );
-      }, 250);
-      await gen.run(stream, s.policies, true).finally(() => clearInterval(timer));
-      gen.stop();
-      await gen.drain();
-      measuredEnd = Date.now();
-      loopDelay.disable();
-    }
+    driven = await driveLoad(gen, s, progress, { interrupted: () => interrupted });
     progress.done();
   } finally {
     o.signal?.removeEventListener("abort", onAbort);
@@ -278,7 +248,8 @@ export async function runAttached(o: AttachOptions): Promise<AttachResult> {
     watch.stop();
     for (const c of [...coordClients.values(), ...peerClients.values()]) c.close();
   }
-  if (measuredEnd < measuredStart) measuredEnd = measuredStart;
+  const measuredStart = driven?.measuredStart ?? Date.now();
+  const measuredEnd = Math.max(measuredStart, driven?.measuredEnd ?? measuredStart);
   const reserve =
     typeof s.node.deadlineReserveMs === "number" ? s.node.deadlineReserveMs : DEFAULT_RESERVE_MS;
   const base = buildReport({
@@ -289,11 +260,7 @@ export async function runAttached(o: AttachOptions): Promise<AttachResult> {
     calls: gen.calls,
     measures: gen.measures,
     processes: null,
-    loopDelayMs: {
-      p50: loopDelay.count > 0 ? loopDelay.percentile(50) / 1e6 : null,
-      p99: loopDelay.count > 0 ? loopDelay.percentile(99) / 1e6 : null,
-      max: loopDelay.count > 0 ? loopDelay.max / 1e6 : null,
-    },
+    loopDelayMs: driven?.loopDelayMs ?? { p50: null, p99: null, max: null },
     score: scoreContext(peers, decision, s.valueModel.continuationMs, reserve),
     peerGroups: new Map(
       peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),

@@ -7,7 +7,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { availableParallelism } from "node:os";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { TailswarmError } from "../errors.js";
 import { freePorts } from "./free-port.js";
 import { Launcher } from "./launcher.js";
@@ -18,7 +17,8 @@ import { buildReport } from "./report.js";
 import type { ProcessSummary, Report } from "./report.js";
 import { renderHtml } from "./report-html.js";
 import { formatTable } from "./report-table.js";
-import { requestStream } from "./request-stream.js";
+import { driveLoad } from "./drive.js";
+import type { DriveResult } from "./drive.js";
 import type { Scenario } from "./scenario-types.js";
 import { scoreContext } from "./score-call.js";
 import { SwarmClient } from "./swarm-client.js";
@@ -93,15 +93,13 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
 
   let processes: ProcessSummary | null = null;
   const startedAt = new Date();
-  let measuredStart = Date.now();
-  let measuredEnd = measuredStart;
+  let driven: DriveResult | undefined;
   const peerClients = new Map<string, SwarmClient>();
   const coordClients = new Map<string, SwarmClient>();
   let cpuAtStart: number | null = null;
   let cpuMeasured: number | null = null;
   let startupMsAll = 0;
   let startupMax = 0;
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   try {
     // 1. processes
     const layout = o.processes ?? "grouped";
@@ -178,40 +176,15 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
       run.stop();
     };
     o.signal?.addEventListener("abort", stopRun, { once: true });
-    // 2. warm-up: the same kind of load, not recorded, so estimates are fresh when counting starts.
-    if (!interrupted && s.warmupS > 0) {
-      const warm = requestStream(s.seed, s.coordinators, s.warmupS * 1000, "warmup");
-      const t = Date.now();
-      const timer = setInterval(
-        () => progress.update("warm-up", (Date.now() - t) / 1000, s.warmupS, ""),
-        250,
-      );
-      await run.run(warm, s.policies, false).finally(() => clearInterval(timer));
-    }
-    // 3. measured load
-    if (!interrupted) {
-      const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
-      measuredStart = Date.now();
-      cpuAtStart = launcher.cpuSeconds();
-      loopDelay.enable();
-      run.startMeasuring(measuredStart, stream);
-      const timer = setInterval(() => {
-        const c = run.counters;
-        progress.update(
-          "testbed",
-          (Date.now() - measuredStart) / 1000,
-          s.durationS,
-          `calls ${c.done}/${c.sent}  failed ${c.failed}  direct fan-outs ${c.measured}`,
-        );
-      }, 250);
-      await run.run(stream, s.policies, true).finally(() => clearInterval(timer));
-      run.stop();
-      await run.drain();
-      measuredEnd = Date.now();
-      const cpuAtEnd = launcher.cpuSeconds();
-      if (cpuAtStart !== null && cpuAtEnd !== null) cpuMeasured = cpuAtEnd - cpuAtStart;
-      loopDelay.disable();
-    }
+    // 2. warm-up, 3. measured load (drive.ts)
+    driven = await driveLoad(run, s, progress, {
+      interrupted: () => interrupted,
+      onMeasureStart: () => (cpuAtStart = launcher.cpuSeconds()),
+      onMeasureEnd: () => {
+        const cpuAtEnd = launcher.cpuSeconds();
+        if (cpuAtStart !== null && cpuAtEnd !== null) cpuMeasured = cpuAtEnd - cpuAtStart;
+      },
+    });
     o.signal?.removeEventListener("abort", stopRun);
     gen.calls.push(...run.calls);
     gen.measures.push(...run.measures);
@@ -243,7 +216,8 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
       left_running: stop.leftRunning,
     };
   }
-  if (measuredEnd < measuredStart) measuredEnd = measuredStart;
+  const measuredStart = driven?.measuredStart ?? Date.now();
+  const measuredEnd = Math.max(measuredStart, driven?.measuredEnd ?? measuredStart);
   const reserve =
     typeof s.node.deadlineReserveMs === "number" ? s.node.deadlineReserveMs : DEFAULT_RESERVE_MS;
   const report = buildReport({
@@ -254,11 +228,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     calls: gen.calls,
     measures: gen.measures,
     processes,
-    loopDelayMs: {
-      p50: loopDelay.count > 0 ? loopDelay.percentile(50) / 1e6 : null,
-      p99: loopDelay.count > 0 ? loopDelay.percentile(99) / 1e6 : null,
-      max: loopDelay.count > 0 ? loopDelay.max / 1e6 : null,
-    },
+    loopDelayMs: driven?.loopDelayMs ?? { p50: null, p99: null, max: null },
     score: scoreContext(peers, decision, s.valueModel.continuationMs, reserve),
     peerGroups: new Map(
       peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),

@@ -1,0 +1,80 @@
+/**
+ * The testbed's load phases, the same for a launched swarm (run-testbed.ts) and an attached one
+ * (attach.ts): warm-up (the same kind of load, not recorded, so estimates are fresh when counting
+ * starts), then the measured stream with the direct measurement fan-outs beside it, then stop and
+ * drain. Reports the measured window and the testbed process's own event-loop delay over it.
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { LoadGenerator } from "./load-generator.js";
+import type { Progress } from "./progress.js";
+import { requestStream } from "./request-stream.js";
+import type { Scenario } from "./scenario-types.js";
+
+export interface DriveResult {
+  /** The measured window, epoch ms (equal when nothing was measured). */
+  readonly measuredStart: number;
+  readonly measuredEnd: number;
+  /** Event-loop delay of this process while measuring, ms (null when nothing was measured). */
+  readonly loopDelayMs: {
+    readonly p50: number | null;
+    readonly p99: number | null;
+    readonly max: number | null;
+  };
+}
+
+export interface DriveHooks {
+  /** True once the run was interrupted (Ctrl-C): skip what has not started. */
+  readonly interrupted: () => boolean;
+  /** Called as the measured window opens and closes (e.g. to read CPU counters). */
+  readonly onMeasureStart?: () => void;
+  readonly onMeasureEnd?: () => void;
+}
+
+export async function driveLoad(
+  gen: LoadGenerator,
+  s: Scenario,
+  progress: Progress,
+  hooks: DriveHooks,
+): Promise<DriveResult> {
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  let measuredStart = Date.now();
+  let measuredEnd = measuredStart;
+  if (!hooks.interrupted() && s.warmupS > 0) {
+    const warm = requestStream(s.seed, s.coordinators, s.warmupS * 1000, "warmup");
+    const t = Date.now();
+    const timer = setInterval(() => progress.update("warm-up", (Date.now() - t) / 1000, s.warmupS, ""), 250);
+    await gen.run(warm, s.policies, false).finally(() => clearInterval(timer));
+  }
+  if (!hooks.interrupted()) {
+    const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
+    measuredStart = Date.now();
+    hooks.onMeasureStart?.();
+    loopDelay.enable();
+    gen.startMeasuring(measuredStart, stream);
+    const timer = setInterval(() => {
+      const c = gen.counters;
+      progress.update(
+        "testbed",
+        (Date.now() - measuredStart) / 1000,
+        s.durationS,
+        `calls ${c.done}/${c.sent}  failed ${c.failed}  direct fan-outs ${c.measured}`,
+      );
+    }, 250);
+    await gen.run(stream, s.policies, true).finally(() => clearInterval(timer));
+    gen.stop();
+    await gen.drain();
+    measuredEnd = Date.now();
+    hooks.onMeasureEnd?.();
+    loopDelay.disable();
+  }
+  const measured = loopDelay.count > 0;
+  return {
+    measuredStart,
+    measuredEnd,
+    loopDelayMs: {
+      p50: measured ? loopDelay.percentile(50) / 1e6 : null,
+      p99: measured ? loopDelay.percentile(99) / 1e6 : null,
+      max: measured ? loopDelay.max / 1e6 : null,
+    },
+  };
+}
