@@ -2,6 +2,7 @@
  * The two chart shapes the report needs beyond src/sim/svg-chart.ts's line chart: many thin lines
  * coloured by group (one line per peer), and grouped bars. Self-contained SVG, no network.
  */
+import { esc, fmt, plotFrame, px, svgHeader, ticks, xGrid, yGrid } from "../util/svg.js";
 
 export interface GroupedLine {
   readonly group: string;
@@ -19,6 +20,7 @@ export interface ManyLinesOptions {
   readonly height?: number;
 }
 
+/** Groups take colours in this order (peer groups read better without red first). */
 const COLORS = ["#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 export function manyLinesChart(o: ManyLinesOptions): string {
@@ -42,33 +44,29 @@ export function manyLinesChart(o: ManyLinesOptions): string {
   const sy = (y: number): number => m.top + ph - ((ty(y) - y0) / (y1 - y0)) * ph;
   const groups = [...new Set(o.lines.map((l) => l.group))];
   const color = (g: string): string => COLORS[groups.indexOf(g) % COLORS.length]!;
-  const out = [header(width, height, o.title)];
-  for (const t of ticks(x0, x1)) {
-    out.push(
-      `<line x1="${f(sx(t))}" y1="${m.top}" x2="${f(sx(t))}" y2="${m.top + ph}" stroke="#eee"/>`,
-      `<text x="${f(sx(t))}" y="${m.top + ph + 16}" text-anchor="middle">${fmt(t)}</text>`,
-    );
-  }
-  for (const t of ticks(y0, y1)) {
-    const yv = o.yLog ? 10 ** t : t;
-    out.push(
-      `<line x1="${m.left}" y1="${f(sy(yv))}" x2="${m.left + pw}" y2="${f(sy(yv))}" stroke="#eee"/>`,
-      `<text x="${m.left - 6}" y="${f(sy(yv) + 4)}" text-anchor="end">${fmt(yv)}</text>`,
-    );
-  }
-  out.push(axes(m, pw, ph, width, height, o.xLabel, o.yLabel + (o.yLog ? " (log)" : "")));
+  const out = [svgHeader(width, height, o.title)];
+  out.push(...xGrid(m, ph, ticks(x0, x1), sx));
+  out.push(
+    ...yGrid(
+      m,
+      pw,
+      ticks(y0, y1).map((t) => (o.yLog ? 10 ** t : t)),
+      sy,
+    ),
+  );
+  out.push(plotFrame(m, pw, ph, height, o.xLabel, o.yLabel + (o.yLog ? " (log)" : "")));
   for (const l of o.lines) {
     const valid = l.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
     if (valid.length === 0) continue;
-    const d = valid.map(([x, y], k) => `${k === 0 ? "M" : "L"}${f(sx(x))} ${f(sy(y))}`).join(" ");
+    const d = valid.map(([x, y], k) => `${k === 0 ? "M" : "L"}${px(sx(x))} ${px(sy(y))}`).join(" ");
     out.push(
       `<path d="${d}" fill="none" stroke="${color(l.group)}" stroke-width="1.2" stroke-opacity="0.7"/>`,
     );
   }
   for (const h of refs) {
     out.push(
-      `<line x1="${m.left}" y1="${f(sy(h.y))}" x2="${m.left + pw}" y2="${f(sy(h.y))}" stroke="#000" stroke-dasharray="6 4"/>`,
-      `<text x="${m.left + pw + 6}" y="${f(sy(h.y) + 4)}" font-size="11">${esc(h.label)}</text>`,
+      `<line x1="${m.left}" y1="${px(sy(h.y))}" x2="${m.left + pw}" y2="${px(sy(h.y))}" stroke="#000" stroke-dasharray="6 4"/>`,
+      `<text x="${m.left + pw + 6}" y="${px(sy(h.y) + 4)}" font-size="11">${esc(h.label)}</text>`,
     );
   }
   groups.forEach((g, i) => {
@@ -104,32 +102,27 @@ export function groupedBarChart(o: {
   const all = o.groups.flatMap((g) => g.values).filter((v): v is number => v !== null && Number.isFinite(v));
   const yMax = o.yMax ?? Math.max(1e-9, ...all) * 1.1;
   const sy = (y: number): number => m.top + ph - (y / yMax) * ph;
-  const out = [header(width, height, o.title)];
-  for (const t of ticks(0, yMax)) {
-    out.push(
-      `<line x1="${m.left}" y1="${f(sy(t))}" x2="${m.left + pw}" y2="${f(sy(t))}" stroke="#eee"/>`,
-      `<text x="${m.left - 6}" y="${f(sy(t) + 4)}" text-anchor="end">${fmt(t)}</text>`,
-    );
-  }
-  out.push(axes(m, pw, ph, width, height, "", o.yLabel));
+  const out = [svgHeader(width, height, o.title)];
+  out.push(...yGrid(m, pw, ticks(0, yMax), sy));
+  out.push(plotFrame(m, pw, ph, height, "", o.yLabel));
   const gw = pw / Math.max(1, o.groups.length);
   const bw = (gw * 0.8) / Math.max(1, o.series.length);
   o.groups.forEach((g, gi) => {
     const gx = m.left + gi * gw + gw * 0.1;
     out.push(
-      `<text x="${f(gx + gw * 0.4)}" y="${m.top + ph + 18}" text-anchor="middle">${esc(g.label)}</text>`,
+      `<text x="${px(gx + gw * 0.4)}" y="${m.top + ph + 18}" text-anchor="middle">${esc(g.label)}</text>`,
     );
     g.values.forEach((v, si) => {
       const x = gx + si * bw;
       if (v === null || !Number.isFinite(v)) {
         out.push(
-          `<text x="${f(x + bw / 2)}" y="${f(sy(0) - 4)}" text-anchor="middle" font-size="10">n/a</text>`,
+          `<text x="${px(x + bw / 2)}" y="${px(sy(0) - 4)}" text-anchor="middle" font-size="10">n/a</text>`,
         );
         return;
       }
       out.push(
-        `<rect x="${f(x)}" y="${f(sy(v))}" width="${f(bw - 2)}" height="${f(sy(0) - sy(v))}" fill="${COLORS[si % COLORS.length]}"/>`,
-        `<text x="${f(x + bw / 2)}" y="${f(sy(v) - 3)}" text-anchor="middle" font-size="10">${fmt(v)}</text>`,
+        `<rect x="${px(x)}" y="${px(sy(v))}" width="${px(bw - 2)}" height="${px(sy(0) - sy(v))}" fill="${COLORS[si % COLORS.length]}"/>`,
+        `<text x="${px(x + bw / 2)}" y="${px(sy(v) - 3)}" text-anchor="middle" font-size="10">${fmt(v)}</text>`,
       );
     });
   });
@@ -142,54 +135,4 @@ export function groupedBarChart(o: {
   });
   out.push("</svg>");
   return out.join("\n") + "\n";
-}
-
-function header(width: number, height: number, title: string): string {
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
-    `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${esc(title)}</text>`,
-  ].join("\n");
-}
-
-function axes(
-  m: { left: number; top: number; bottom: number },
-  pw: number,
-  ph: number,
-  width: number,
-  height: number,
-  xLabel: string,
-  yLabel: string,
-): string {
-  void width;
-  return [
-    `<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>`,
-    `<text x="${m.left + pw / 2}" y="${height - 12}" text-anchor="middle">${esc(xLabel)}</text>`,
-    `<text transform="translate(16 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`,
-  ].join("\n");
-}
-
-function ticks(lo: number, hi: number): number[] {
-  const span = hi - lo;
-  if (!(span > 0)) return [lo];
-  const raw = span / 6;
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((k) => k * mag).find((s) => s >= raw) ?? mag * 10;
-  const out: number[] = [];
-  for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
-    out.push(Math.round(t / step) * step);
-  return out;
-}
-
-function f(n: number): string {
-  return n.toFixed(1);
-}
-
-function fmt(n: number): string {
-  if (n !== 0 && (Math.abs(n) >= 1e5 || Math.abs(n) < 1e-3)) return n.toExponential(0);
-  return String(Number(n.toPrecision(3)));
-}
-
-export function esc(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }

@@ -4,7 +4,8 @@
  * rate against decision-relevant commit rate per policy.
  */
 import { lineChart } from "../sim/svg-chart.js";
-import { esc, groupedBarChart, manyLinesChart } from "./charts.js";
+import { esc } from "../util/svg.js";
+import { groupedBarChart, manyLinesChart } from "./charts.js";
 import type { Report } from "./report.js";
 import { formatTable } from "./report-table.js";
 
