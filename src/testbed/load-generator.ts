@@ -4,11 +4,9 @@
  * coordinator's budget as the gRPC deadline. Each later copy carries its delay as
  * `modelClockShiftMs`, so the synthetic peers read their latency model (the gateway's episodes) at
  * the request's own moment: every policy meets the same conditions, and the copies' fan-outs do not
- * land on the machine in one burst (the testbed would measure its own CPU instead of the swarm). When the targets name one coordinator process per
- * (coordinator, policy) pair (`instances`), each policy's call goes to its own process, so that no
- * process fans out for more than one policy at a time. A request's truth is the workload's `event`
- * while a gateway episode is in progress at send time — the same for every policy, since they are
- * sent together. Alongside, a direct fan-out to every peer at `measureRatePerS` measures the swarm's
+ * land on the machine in one burst (the testbed would measure its own CPU instead of the swarm).
+ * A request's truth is the workload's `event` while a gateway episode is in progress at the
+ * request's time — the same for every policy. Alongside, a direct fan-out to every peer at `measureRatePerS` measures the swarm's
  * fan-out latency outside any policy; each one is moved to the middle of the gap between two
  * requests of the stream, so that it does not meet the policies' bursts it would otherwise collide
  * with.
@@ -20,15 +18,10 @@ import type { BranchRow, CallRecord, MeasureRecord } from "./records.js";
 import type { StreamRequest } from "./request-stream.js";
 import type { Scenario } from "./scenario-types.js";
 import type { SwarmClient } from "./swarm-client.js";
-import { coordinatorInstance } from "./topology.js";
 
 export interface LoadTargets {
+  /** Each scenario coordinator's node, by name: every policy's copy of its requests goes there. */
   readonly coordinators: ReadonlyMap<string, SwarmClient>;
-  /**
-   * One process per (coordinator, policy), keyed by `coordinatorInstance(coordinator, policy)`:
-   * each policy's call goes there. A coordinator without one gets every policy (`coordinators`).
-   */
-  readonly instances?: ReadonlyMap<string, SwarmClient>;
   readonly peers: ReadonlyMap<string, SwarmClient>;
   readonly gateways: ReadonlyMap<string, LatencyModel>;
   /** Decision options of every call (the weighted vote). */
@@ -186,7 +179,8 @@ export class LoadGenerator {
     start: number,
     record: boolean,
   ): void {
-    const shared = this.#targets.coordinators.get(req.coordinator);
+    const client = this.#targets.coordinators.get(req.coordinator);
+    if (client === undefined) return;
     const sentAt = Date.now();
     const event = this.eventNow(sentAt);
     const w = this.#s.workload;
@@ -194,8 +188,6 @@ export class LoadGenerator {
     const k = policies.length;
     for (let j = 0; j < k; j++) {
       const policy = policies[(req.index + j) % k]!;
-      const client = this.#targets.instances?.get(coordinatorInstance(req.coordinator, policy)) ?? shared;
-      if (client === undefined) continue;
       const send = (): void => {
         const shiftMs = Math.max(0, Date.now() - sentAt);
         const payload = { question: req.question, options: w.options, truth, modelClockShiftMs: shiftMs };

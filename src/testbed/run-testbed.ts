@@ -23,7 +23,6 @@ import type { Scenario } from "./scenario-types.js";
 import { scoreContext } from "./score-call.js";
 import { SwarmClient } from "./swarm-client.js";
 import {
-  coordinatorInstance,
   coordinatorNodeConfig,
   decisionOptions,
   gatewayModels,
@@ -40,8 +39,8 @@ export interface RunOptions {
   /** Spawn-to-ready limit for all nodes, ms. Default 120 s. */
   readonly startupTimeoutMs?: number;
   /**
-   * How nodes map to processes. "grouped" (default): one process per region for its peers and one
-   * per coordinator for its policy instances (`tailswarm host`); "per-node": one process per node.
+   * How nodes map to processes. "grouped" (default): one process per region for its peers
+   * (`tailswarm host`) and one per coordinator; "per-node": one process per node.
    */
   readonly processes?: ProcessLayout;
 }
@@ -70,11 +69,10 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     prior: string;
     weights: Record<string, number>;
   };
-  // One coordinator node per (coordinator, policy): each policy's fan-outs run in their own node.
-  const instances = s.coordinators.flatMap((c) =>
-    s.policies.map((policy) => ({ coordinator: c, id: coordinatorInstance(c.name, policy) })),
-  );
-  const ports = await freePorts(peers.length + instances.length);
+  // One node per scenario coordinator; every policy's copy of a request goes to it (the policy is
+  // named per request), so its estimates learn from all of its fan-outs, as a deployed node's would.
+  const coordinators = s.coordinators;
+  const ports = await freePorts(peers.length + coordinators.length);
   const launcher = new Launcher(nodesDir);
   const clients: SwarmClient[] = [];
   const gen = new LoadGenerator(s, {
@@ -105,9 +103,9 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     const layout = o.processes ?? "grouped";
     const peerSpecs = peers.map((p, i) => ({ id: p.id, config: peerNodeConfig(s, p, ports[i]!) }));
     const peerPorts = ports.slice(0, peers.length);
-    const instanceSpecs = instances.map(({ id }, j) => ({
-      id,
-      config: instanceConfig(s, id, ports[peers.length + j]!, peerPorts),
+    const coordinatorSpecs = coordinators.map((c, j) => ({
+      id: c.name,
+      config: coordinatorNodeConfig(s, c.name, ports[peers.length + j]!, peerPorts),
     }));
     const perNode = (specs: typeof peerSpecs): HostSpec[] => specs.map((n) => ({ id: n.id, nodes: [n] }));
     // Peers first, coordinators once every peer answers: a coordinator whose first probes find no
@@ -128,20 +126,17 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
       {
         groups:
           layout === "per-node"
-            ? perNode(instanceSpecs)
-            : s.coordinators.map((c) => ({
-                id: `coordinator-${c.name}`,
-                nodes: instanceSpecs.filter((_, j) => instances[j]!.coordinator.name === c.name),
-              })),
+            ? perNode(coordinatorSpecs)
+            : coordinatorSpecs.map((n) => ({ id: `coordinator-${n.id}`, nodes: [n] })),
         clients: coordClients,
       },
     ];
     for (const [i, p] of peers.entries()) peerClients.set(p.id, new SwarmClient(`127.0.0.1:${ports[i]!}`));
-    for (const [j, { id }] of instances.entries())
-      coordClients.set(id, new SwarmClient(`127.0.0.1:${ports[peers.length + j]!}`));
+    for (const [j, c] of coordinators.entries())
+      coordClients.set(c.name, new SwarmClient(`127.0.0.1:${ports[peers.length + j]!}`));
     clients.push(...peerClients.values(), ...coordClients.values());
     progress.log(
-      `testbed ${s.name}: starting ${peers.length} peers and ${instances.length} coordinators (${s.coordinators.length} × ${s.policies.length} policies) in ${phases[0]!.groups.length + phases[1]!.groups.length} processes (logs: ${nodesDir})`,
+      `testbed ${s.name}: starting ${peers.length} peers and ${coordinators.length} coordinators in ${phases[0]!.groups.length + phases[1]!.groups.length} processes (logs: ${nodesDir})`,
     );
     const t0 = Date.now();
     const ready = new Map<string, number>();
@@ -163,8 +158,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     await waitMembership(coordClients, peers.length, decision, o.signal);
 
     const targets = {
-      coordinators: new Map<string, SwarmClient>(),
-      instances: coordClients,
+      coordinators: coordClients,
       peers: peerClients,
       gateways: gatewayModels(s),
       decision,
@@ -204,7 +198,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     const stop = await launcher.stopAll(3_000);
     processes = {
       peers: peers.length,
-      coordinators: instances.length,
+      coordinators: coordinators.length,
       node_processes: launcher.launched.length,
       layout: o.processes ?? "grouped",
       cpu_s_measured: cpuMeasured === null ? null : Math.round(cpuMeasured * 100) / 100,
@@ -249,28 +243,6 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     gen.measures.map((m) => JSON.stringify(m)).join("\n") + "\n",
   );
   return { report, table, files, pids: launcher.launched.map((l) => l.pid) };
-}
-
-/** Membership's default probe period (src/node/config/schema.ts), ms. */
-const DEFAULT_PROBE_INTERVAL_MS = 1_000;
-
-/**
- * The node config of one (coordinator, policy) instance: the coordinator's, with its probe period
- * multiplied by the number of policies, so that the peers see as many probes as from one node
- * per coordinator. Probes only keep membership (who is up); without this, splitting a coordinator
- * into one node per policy would multiply the probe load on every peer by the policy count — CPU
- * the scenario does not model.
- */
-function instanceConfig(
-  s: Scenario,
-  id: string,
-  port: number,
-  peerPorts: readonly number[],
-): Record<string, unknown> {
-  const config = coordinatorNodeConfig(s, id, port, peerPorts);
-  const probe = (s.node.probe ?? {}) as Record<string, unknown>;
-  const interval = typeof probe.intervalMs === "number" ? probe.intervalMs : DEFAULT_PROBE_INTERVAL_MS;
-  return { ...config, probe: { ...probe, intervalMs: interval * Math.max(1, s.policies.length) } };
 }
 
 async function waitReady(

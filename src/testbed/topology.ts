@@ -127,14 +127,6 @@ export function coordinatorNodeConfig(
   };
 }
 
-/**
- * The node id of a coordinator's instance for one policy: the testbed runs one coordinator process
- * per (coordinator, policy) pair, so that no process fans out for more than one policy at a time.
- */
-export function coordinatorInstance(coordinator: string, policy: string): string {
-  return `${coordinator}.${policy}`;
-}
-
 function pad(n: number): string {
   return String(n).padStart(2, "0");
 }

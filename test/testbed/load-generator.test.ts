@@ -1,7 +1,6 @@
 /** The direct measurement fan-outs are moved away from the policies' bursts. */
 import { describe, expect, it } from "vitest";
 import { staggered } from "../../src/testbed/load-generator.js";
-import { coordinatorInstance } from "../../src/testbed/topology.js";
 
 describe("staggered measurement times", () => {
   it("moves each draw to the middle of its gap between requests, sharing a gap evenly", () => {
@@ -17,11 +16,5 @@ describe("staggered measurement times", () => {
     const avoid = Array.from({ length: 50 }, (_, i) => i * 37 + (i % 3) * 5);
     const drawn = Array.from({ length: 80 }, (_, i) => i * 23.5);
     for (const t of staggered(drawn, avoid)) expect(avoid.some((a) => Math.abs(a - t) < 1)).toBe(false);
-  });
-});
-
-describe("coordinator instances", () => {
-  it("names one process per (coordinator, policy)", () => {
-    expect(coordinatorInstance("coord-90ms", "naive-p50")).toBe("coord-90ms.naive-p50");
   });
 });
