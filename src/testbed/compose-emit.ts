@@ -7,16 +7,29 @@
  *   plus the shared `wan`, and the load generator (`--profile run`) that drives the coordinators with
  *   `tailswarm testbed --attach` and writes the same report as the process testbed;
  * - `DIR/nodes/<id>.json`: each node's config (mounted read-only at /etc/tailswarm);
- * - `DIR/nodes/scenario.<ext>`: the scenario file itself, for the load generator.
+ * - `DIR/nodes/scenario.<ext>`: the scenario file itself, for the load generator;
+ * - `DIR/compose.observability.yml` and `DIR/observability/`: the overlay that turns telemetry on and
+ *   adds Prometheus (scraping every generated node), the collector and Grafana
+ *   (src/testbed/compose-observability.ts; docker/testbed.sh --observability).
  *
  * Discovery is by service DNS: on `wan` every peer carries the aliases `peers` and
  * `peers-<region>`; docker's DNS answers one A record per running container of an alias (a
  * headless service), and the coordinators resolve those names (`dns:` in their config). A killed
  * container leaves the records and fails its probes; either way it leaves the coordinators' view.
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
+import { basename, dirname, extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
+import { TailswarmError } from "../errors.js";
+import {
+  OBSERVABILITY_COPIES,
+  OVERLAY_HEADER,
+  PROMETHEUS_TEMPLATE,
+  observabilityOverlay,
+  prometheusConfig,
+} from "./compose-observability.js";
+import type { ObservedNode } from "./compose-observability.js";
 import type { Scenario } from "./scenario-types.js";
 import { coordinatorNodeConfig, peerNodeConfig, planPeers } from "./topology.js";
 
@@ -26,6 +39,8 @@ export const CONTAINER_PORT = 7400;
 export const CONFIG_MOUNT = "/etc/tailswarm";
 /** Where the load generator writes its report inside its container (docker cp copies it out). */
 export const LOADGEN_OUT = "/tmp/tailswarm-out";
+/** docker/ of this package (checkout or image): the observability overlay's templates. */
+export const DOCKER_DIR = fileURLToPath(new URL("../../docker/", import.meta.url));
 
 export interface ComposeFiles {
   /** Relative path (under DIR) to content. */
@@ -43,8 +58,8 @@ const HEADER = (s: Scenario, scenarioFile: string): string =>
     `# ${s.description.replace(/\s+/g, " ").trim()}`,
     "# Regions are networks (region-<name>) plus the shared `wan`; peers are found by service DNS",
     "# (`peers-<region>` aliases on `wan`, one A record per running container). Inter-region latency is",
-    "# each peer's synthetic latency model (no netem). Telemetry is off unless OTEL_SDK_DISABLED=false",
-    "# (docker/compose.observability.yml sets up the collector it exports to).",
+    "# each peer's synthetic latency model (no netem). Telemetry is off: compose.observability.yml beside",
+    "# this file turns it on and adds Prometheus, the OTel Collector and Grafana.",
     "",
   ].join("\n");
 
@@ -71,7 +86,29 @@ const NODE_BASE = {
   healthcheck: { interval: "30s", timeout: "10s", start_period: "20s", retries: 3 },
 };
 
-export async function composeFiles(s: Scenario, scenarioName: string): Promise<ComposeFiles> {
+function templateError(path: string, err: unknown): TailswarmError {
+  return new TailswarmError(
+    "INVALID_CONFIG",
+    `observability template ${path}: not readable (${(err as Error).message}); expected docker/ of a tailswarm checkout or image`,
+    { cause: err },
+  );
+}
+
+async function template(dir: string, rel: string): Promise<string> {
+  return readFile(join(dir, rel), "utf8").catch((err: unknown) => {
+    throw templateError(join(dir, rel), err);
+  });
+}
+
+/**
+ * The generated files, by path under DIR. `templatesDir` is where docker/prometheus.yml is read
+ * (default: this package's docker/).
+ */
+export async function composeFiles(
+  s: Scenario,
+  scenarioName: string,
+  templatesDir: string = DOCKER_DIR,
+): Promise<ComposeFiles> {
   const peers = planPeers(s);
   const files = new Map<string, string>();
   const regionNet = (r: string): string => `region-${r}`;
@@ -154,9 +191,23 @@ export async function composeFiles(s: Scenario, scenarioName: string): Promise<C
   networks.wan = { labels: { "org.tailswarm.region": "inter-region" } };
 
   const doc = { services, networks };
+  const yaml = (d: unknown): string => stringify(d, { lineWidth: 0, aliasDuplicateObjects: false });
+  files.set("compose.yml", HEADER(s, scenarioName) + yaml(doc));
+
+  const observed: ObservedNode[] = [
+    ...peers.map((p) => ({
+      id: p.id,
+      role: "peer" as const,
+      region: p.region,
+      ...(p.gateway !== undefined && { gateway: p.gateway }),
+    })),
+    ...s.coordinators.map((c) => ({ id: c.name, role: "coordinator" as const, region: coordinatorRegion })),
+  ];
+  files.set("compose.observability.yml", OVERLAY_HEADER(scenarioName) + yaml(observabilityOverlay(observed)));
   files.set(
-    "compose.yml",
-    HEADER(s, scenarioName) + stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }),
+    "observability/prometheus.yml",
+    `# GENERATED from docker/${PROMETHEUS_TEMPLATE} and ${scenarioName}: one target per node.\n` +
+      prometheusConfig(await template(templatesDir, PROMETHEUS_TEMPLATE), observed),
   );
   return {
     files,
@@ -164,15 +215,33 @@ export async function composeFiles(s: Scenario, scenarioName: string): Promise<C
   };
 }
 
-/** Writes the compose file, the node configs and a copy of the scenario file into `dir`. */
-export async function emitCompose(s: Scenario, dir: string, scenarioName?: string): Promise<string[]> {
+/**
+ * Writes the compose file, the node configs, a copy of the scenario file and the observability
+ * overlay (with docker/otel-collector.yaml and docker/grafana/ copied from `templatesDir`) into `dir`.
+ */
+export async function emitCompose(
+  s: Scenario,
+  dir: string,
+  scenarioName?: string,
+  templatesDir: string = DOCKER_DIR,
+): Promise<string[]> {
   const name = scenarioName ?? (s.file !== "" ? basename(s.file) : `${s.name}.yaml`);
-  const { files } = await composeFiles(s, name);
+  const { files } = await composeFiles(s, name, templatesDir);
   await mkdir(join(dir, "nodes"), { recursive: true });
   const written: string[] = [];
   for (const [rel, text] of files) {
+    await mkdir(dirname(join(dir, rel)), { recursive: true });
     await writeFile(join(dir, rel), text);
     written.push(rel);
+  }
+  for (const rel of OBSERVABILITY_COPIES) {
+    await cp(join(templatesDir, rel), join(dir, "observability", rel), {
+      recursive: true,
+      errorOnExist: false,
+    }).catch((err: unknown) => {
+      throw templateError(join(templatesDir, rel), err);
+    });
+    written.push(`observability/${rel}`);
   }
   if (s.file !== "") {
     const ext = extname(name) !== "" ? extname(name) : ".yaml";

@@ -2,12 +2,17 @@
  * `tailswarm testbed --emit-compose`: the containerised swarm agrees with its scenario file — one
  * service per planned peer and coordinator with the same ids, each peer's node config carrying the
  * same latency model and vote stance as the process testbed's, coordinators finding the peers by the
- * region aliases every peer carries on `wan`, and the load generator attaching to every coordinator.
+ * region aliases every peer carries on `wan`, and the load generator attaching to every coordinator;
+ * the observability overlay turns telemetry on in exactly those nodes and Prometheus scrapes each of
+ * them, with the dashboard and the collector's config copied beside it.
  */
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { composeFiles } from "../../src/testbed/compose-emit.js";
+import { composeFiles, DOCKER_DIR, emitCompose } from "../../src/testbed/compose-emit.js";
+import { METRICS_PORT } from "../../src/testbed/compose-observability.js";
 import { parseAttach } from "../../src/testbed/attach.js";
 import { loadScenario } from "../../src/testbed/scenario-loader.js";
 import { peerNodeConfig, planPeers } from "../../src/testbed/topology.js";
@@ -54,5 +59,74 @@ describe("compose emitted from a scenario", () => {
     const { files } = await composeFiles(s, "smoke.yaml");
     expect(files.get("compose.yml")!.split("\n")[0]).toContain("GENERATED from smoke.yaml");
     expect(await readFile(s.file, "utf8")).toContain("name: smoke");
+  });
+
+  it("the observability overlay: telemetry on in every node, one scrape target per node", async () => {
+    const s = await loadScenario("seed-nat-tail");
+    const { files, services } = await composeFiles(s, "seed-nat-tail.yaml");
+    const overlay = parse(files.get("compose.observability.yml")!) as {
+      services: Record<string, { environment?: Record<string, string>; profiles?: string[]; image?: string }>;
+    };
+    const nodes = [...services.peers, ...services.coordinators];
+    for (const id of nodes) {
+      expect(overlay.services[id]!.environment).toEqual({
+        OTEL_SDK_DISABLED: "false",
+        TAILSWARM_METRICS_PROMETHEUS_PORT: String(METRICS_PORT),
+      });
+    }
+    expect(overlay.services.loadgen).toBeUndefined();
+    expect(overlay.services.prometheus!.profiles).toBeUndefined();
+    expect(overlay.services["otel-collector"]!.profiles).toEqual(["traces"]);
+    expect(overlay.services.jaeger!.profiles).toEqual(["traces"]);
+    expect(overlay.services.grafana!.profiles).toEqual(["grafana"]);
+    expect(overlay.services.prometheus!.image).toMatch(/^\$\{PROMETHEUS_IMAGE:-prom\/prometheus:v/);
+
+    const prom = parse(files.get("observability/prometheus.yml")!) as {
+      global: { scrape_interval: string };
+      scrape_configs: {
+        job_name: string;
+        static_configs: { targets: string[]; labels?: Record<string, string> }[];
+      }[];
+    };
+    const template = parse(await readFile(join(DOCKER_DIR, "prometheus.yml"), "utf8")) as typeof prom;
+    expect(prom.global).toEqual(template.global);
+    const job = (name: string) => prom.scrape_configs.find((j) => j.job_name === name)!;
+    const targets = (name: string) => job(name).static_configs.flatMap((c) => c.targets);
+    expect(targets("tailswarm-peers").sort()).toEqual(
+      services.peers.map((p) => `${p}:${METRICS_PORT}`).sort(),
+    );
+    expect(targets("tailswarm-coordinators").sort()).toEqual(
+      services.coordinators.map((c) => `${c}:${METRICS_PORT}`).sort(),
+    );
+    for (const p of planPeers(s)) {
+      const c = job("tailswarm-peers").static_configs.find(
+        (x) => x.targets[0] === `${p.id}:${METRICS_PORT}`,
+      )!;
+      expect(c.labels).toEqual({ node: p.id, region: p.region, ...(p.gateway && { gateway: p.gateway }) });
+    }
+    // The template's own jobs stay.
+    for (const j of template.scrape_configs) expect(job(j.job_name)).toEqual(j);
+  });
+
+  it("emitCompose writes the overlay with the dashboard and the collector config beside it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tailswarm-emit-"));
+    try {
+      const written = await emitCompose(await loadScenario("smoke"), dir);
+      expect(written).toContain("compose.observability.yml");
+      for (const rel of [
+        "otel-collector.yaml",
+        "grafana/dashboards/tailswarm.json",
+        "grafana/provisioning/datasources/tailswarm.yaml",
+      ]) {
+        expect(await readFile(join(dir, "observability", rel), "utf8")).toBe(
+          await readFile(join(DOCKER_DIR, rel), "utf8"),
+        );
+      }
+      await expect(
+        emitCompose(await loadScenario("smoke"), dir, undefined, join(dir, "nowhere")),
+      ).rejects.toThrow(/observability template .*nowhere.*prometheus\.yml/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -26,13 +26,16 @@ export const ATTACH_FLAGS = {
   "emit-compose": {
     type: "string",
     valueName: "DIR",
-    description: "write the scenario's containerised swarm (compose.yml, node configs) to DIR and exit",
+    description:
+      "write the scenario's containerised swarm (compose.yml, node configs, the observability overlay) to DIR and exit",
   },
 } as const;
 
 export async function emitComposeCommand(scenario: Scenario, dir: string): Promise<number> {
   const written = await emitCompose(scenario, dir);
-  process.stderr.write(`tailswarm testbed: ${written.length} files in ${dir} (compose.yml, nodes/)\n`);
+  process.stderr.write(
+    `tailswarm testbed: ${written.length} files in ${dir} (compose.yml, nodes/, compose.observability.yml, observability/)\n`,
+  );
   return EXIT.ok;
 }
 
