@@ -16,9 +16,15 @@
 #   --kill-after S    SIGKILL one peer behind the gateway S seconds after the load generator sees the
 #                     whole swarm (its warm-up included); the report says when the coordinators
 #                     marked it down and how the fan-outs resolved
-#   --observability   not yet with the generated swarm (exits 2); see docker/README.md
+#   --observability   with the generated overlay (compose.observability.yml): telemetry on in every
+#                     node, Prometheus scraping each node (and, when their images are here or a
+#                     registry is, the OTel Collector + Jaeger and Grafana: docker/observability-images.sh);
+#                     prints where they answer and writes OUT/dashboard.json (the dashboard's panels
+#                     evaluated against Prometheus at the end of the run)
 #   --no-build        use $TAILSWARM_IMAGE as it is
 # env: TAILSWARM_IMAGE (default tailswarm:dev), TAILSWARM_DOCKER_BASE (see docker/build-image.sh),
+#      TAILSWARM_PROMETHEUS_PORT / TAILSWARM_GRAFANA_PORT / TAILSWARM_JAEGER_PORT (loopback host ports;
+#      9090 / 3000 / 16686; set empty, docker picks free ones),
 #      TAILSWARM_TESTBED_STUB=1 runs the harness with a health-only stand-in for `tailswarm node`
 #      (checks DNS, health, kill and teardown; no scenario, no report).
 set -euo pipefail
@@ -35,7 +41,7 @@ while [ $# -gt 0 ]; do
     --kill-after) kill_after="$2"; shift ;;
     --observability) observability=1 ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "testbed: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -122,11 +128,17 @@ docker run --rm --network none --user "$(id -u):$(id -g)" --label "com.docker.co
   testbed --scenario "$scenario_arg" --emit-compose /work/swarm 2>"$work/emit.log" ||
   { cat "$work/emit.log" >&2; exit 2; }
 files=(-f "$swarm/compose.yml")
+# The swarm's own nodes (peers and coordinators), by their labels.
+nodes() {
+  compose config | awk '
+    /^  [A-Za-z0-9_.-]+:$/ { svc=$1; sub(":", "", svc) }
+    /org.tailswarm.role: (peer|coordinator)$/ { print svc }'
+}
 if [ "$observability" = 1 ]; then
-  # compose.observability.yml overrides the hand-written compose.yml's services and resolves its
-  # files relative to docker/; it does not fit the generated swarm yet.
-  log "--observability is not supported with the generated swarm yet; use docker/compose.yml with docker/compose.observability.yml by hand"
-  exit 2
+  # Which of Prometheus, collector + Jaeger, Grafana can run here (PROMETHEUS_IMAGE, COMPOSE_PROFILES,
+  # OTEL_TRACES_EXPORTER=none without a collector); Prometheus is built from Debian's package offline.
+  eval "$("$here/observability-images.sh" "$swarm")"
+  files+=(-f "$swarm/compose.observability.yml")
 fi
 if [ "${TAILSWARM_TESTBED_STUB:-0}" = 1 ]; then
   # Harness self-test: every node runs the health-only stand-in instead of `tailswarm node`.
@@ -137,7 +149,7 @@ if [ "${TAILSWARM_TESTBED_STUB:-0}" = 1 ]; then
     echo "  volumes:"
     echo "    - $root/test/docker/fixtures/health-server.mjs:/app/test-fixture/health-server.mjs:ro"
     echo "services:"
-    compose config --services | grep -vx loadgen | sed 's/.*/  &: *stub/'
+    nodes | sed 's/.*/  &: *stub/'
   } >"$work/stub.yml"
   files+=(-f "$work/stub.yml")
 fi
@@ -150,7 +162,9 @@ mapfile -t gateway_peers < <(compose config | awk '
   /org.tailswarm.gateway:/ { print svc }')
 
 started=$(date +%s)
-log "starting the swarm of $scenario ($project: $(compose config --services | grep -cvx loadgen) containers)"
+what="$(nodes | wc -l) nodes"
+[ "$observability" = 1 ] && what="$what + $TAILSWARM_OBSERVABILITY"
+log "starting the swarm of $scenario ($project: $what)"
 compose up -d >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
 
 # Docker's own first health check comes only after its interval (30 s); ask the coordinators
@@ -173,6 +187,28 @@ for name in $(compose config | grep -o 'peers-[A-Za-z0-9_-]*' | sort -u); do
   log "dns $name: $n records"
 done
 log "swarm up in $(($(date +%s) - started)) s: $(docker ps -q --filter "$label" | wc -l) containers"
+
+# ---- observability: where it answers ---------------------------------------------------------------
+prometheus_url=""
+if [ "$observability" = 1 ]; then
+  address() { compose port "$1" "$2" 2>/dev/null | tail -n1 | tr -d '\r'; }
+  prometheus_url="http://$(address prometheus 9090)"
+  for _ in $(seq 1 60); do
+    curl -fsS "$prometheus_url/-/ready" >/dev/null 2>&1 && break
+    sleep 1
+  done
+  curl -fsS "$prometheus_url/-/ready" >/dev/null 2>&1 || { log "prometheus not ready at $prometheus_url"; exit 1; }
+  log "prometheus $prometheus_url (jobs tailswarm-coordinators, tailswarm-peers)"
+  case ",${COMPOSE_PROFILES:-}," in *,grafana,*) log "grafana http://$(address grafana 3000)" ;; esac
+  case ",${COMPOSE_PROFILES:-}," in *,traces,*) log "jaeger http://$(address jaeger 16686)" ;; esac
+fi
+# The dashboard's panels against Prometheus, before the swarm goes (Grafana or not).
+snapshot() {
+  [ -n "$prometheus_url" ] || return 0
+  node "$here/dashboard-snapshot.mjs" "$prometheus_url" \
+    "$swarm/observability/grafana/dashboards/tailswarm.json" "$out/dashboard.json" 2> >(sed 's/^/testbed: /' >&3) ||
+    log "no dashboard snapshot"
+}
 
 # ---- fault: kill one peer behind the gateway once the load runs -------------------------------------
 start_fault() {
@@ -205,6 +241,7 @@ if [ "${TAILSWARM_TESTBED_STUB:-0}" = 1 ]; then
     n="$(compose exec -T "${coordinators[0]}" node -e "require('dns').resolve4('${gateway_peers[0]}',(e,a)=>console.log(e?0:a.length))" | tr -d '\r')"
     log "dns ${gateway_peers[0]} after the kill: $n records"
   fi
+  snapshot
 else
   log "running scenario $scenario${duration:+ for ${duration}s} (load generator: tailswarm testbed --attach)"
   # The kill is timed from the start of the load generator's measured run, which begins after it
@@ -222,5 +259,6 @@ else
   wait "$run_pid" || rc=$?
   docker cp "$loadgen:/tmp/tailswarm-out/." "$out/" 2>/dev/null || log "no report in the load generator"
   for f in report.json report.html; do [ -f "$out/$f" ] && log "$out/$f"; done
+  snapshot
 fi
 exit "$rc"
