@@ -2,6 +2,10 @@
  * Learn-MABP: primitives profiled online from observed outcomes, per (peer, queue key, compatibility
  * signature), as running means. Pairs never observed fall back to the prior (the no-reuse values, as
  * in the paper), so a peer must be seen reusing an object before the router credits the reuse.
+ *
+ * `get` runs for every candidate of every route call: it allocates nothing (profiles are nested maps
+ * by key, peer and signature, no composite string key) and returns the entry object built once per
+ * profile after its last observation.
  */
 import type { PeerId } from "../estimate/types.js";
 import type { PrimitiveEntry, Primitives, Successor } from "./primitives.js";
@@ -14,12 +18,24 @@ export interface ObservedOutcome {
   readonly successors: readonly string[];
 }
 
-interface Profile {
-  n: number;
-  work: number;
-  penalty: number;
-  successorCounts: Map<string, number>;
+class Profile {
+  n = 0;
+  work = 0;
+  penalty = 0;
+  readonly successorCounts = new Map<string, number>();
   entry: PrimitiveEntry | undefined;
+
+  constructor(
+    readonly peer: PeerId,
+    readonly key: string,
+    readonly compat: number,
+  ) {}
+}
+
+/** One peer's profiles of one queue key. */
+interface PeerProfiles {
+  noReuse: Profile | undefined;
+  readonly bySignature: Map<number, Profile>;
 }
 
 export interface LearnedPrimitivesOptions {
@@ -36,9 +52,16 @@ export interface LearnedPrimitivesOptions {
  * const router = createRouter("mabp", { primitives: learned });
  */
 export class LearnedPrimitives implements Primitives {
-  private readonly profiles = new Map<string, Profile>();
+  private readonly byKey = new Map<string, Map<PeerId, PeerProfiles>>();
+  /** Profiles in insertion order from `head` (for eviction). */
+  private order: Profile[] = [];
+  private head = 0;
+  private count = 0;
   private readonly minSamples: number;
   private readonly maxProfiles: number;
+  // The last key looked up: a router asks for one key for every candidate of a call.
+  private lastKey: string | undefined;
+  private lastPeers: Map<PeerId, PeerProfiles> | undefined;
 
   constructor(
     private readonly prior: Primitives,
@@ -49,15 +72,26 @@ export class LearnedPrimitives implements Primitives {
   }
 
   observe(peer: PeerId, key: string, compat: number, outcome: ObservedOutcome): void {
-    const id = profileId(peer, key, compat);
-    let p = this.profiles.get(id);
+    const c = compat >>> 0;
+    let peers = this.byKey.get(key);
+    if (peers === undefined) {
+      peers = new Map();
+      this.byKey.set(key, peers);
+      this.lastKey = undefined;
+    }
+    let pp = peers.get(peer);
+    if (pp === undefined) {
+      pp = { noReuse: undefined, bySignature: new Map() };
+      peers.set(peer, pp);
+    }
+    let p = c === NO_MEMORY ? pp.noReuse : pp.bySignature.get(c);
     if (p === undefined) {
-      if (this.profiles.size >= this.maxProfiles) {
-        const oldest = this.profiles.keys().next();
-        if (!oldest.done) this.profiles.delete(oldest.value);
-      }
-      p = { n: 0, work: 0, penalty: 0, successorCounts: new Map(), entry: undefined };
-      this.profiles.set(id, p);
+      if (this.count >= this.maxProfiles) this.evictOldest();
+      p = new Profile(peer, key, c);
+      if (c === NO_MEMORY) pp.noReuse = p;
+      else pp.bySignature.set(c, p);
+      this.order.push(p);
+      this.count += 1;
     }
     p.n += 1;
     p.work += (outcome.work - p.work) / p.n;
@@ -67,22 +101,54 @@ export class LearnedPrimitives implements Primitives {
   }
 
   get(peer: PeerId, key: string, compat: number): PrimitiveEntry {
-    const p = this.profiles.get(profileId(peer, key, compat));
-    if (p === undefined || p.n < this.minSamples) return this.prior.get(peer, key, NO_MEMORY);
-    if (p.entry === undefined) {
-      const successors: Successor[] = [];
-      for (const [k, count] of p.successorCounts) successors.push({ key: k, p: Math.min(1, count / p.n) });
-      p.entry = { work: Math.max(p.work, Number.EPSILON), penalty: p.penalty, successors };
+    let peers = this.lastPeers;
+    if (key !== this.lastKey) {
+      peers = this.byKey.get(key);
+      this.lastKey = key;
+      this.lastPeers = peers;
     }
-    return p.entry;
+    const pp = peers?.get(peer);
+    const c = compat >>> 0;
+    // `compat` itself when it is already a uint32: no heap number made for the lookup.
+    const p =
+      pp === undefined
+        ? undefined
+        : c === NO_MEMORY
+          ? pp.noReuse
+          : pp.bySignature.get(c === compat ? compat : c);
+    if (p === undefined || p.n < this.minSamples) return this.prior.get(peer, key, NO_MEMORY);
+    return p.entry ?? entryOf(p);
   }
 
   /** Profiles held (for tests and introspection). */
   get size(): number {
-    return this.profiles.size;
+    return this.count;
+  }
+
+  private evictOldest(): void {
+    const p = this.order[this.head]!;
+    this.head += 1;
+    this.count -= 1;
+    if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
+    }
+    const peers = this.byKey.get(p.key)!;
+    const pp = peers.get(p.peer)!;
+    if (p.compat === NO_MEMORY) pp.noReuse = undefined;
+    else pp.bySignature.delete(p.compat);
+    if (pp.noReuse === undefined && pp.bySignature.size === 0) peers.delete(p.peer);
+    if (peers.size === 0) {
+      this.byKey.delete(p.key);
+      this.lastKey = undefined;
+    }
   }
 }
 
-function profileId(peer: PeerId, key: string, compat: number): string {
-  return `${peer}\u0000${key}\u0000${compat >>> 0}`;
+/** The entry of `p` (built once per observation, then cached on the profile). */
+function entryOf(p: Profile): PrimitiveEntry {
+  const successors: Successor[] = [];
+  for (const [k, count] of p.successorCounts) successors.push({ key: k, p: Math.min(1, count / p.n) });
+  p.entry = { work: Math.max(p.work, Number.EPSILON), penalty: p.penalty, successors };
+  return p.entry;
 }

@@ -82,6 +82,9 @@ export function validateEntry(where: string, e: PrimitiveEntry): void {
  */
 export class PrimitiveTable implements Primitives {
   private readonly specs = new Map<string, PrimitiveSpec>();
+  // The last key looked up: a router asks for one key for every candidate of a call.
+  private lastKey: string | undefined;
+  private lastSpec: PrimitiveSpec | undefined;
 
   constructor(specs: Readonly<Record<string, PrimitiveSpec>>) {
     for (const [key, spec] of Object.entries(specs)) {
@@ -94,7 +97,12 @@ export class PrimitiveTable implements Primitives {
   }
 
   get(_peer: PeerId, key: string, compat: number): PrimitiveEntry {
-    const spec = this.specs.get(key);
+    let spec = this.lastSpec;
+    if (key !== this.lastKey) {
+      spec = this.specs.get(key);
+      this.lastKey = key;
+      this.lastSpec = spec;
+    }
     if (spec === undefined) return UNIT_PRIMITIVES;
     if (compat === NO_MEMORY) return spec.noReuse;
     return spec.bySignature?.get(compat) ?? spec.reuse ?? spec.noReuse;

@@ -2,20 +2,16 @@
  * Short-lived reservations: what a router has sent to a peer but the peer has not yet advertised. A
  * reservation is added to the peer's queue view until it expires (TTL) or a state advertised after it
  * arrives (`settle`), so concurrent decisions do not herd onto one peer.
+ *
+ * The book holds one `PeerSlot` per peer (its bookings, and the router's cache of the peer's advertised
+ * depths) and numbers queue keys (`QueueKeys`), so that the router's per-candidate reads are array reads.
  */
 import type { PeerId } from "../estimate/types.js";
+import { PeerSlot } from "./peer-slot.js";
+import { QueueKeys } from "./queue-keys.js";
 
-interface Booking {
-  readonly key: string;
-  readonly at: number;
-  readonly expires: number;
-}
-
-interface PeerBook {
-  bookings: Booking[];
-  byKey: Map<string, number>;
-  total: number;
-}
+/** Peers kept before those with nothing booked are forgotten (peer ids churn: restarts, scaling). */
+const MAX_SLOTS = 10_000;
 
 /**
  * @example
@@ -25,60 +21,56 @@ interface PeerBook {
  * book.settle("peer-a", reply.stateAt);       // the reply's state covers it
  */
 export class ReservationBook {
-  private readonly peers = new Map<PeerId, PeerBook>();
+  private readonly slots = new Map<PeerId, PeerSlot>();
 
-  /** @param ttlMs how long a reservation counts without a fresher state (same unit as `now`). */
-  constructor(readonly ttlMs: number) {}
+  /**
+   * @param ttlMs how long a reservation counts without a fresher state (same unit as `now`); 0: none are kept.
+   * @param keys the numbering of queue keys (a router shares it with its scoring batch).
+   */
+  constructor(
+    readonly ttlMs: number,
+    readonly keys = new QueueKeys(),
+  ) {}
+
+  /** `peer`'s slot, created on first use. */
+  slot(peer: PeerId): PeerSlot {
+    let s = this.slots.get(peer);
+    if (s === undefined) {
+      if (this.slots.size >= MAX_SLOTS) this.prune();
+      s = new PeerSlot(this.keys, this.ttlMs);
+      this.slots.set(peer, s);
+    }
+    return s;
+  }
+
+  /** Forget peers with nothing booked (their cached depths are refilled on the next read). */
+  private prune(): void {
+    for (const [peer, s] of this.slots) if (s.total === 0) this.slots.delete(peer);
+  }
+
+  /** `peer`'s slot with bookings expired at `now` dropped. */
+  live(peer: PeerId, now: number): PeerSlot {
+    const s = this.slot(peer);
+    if (s.total > 0) s.expire(now);
+    return s;
+  }
 
   book(peer: PeerId, key: string, now: number): void {
-    let b = this.peers.get(peer);
-    if (b === undefined) {
-      b = { bookings: [], byKey: new Map(), total: 0 };
-      this.peers.set(peer, b);
-    }
-    b.bookings.push({ key, at: now, expires: now + this.ttlMs });
-    b.byKey.set(key, (b.byKey.get(key) ?? 0) + 1);
-    b.total += 1;
+    if (this.ttlMs > 0) this.slot(peer).book(this.keys.id(key), key, now);
   }
 
   /** Reserved units of `key` on `peer` at `now`. */
   queue(peer: PeerId, key: string, now: number): number {
-    const b = this.live(peer, now);
-    return b === undefined ? 0 : (b.byKey.get(key) ?? 0);
+    return this.slots.has(peer) ? this.live(peer, now).reserved(this.keys.id(key), key) : 0;
   }
 
   /** Reserved units of all keys on `peer` at `now`. */
   total(peer: PeerId, now: number): number {
-    return this.live(peer, now)?.total ?? 0;
+    return this.slots.has(peer) ? this.live(peer, now).total : 0;
   }
 
   /** Drop reservations on `peer` booked at or before `stateAt` (the state already counts them). */
   settle(peer: PeerId, stateAt: number): void {
-    const b = this.peers.get(peer);
-    if (b === undefined) return;
-    this.dropWhile(b, (x) => x.at <= stateAt);
-  }
-
-  private live(peer: PeerId, now: number): PeerBook | undefined {
-    const b = this.peers.get(peer);
-    if (b === undefined || b.total === 0) return b;
-    if (b.bookings[0]!.expires <= now) this.dropWhile(b, (x) => x.expires <= now);
-    return b;
-  }
-
-  /** Bookings are in time order (callers' clocks are monotonic), so both drops take a prefix. */
-  private dropWhile(b: PeerBook, pred: (x: Booking) => boolean): void {
-    let n = 0;
-    while (n < b.bookings.length && pred(b.bookings[n]!)) {
-      const x = b.bookings[n]!;
-      const left = (b.byKey.get(x.key) ?? 1) - 1;
-      if (left === 0) b.byKey.delete(x.key);
-      else b.byKey.set(x.key, left);
-      n++;
-    }
-    if (n > 0) {
-      b.bookings.splice(0, n);
-      b.total -= n;
-    }
+    this.slots.get(peer)?.settle(stateAt);
   }
 }

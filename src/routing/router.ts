@@ -10,8 +10,10 @@ import { affinityScorer } from "./policies/affinity.js";
 import { bpScorer, costBpScorer, jsqScorer, randomScorer, shortestPathScorer } from "./policies/baselines.js";
 import { mabpScorer } from "./policies/mabp.js";
 import type { Primitives } from "./primitives.js";
+import type { PeerSlot } from "./peer-slot.js";
+import type { QueueKeys } from "./queue-keys.js";
 import { ReservationBook } from "./reservations.js";
-import type { Candidate, Scorer } from "./scorer.js";
+import type { Candidate, CandidateBatch, Scorer } from "./scorer.js";
 import type { PeerView, RouteContext, RouteTask, Router, RoutingPolicyName } from "./types.js";
 
 export interface RouterOptions {
@@ -93,98 +95,156 @@ export function createRouter(name: RoutingPolicyName | (string & {}), options: R
 }
 
 class ScoringRouter implements Router {
-  private readonly book: ReservationBook | undefined;
+  private readonly book: ReservationBook;
   private readonly random: () => number;
   // Scratch state reused across candidates and calls: no allocation per candidate.
-  private readonly scores: number[] = [];
+  private readonly batch: RouteBatch;
+  private scores = new Float64Array(64);
   private readonly order: number[] = [];
-  private readonly candidate: MutableCandidate;
+  private readonly byScore = (a: number, b: number): number => this.scores[b]! - this.scores[a]!;
 
   constructor(
     readonly name: string,
     private readonly scorer: Scorer,
     options: RouterOptions,
   ) {
-    const ttl = options.reservationTtl ?? 1000;
-    this.book = ttl > 0 ? new ReservationBook(ttl) : undefined;
+    // A book even without reservations (TTL 0): its per-peer slots cache the views' queue depths.
+    this.book = new ReservationBook(Math.max(0, options.reservationTtl ?? 1000));
     this.random = options.random ?? createRng(0x5eed);
-    this.candidate = new MutableCandidate(this.book);
+    this.batch = new RouteBatch(this.book.keys);
   }
 
   route(task: RouteTask, candidates: readonly PeerView[], k: number, ctx: RouteContext): PeerId[] {
-    checkContext(ctx);
+    if (ctx.speculative === true) checkContext(ctx);
     if (!(k >= 1) || candidates.length === 0) return [];
-    const c = this.candidate;
-    c.now = ctx.now;
-    const scores = this.scores;
-    const order = this.order;
-    order.length = 0;
-    let best = -1;
-    let bestScore = -Infinity;
-    let ties = 0;
+    const batch = this.batch;
+    const book = this.book;
+    const costOf = ctx.costOf;
+    // 1. feasibility, with this router's live reservations on each candidate
+    batch.clear();
     for (let i = 0; i < candidates.length; i++) {
       const view = candidates[i]!;
-      c.set(view, ctx.costOf === undefined ? 0 : ctx.costOf(view.id));
-      if (!isFeasible(view, c.reservedTotal, ctx)) continue;
-      const s = this.scorer.score(task, c, ctx);
-      if (Number.isNaN(s)) continue;
-      if (k === 1) {
+      const slot = book.live(view.id, ctx.now);
+      if (!isFeasible(view, slot.total, ctx)) continue;
+      batch.push(view, slot, costOf === undefined ? 0 : costOf(view.id));
+    }
+    // 2. scores, into a reused Float64Array
+    const n = batch.size;
+    if (this.scores.length < n) this.scores = new Float64Array(Math.max(n, this.scores.length * 2));
+    const scores = this.scores;
+    if (this.scorer.scoreAll !== undefined) this.scorer.scoreAll(task, batch, ctx, scores);
+    else for (let j = 0; j < n; j++) scores[j] = this.scorer.score(task, batch.at(j), ctx);
+    // 3. the best (k = 1) or the top k; ties broken at random
+    let chosen: PeerId[];
+    if (k === 1) {
+      let best = -1;
+      let bestScore = -Infinity;
+      let ties = 0;
+      for (let j = 0; j < n; j++) {
+        const s = scores[j]!;
+        if (Number.isNaN(s)) continue;
         if (s > bestScore) {
-          best = i;
+          best = j;
           bestScore = s;
           ties = 1;
         } else if (s === bestScore && this.random() * ++ties < 1) {
-          best = i; // reservoir: each tied candidate kept with probability 1/ties
+          best = j; // reservoir: each tied candidate kept with probability 1/ties
         }
-      } else {
-        scores[i] = s;
-        order.push(i);
       }
-    }
-    let chosen: PeerId[];
-    if (k === 1) {
-      chosen = best < 0 ? [] : [candidates[best]!.id];
+      chosen = best < 0 ? [] : [batch.view(best).id];
     } else {
+      const order = this.order;
+      order.length = 0;
+      for (let j = 0; j < n; j++) if (!Number.isNaN(scores[j]!)) order.push(j);
       // Random tie keys first, then a stable sort by score: ties come out in random order.
       shuffle(order, this.random);
-      order.sort((a, b) => scores[b]! - scores[a]!);
-      chosen = order.slice(0, k).map((i) => candidates[i]!.id);
+      order.sort(this.byScore);
+      const m = Math.min(k, order.length);
+      chosen = new Array<PeerId>(m);
+      for (let r = 0; r < m; r++) chosen[r] = batch.view(order[r]!).id;
     }
-    if (this.book !== undefined)
-      for (const id of chosen) this.book.book(id, task.commodity.queueKey, ctx.now);
+    for (let r = 0; r < chosen.length; r++) book.book(chosen[r]!, task.commodity.queueKey, ctx.now);
     return chosen;
   }
 
   settle(peer: PeerId, stateAt: number): void {
-    this.book?.settle(peer, stateAt);
+    this.book.settle(peer, stateAt);
   }
 
   reserved(peer: PeerId, now: number): number {
-    return this.book?.total(peer, now) ?? 0;
+    return this.book.total(peer, now);
   }
 }
 
-/** The one Candidate object a router reuses for every candidate it scores. */
+/**
+ * The feasible candidates of one route call in parallel arrays (reused across calls), and the one
+ * Candidate object `at(i)` repoints for scorers that take candidates one at a time.
+ */
+class RouteBatch implements CandidateBatch {
+  size = 0;
+  private readonly views: PeerView[] = [];
+  private readonly slots: PeerSlot[] = [];
+  private transfer = new Float64Array(64);
+  private readonly candidate: MutableCandidate;
+
+  constructor(private readonly keys: QueueKeys) {
+    this.candidate = new MutableCandidate(this);
+  }
+
+  clear(): void {
+    this.size = 0;
+  }
+
+  push(view: PeerView, slot: PeerSlot, transferPenalty: number): void {
+    const j = this.size++;
+    if (j >= this.transfer.length) this.transfer = grown(this.transfer);
+    this.views[j] = view;
+    this.slots[j] = slot;
+    this.transfer[j] = transferPenalty;
+  }
+
+  view(i: number): PeerView {
+    return this.views[i]!;
+  }
+
+  keyId(key: string): number {
+    return this.keys.id(key);
+  }
+
+  queue(i: number, key: string, keyId?: number): number {
+    return this.slots[i]!.queue(this.views[i]!, keyId ?? this.keys.id(key), key);
+  }
+
+  transferPenalty(i: number): number {
+    return this.transfer[i]!;
+  }
+
+  at(i: number): Candidate {
+    const c = this.candidate;
+    c.index = i;
+    c.view = this.views[i]!;
+    c.backlog = c.view.backlog + this.slots[i]!.total;
+    c.transferPenalty = this.transfer[i]!;
+    return c;
+  }
+}
+
+/** The one Candidate object a router reuses for every candidate it scores one at a time. */
 class MutableCandidate implements Candidate {
+  index = 0;
   view!: PeerView;
   backlog = 0;
   transferPenalty = 0;
-  reservedTotal = 0;
-  now = 0;
 
-  constructor(private readonly book: ReservationBook | undefined) {}
+  constructor(private readonly batch: RouteBatch) {}
 
-  set(view: PeerView, transferPenalty: number): void {
-    this.view = view;
-    this.transferPenalty = transferPenalty;
-    this.reservedTotal = this.book === undefined ? 0 : this.book.total(view.id, this.now);
-    this.backlog = view.backlog + this.reservedTotal;
-  }
+  readonly queue = (key: string): number => this.batch.queue(this.index, key);
+}
 
-  readonly queue = (key: string): number => {
-    const advertised = this.view.queues[key] ?? 0;
-    return this.reservedTotal === 0 ? advertised : advertised + this.book!.queue(this.view.id, key, this.now);
-  };
+function grown(a: Float64Array): Float64Array<ArrayBuffer> {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 function shuffle(a: number[], random: () => number): void {

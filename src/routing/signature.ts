@@ -46,12 +46,31 @@ export function combineSignatures(signatures: readonly number[]): number {
   return h === NO_MEMORY ? 1 : h;
 }
 
-/** A sorted, bounded set of signatures with binary-search lookup; what a peer advertises. */
+/**
+ * A bounded set of signatures; what a peer advertises. Built once per advert, read by the router for
+ * every candidate of every route call: membership is an open-addressing hash table (load ≤ 1/2, so one
+ * or two probes), the sorted array serves `toArray`.
+ */
 export class SignatureSet implements SignatureLookup {
   private readonly sorted: Uint32Array;
+  /** Slots hold a signature as int32 (`s | 0`, no heap numbers) or 0 (empty: `NO_MEMORY` is never a member). */
+  private readonly table: Int32Array;
+  private readonly mask: number;
+  private readonly shift: number;
 
   private constructor(sorted: Uint32Array) {
     this.sorted = sorted;
+    let bits = 1;
+    while (1 << bits < 2 * sorted.length) bits++;
+    this.table = new Int32Array(1 << bits);
+    this.mask = (1 << bits) - 1;
+    this.shift = 32 - bits;
+    for (const s of sorted) {
+      const v = s | 0;
+      let i = Math.imul(v, 0x9e3779b1) >>> this.shift;
+      while (this.table[i] !== 0) i = (i + 1) & this.mask;
+      this.table[i] = v;
+    }
   }
 
   /**
@@ -78,17 +97,22 @@ export class SignatureSet implements SignatureLookup {
   }
 
   has(signature: number): boolean {
-    const s = signature >>> 0;
-    let lo = 0;
-    let hi = this.sorted.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const v = this.sorted[mid]!;
+    return this.hasInt32(signature | 0);
+  }
+
+  /**
+   * `has` for a signature given as int32 (`signature | 0`): what the router passes — a uint32 ≥ 2^31
+   * is a heap number, and passing one to a call that is not inlined allocates, once per candidate.
+   */
+  hasInt32(s: number): boolean {
+    // Fibonacci hashing: the top bits of `s · 2^32/φ`.
+    if (s === NO_MEMORY) return false;
+    const table = this.table;
+    for (let i = Math.imul(s, 0x9e3779b1) >>> this.shift; ; i = (i + 1) & this.mask) {
+      const v = table[i]!;
       if (v === s) return true;
-      if (v < s) lo = mid + 1;
-      else hi = mid - 1;
+      if (v === 0) return false;
     }
-    return false;
   }
 
   toArray(): number[] {
