@@ -3,8 +3,9 @@
  * reservation is added to the peer's queue view until it expires (TTL) or a state advertised after it
  * arrives (`settle`), so concurrent decisions do not herd onto one peer.
  *
- * The book holds one `PeerSlot` per peer (its bookings, and the router's cache of the peer's advertised
- * depths) and numbers queue keys (`QueueKeys`), so that the router's per-candidate reads are array reads.
+ * The book holds one `PeerSlot` per peer booked on (its bookings, and the router's cache of the peer's
+ * advertised depths) and numbers queue keys (`QueueKeys`), so that the router's per-candidate reads are
+ * array reads. Peers never booked on have no slot (a map miss is the cheapest read).
  */
 import type { PeerId } from "../estimate/types.js";
 import { PeerSlot } from "./peer-slot.js";
@@ -48,10 +49,10 @@ export class ReservationBook {
     for (const [peer, s] of this.slots) if (s.total === 0) this.slots.delete(peer);
   }
 
-  /** `peer`'s slot with bookings expired at `now` dropped. */
-  live(peer: PeerId, now: number): PeerSlot {
-    const s = this.slot(peer);
-    if (s.total > 0) s.expire(now);
+  /** `peer`'s slot with bookings expired at `now` dropped; undefined when nothing was ever booked on it. */
+  live(peer: PeerId, now: number): PeerSlot | undefined {
+    const s = this.slots.get(peer);
+    if (s !== undefined && s.total > 0) s.expire(now);
     return s;
   }
 
@@ -61,12 +62,12 @@ export class ReservationBook {
 
   /** Reserved units of `key` on `peer` at `now`. */
   queue(peer: PeerId, key: string, now: number): number {
-    return this.slots.has(peer) ? this.live(peer, now).reserved(this.keys.id(key), key) : 0;
+    return this.live(peer, now)?.reserved(this.keys.id(key), key) ?? 0;
   }
 
   /** Reserved units of all keys on `peer` at `now`. */
   total(peer: PeerId, now: number): number {
-    return this.slots.has(peer) ? this.live(peer, now).total : 0;
+    return this.live(peer, now)?.total ?? 0;
   }
 
   /** Drop reservations on `peer` booked at or before `stateAt` (the state already counts them). */

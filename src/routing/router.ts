@@ -10,10 +10,9 @@ import { affinityScorer } from "./policies/affinity.js";
 import { bpScorer, costBpScorer, jsqScorer, randomScorer, shortestPathScorer } from "./policies/baselines.js";
 import { mabpScorer } from "./policies/mabp.js";
 import type { Primitives } from "./primitives.js";
-import type { PeerSlot } from "./peer-slot.js";
-import type { QueueKeys } from "./queue-keys.js";
 import { ReservationBook } from "./reservations.js";
-import type { Candidate, CandidateBatch, Scorer } from "./scorer.js";
+import { RouteBatch } from "./route-batch.js";
+import type { Scorer } from "./scorer.js";
 import type { PeerView, RouteContext, RouteTask, Router, RoutingPolicyName } from "./types.js";
 
 export interface RouterOptions {
@@ -108,7 +107,6 @@ class ScoringRouter implements Router {
     private readonly scorer: Scorer,
     options: RouterOptions,
   ) {
-    // A book even without reservations (TTL 0): its per-peer slots cache the views' queue depths.
     this.book = new ReservationBook(Math.max(0, options.reservationTtl ?? 1000));
     this.random = options.random ?? createRng(0x5eed);
     this.batch = new RouteBatch(this.book.keys);
@@ -117,24 +115,17 @@ class ScoringRouter implements Router {
   route(task: RouteTask, candidates: readonly PeerView[], k: number, ctx: RouteContext): PeerId[] {
     if (ctx.speculative === true) checkContext(ctx);
     if (!(k >= 1) || candidates.length === 0) return [];
-    const batch = this.batch;
-    const book = this.book;
-    const costOf = ctx.costOf;
-    // 1. feasibility, with this router's live reservations on each candidate
-    batch.clear();
-    for (let i = 0; i < candidates.length; i++) {
-      const view = candidates[i]!;
-      const slot = book.live(view.id, ctx.now);
-      if (!isFeasible(view, slot.total, ctx)) continue;
-      batch.push(view, slot, costOf === undefined ? 0 : costOf(view.id));
+    if (this.scores.length < candidates.length) {
+      this.scores = new Float64Array(Math.max(candidates.length, this.scores.length * 2));
     }
-    // 2. scores, into a reused Float64Array
-    const n = batch.size;
-    if (this.scores.length < n) this.scores = new Float64Array(Math.max(n, this.scores.length * 2));
-    const scores = this.scores;
-    if (this.scorer.scoreAll !== undefined) this.scorer.scoreAll(task, batch, ctx, scores);
-    else for (let j = 0; j < n; j++) scores[j] = this.scorer.score(task, batch.at(j), ctx);
+    this.batch.reset(candidates.length);
+    // 1–2. feasibility (with this router's live reservations on each candidate) and scores
+    if (this.scorer.scoreAll === undefined) this.scoreEach(task, candidates, ctx);
+    else this.scoreBatch(task, candidates, ctx);
     // 3. the best (k = 1) or the top k; ties broken at random
+    const scores = this.scores;
+    const index = this.batch.index;
+    const n = this.batch.size;
     let chosen: PeerId[];
     if (k === 1) {
       let best = -1;
@@ -151,7 +142,7 @@ class ScoringRouter implements Router {
           best = j; // reservoir: each tied candidate kept with probability 1/ties
         }
       }
-      chosen = best < 0 ? [] : [batch.view(best).id];
+      chosen = best < 0 ? [] : [candidates[index[best]!]!.id];
     } else {
       const order = this.order;
       order.length = 0;
@@ -161,10 +152,37 @@ class ScoringRouter implements Router {
       order.sort(this.byScore);
       const m = Math.min(k, order.length);
       chosen = new Array<PeerId>(m);
-      for (let r = 0; r < m; r++) chosen[r] = batch.view(order[r]!).id;
+      for (let r = 0; r < m; r++) chosen[r] = candidates[index[order[r]!]!]!.id;
     }
-    for (let r = 0; r < chosen.length; r++) book.book(chosen[r]!, task.commodity.queueKey, ctx.now);
+    for (let r = 0; r < chosen.length; r++) this.book.book(chosen[r]!, task.commodity.queueKey, ctx.now);
     return chosen;
+  }
+
+  /** One pass, one `score` call per feasible candidate. */
+  private scoreEach(task: RouteTask, candidates: readonly PeerView[], ctx: RouteContext): void {
+    const { batch, book, scorer, scores } = this;
+    const costOf = ctx.costOf;
+    for (let i = 0; i < candidates.length; i++) {
+      const view = candidates[i]!;
+      const slot = book.live(view.id, ctx.now);
+      if (!isFeasible(view, slot === undefined ? 0 : slot.total, ctx)) continue;
+      const c = batch.one(view, slot, costOf === undefined ? 0 : costOf(view.id));
+      scores[batch.size] = scorer.score(task, c, ctx);
+      batch.pushIndex(i);
+    }
+  }
+
+  /** The feasible candidates into the batch, then one `scoreAll` call. */
+  private scoreBatch(task: RouteTask, candidates: readonly PeerView[], ctx: RouteContext): void {
+    const { batch, book } = this;
+    const costOf = ctx.costOf;
+    for (let i = 0; i < candidates.length; i++) {
+      const view = candidates[i]!;
+      const slot = book.live(view.id, ctx.now);
+      if (!isFeasible(view, slot === undefined ? 0 : slot.total, ctx)) continue;
+      batch.push(i, view, slot, costOf === undefined ? 0 : costOf(view.id));
+    }
+    this.scorer.scoreAll!(task, batch, ctx, this.scores);
   }
 
   settle(peer: PeerId, stateAt: number): void {
@@ -174,77 +192,6 @@ class ScoringRouter implements Router {
   reserved(peer: PeerId, now: number): number {
     return this.book.total(peer, now);
   }
-}
-
-/**
- * The feasible candidates of one route call in parallel arrays (reused across calls), and the one
- * Candidate object `at(i)` repoints for scorers that take candidates one at a time.
- */
-class RouteBatch implements CandidateBatch {
-  size = 0;
-  private readonly views: PeerView[] = [];
-  private readonly slots: PeerSlot[] = [];
-  private transfer = new Float64Array(64);
-  private readonly candidate: MutableCandidate;
-
-  constructor(private readonly keys: QueueKeys) {
-    this.candidate = new MutableCandidate(this);
-  }
-
-  clear(): void {
-    this.size = 0;
-  }
-
-  push(view: PeerView, slot: PeerSlot, transferPenalty: number): void {
-    const j = this.size++;
-    if (j >= this.transfer.length) this.transfer = grown(this.transfer);
-    this.views[j] = view;
-    this.slots[j] = slot;
-    this.transfer[j] = transferPenalty;
-  }
-
-  view(i: number): PeerView {
-    return this.views[i]!;
-  }
-
-  keyId(key: string): number {
-    return this.keys.id(key);
-  }
-
-  queue(i: number, key: string, keyId?: number): number {
-    return this.slots[i]!.queue(this.views[i]!, keyId ?? this.keys.id(key), key);
-  }
-
-  transferPenalty(i: number): number {
-    return this.transfer[i]!;
-  }
-
-  at(i: number): Candidate {
-    const c = this.candidate;
-    c.index = i;
-    c.view = this.views[i]!;
-    c.backlog = c.view.backlog + this.slots[i]!.total;
-    c.transferPenalty = this.transfer[i]!;
-    return c;
-  }
-}
-
-/** The one Candidate object a router reuses for every candidate it scores one at a time. */
-class MutableCandidate implements Candidate {
-  index = 0;
-  view!: PeerView;
-  backlog = 0;
-  transferPenalty = 0;
-
-  constructor(private readonly batch: RouteBatch) {}
-
-  readonly queue = (key: string): number => this.batch.queue(this.index, key);
-}
-
-function grown(a: Float64Array): Float64Array<ArrayBuffer> {
-  const b = new Float64Array(a.length * 2);
-  b.set(a);
-  return b;
 }
 
 function shuffle(a: number[], random: () => number): void {
