@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
     --kill-after) kill_after="$2"; shift ;;
     --observability) observability=1 ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "testbed: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
