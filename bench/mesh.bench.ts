@@ -3,13 +3,21 @@
  * (bench/mesh-peer.ts), side by side in one run:
  *   raw        grpc-js `Promise.all` of the same 8 unary Branch calls (the floor);
  *   transport  GrpcTransport: the same 8 branches through `PeerTransport.branch`;
+ *   control    the raw fan-out again, on channels of its own: an A/A comparison whose "added" figures
+ *              are the run's noise floor (a true difference of 0 measured with the same method);
  *   engine     Coordinator.fanOut over GrpcTransport (synchronous, all 8 required) — informational.
  * Modes run in interleaved rounds so that load from other processes hits them alike. Throughput is
- * measured with `CONCURRENCY` fan-outs in flight; latency (p50/p99) with one at a time.
+ * measured with `CONCURRENCY` fan-outs in flight; latency (p50/p99) with one at a time, the modes in a
+ * seeded random order in every block of samples (no mode always runs in the same position or after
+ * the same mode) and each sample after an idle gap (`MESH_BENCH_GAP_MS`, so that no sample inherits
+ * the previous one's teardown in the peers or the coordinator).
+ * Added latency is reported two ways, each with a 95% bootstrap interval: the median of the paired
+ * per-sample differences (the target's figure) and the difference of the p50s.
  * Targets (issue 3): transport/raw throughput >= 0.90, added p50 <= 100 µs.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { loadavg } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { Coordinator } from "../src/engine/coordinator.js";
@@ -20,12 +28,27 @@ import { ChannelPool } from "../src/mesh/channel-pool.js";
 import { swarmService } from "../src/mesh/proto.js";
 import type { WireBranchReply } from "../src/mesh/proto.js";
 import { recordFigures } from "./report.js";
+import type { Figure } from "./report.js";
+import {
+  differenceOfMedians,
+  formatEstimate,
+  median,
+  medianOfDifferences,
+  pairedBootstrap,
+  quantile,
+  seededRandom,
+  shuffled,
+} from "./mesh-stats.js";
+import type { Estimate } from "./mesh-stats.js";
 
 const PEERS = 8;
 const CONCURRENCY = 8;
 const ROUNDS = Number(process.env.MESH_BENCH_ROUNDS ?? 4);
 const ROUND_MS = Number(process.env.MESH_BENCH_ROUND_MS ?? 1_500);
-const LATENCY_SAMPLES = Number(process.env.MESH_BENCH_LATENCY_SAMPLES ?? 300);
+const LATENCY_SAMPLES = Number(process.env.MESH_BENCH_LATENCY_SAMPLES ?? 400);
+/** Idle time before each latency sample, ms (0: back to back). */
+const GAP_MS = Number(process.env.MESH_BENCH_GAP_MS ?? 1);
+const SEED = Number(process.env.MESH_BENCH_SEED ?? 1);
 const PAYLOAD = { q: "bench", n: 1 };
 
 type FanOut = () => Promise<void>;
@@ -80,13 +103,20 @@ async function stopPeers(children: readonly ChildProcess[]): Promise<void> {
   );
 }
 
-function rawFanOut(addresses: string[], clients: grpc.Client[]): FanOut {
-  for (const a of addresses) clients.push(new grpc.Client(a, grpc.credentials.createInsecure()));
+/**
+ * The floor: 8 unary Branch calls straight on grpc-js clients, started in one synchronous loop.
+ * `ownChannels` gives this fan-out connections of its own (grpc-js otherwise shares one subchannel
+ * between clients with the same target and options).
+ */
+function rawFanOut(addresses: string[], all: grpc.Client[], ownChannels = false): FanOut {
+  const options: grpc.ChannelOptions = ownChannels ? { "grpc.use_local_subchannel_pool": 1 } : {};
+  const clients = addresses.map((a) => new grpc.Client(a, grpc.credentials.createInsecure(), options));
+  all.push(...clients);
   const m = swarmService().Branch;
   const payload = Buffer.from(JSON.stringify(PAYLOAD));
   let n = 0;
   return async () => {
-    const id = `raw-${++n}`;
+    const id = `raw${ownChannels ? "c" : ""}-${++n}`;
     const deadline = Date.now() + 5_000;
     await Promise.all(
       clients.map(
@@ -120,6 +150,8 @@ function transportFanOut(t: GrpcTransport, addresses: string[]): FanOut {
     const id = `tr-${++n}`;
     const deadline = now() + 5_000;
     const signal = new AbortController().signal;
+    // One task object for the fan-out's branches, as Coordinator.fanOut passes it.
+    const task = { kind: "echo", payload: PAYLOAD };
     const results = await Promise.all(
       addresses.map((a, i) =>
         t.branch(
@@ -127,7 +159,7 @@ function transportFanOut(t: GrpcTransport, addresses: string[]): FanOut {
           {
             fanoutId: id,
             branchId: `${id}-${i}`,
-            task: { kind: "echo", payload: PAYLOAD },
+            task,
             origin: "bench",
             hop: 0,
             deadline,
@@ -171,23 +203,36 @@ async function throughput(f: FanOut, concurrency: number, ms: number): Promise<n
   return done;
 }
 
-async function latencies(f: FanOut, samples: number, out: number[]): Promise<void> {
-  for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
-    await f();
-    out.push((performance.now() - t0) * 1000);
-  }
+interface LatencySamples {
+  /** Whole fan-out, µs. */
+  readonly total: number[];
+  /**
+   * The synchronous part of the fan-out function, µs: every mode but engine starts its 8 calls in
+   * one synchronous loop, so this is the time until the last call is started, and the calls reach
+   * the wire only after it (HTTP/2 frames are flushed when the event loop turns).
+   */
+  readonly issue: number[];
 }
 
-function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+const idle = (ms: number): Promise<void> =>
+  new Promise((resolve) => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)));
+
+async function sample(f: FanOut, out: LatencySamples): Promise<void> {
+  await idle(GAP_MS);
+  const t0 = performance.now();
+  const p = f();
+  const t1 = performance.now();
+  await p;
+  const t2 = performance.now();
+  out.total.push((t2 - t0) * 1000);
+  out.issue.push((t1 - t0) * 1000);
 }
 
 /**
  * The transport's own CPU per branch, isolated from the network and from other processes' load: the
  * same 8-branch fan-out through GrpcTransport and as raw `makeUnaryRequest` calls, both against a
  * fake channel that serializes the request and answers on a microtask with a canned reply.
- * Best of several batches (preemption only ever adds time).
+ * Best of several interleaved batches (preemption only ever adds time).
  */
 async function wrapperOverhead(): Promise<{ rawUs: number; transportUs: number }> {
   const m = swarmService().Branch;
@@ -253,22 +298,29 @@ async function wrapperOverhead(): Promise<{ rawUs: number; transportUs: number }
       ),
     );
   };
-  const best = async (f: () => Promise<unknown>): Promise<number> => {
-    let bestUs = Infinity;
-    for (let b = 0; b < 7; b++) {
-      const n = 2_000;
-      const t0 = performance.now();
-      for (let i = 0; i < n; i++) await f();
-      bestUs = Math.min(bestUs, ((performance.now() - t0) * 1000) / n);
-    }
-    return bestUs;
+  const batch = async (f: () => Promise<unknown>): Promise<number> => {
+    const n = 2_000;
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) await f();
+    return ((performance.now() - t0) * 1000) / n;
   };
-  await best(raw);
-  await best(viaTransport);
-  return { rawUs: await best(raw), transportUs: await best(viaTransport) };
+  // Batches alternate (so a burst of load from other processes hits both alike); best of each.
+  let rawUs = Infinity;
+  let transportUs = Infinity;
+  for (let b = 0; b < 16; b++) {
+    const first = b % 2 === 0;
+    const r1 = first ? await batch(raw) : NaN;
+    const tUs = await batch(viaTransport);
+    const r2 = first ? NaN : await batch(raw);
+    if (b < 2) continue; // warm-up
+    rawUs = Math.min(rawUs, first ? r1 : r2);
+    transportUs = Math.min(transportUs, tUs);
+  }
+  return { rawUs, transportUs };
 }
 
 export async function run(): Promise<void> {
+  const loadBefore = loadavg();
   const wrapper = await wrapperOverhead();
   const { children, addresses } = await startPeers();
   const pool = new ChannelPool();
@@ -276,6 +328,7 @@ export async function run(): Promise<void> {
   const rawClients: grpc.Client[] = [];
   const modes: Record<string, FanOut> = {
     raw: rawFanOut(addresses, rawClients),
+    control: rawFanOut(addresses, rawClients, true),
     transport: transportFanOut(transport, addresses),
     engine: engineFanOut(transport, addresses),
   };
@@ -283,18 +336,18 @@ export async function run(): Promise<void> {
   const count: Record<string, number> = {};
   const time: Record<string, number> = {};
   const cpu: Record<string, number> = {};
-  const lat: Record<string, number[]> = {};
+  const lat: Record<string, LatencySamples> = {};
+  const random = seededRandom(SEED);
   try {
     for (const name of names) {
       await throughput(modes[name]!, CONCURRENCY, 300); // warm up connections and JIT
       count[name] = 0;
       time[name] = 0;
       cpu[name] = 0;
-      lat[name] = [];
+      lat[name] = { total: [], issue: [] };
     }
     for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? names : [...names].reverse();
-      for (const name of order) {
+      for (const name of shuffled(names, random)) {
         const t0 = now();
         const c0 = process.cpuUsage();
         count[name]! += await throughput(modes[name]!, CONCURRENCY, ROUND_MS);
@@ -302,10 +355,10 @@ export async function run(): Promise<void> {
         time[name]! += now() - t0;
         cpu[name]! += c1.user + c1.system;
       }
-      // Latency one fan-out at a time, the modes taking turns sample by sample so that paired
-      // samples meet the same load from other processes.
+      // Latency one fan-out at a time, the modes taking turns sample by sample (in a fresh random
+      // order each turn) so that the samples of a turn meet the same load from other processes.
       for (let i = 0; i < Math.ceil(LATENCY_SAMPLES / ROUNDS); i++) {
-        for (const name of order) await latencies(modes[name]!, 1, lat[name]!);
+        for (const name of shuffled(names, random)) await sample(modes[name]!, lat[name]!);
       }
     }
   } finally {
@@ -314,22 +367,40 @@ export async function run(): Promise<void> {
     for (const c of rawClients) c.close();
     await stopPeers(children);
   }
+  const loadAfter = loadavg();
   const rate = (n: string): number => (count[n]! / time[n]!) * 1000;
   const cpuPer = (n: string): number => cpu[n]! / count[n]!;
-  /** Median of paired differences (mode − raw), sample by sample. */
-  const added = (n: string): number =>
-    quantile(
-      lat[n]!.map((v, i) => v - lat.raw![i]!).sort((a, b) => a - b),
-      0.5,
-    );
   const p = (n: string, q: number): number =>
     quantile(
-      [...lat[n]!].sort((a, b) => a - b),
+      [...lat[n]!.total].sort((a, b) => a - b),
       q,
     );
-  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS}×${ROUND_MS} ms interleaved rounds`;
+  const paired = (n: string): Estimate => pairedBootstrap(lat[n]!.total, lat.raw!.total, medianOfDifferences);
+  const ofP50s = (n: string): Estimate => pairedBootstrap(lat[n]!.total, lat.raw!.total, differenceOfMedians);
+  const load = (l: number[]): string => l.map((v) => v.toFixed(2)).join(" ");
+  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS}×${ROUND_MS} ms interleaved rounds; load average ${load(loadBefore)} before, ${load(loadAfter)} after`;
+  const added = (n: string): Record<string, Figure> => {
+    const a = paired(n);
+    const d = ofP50s(n);
+    const what = n === "control" ? "control (raw again, own channels)" : n;
+    return {
+      [`${what} added p50`]: {
+        value: a.value,
+        unit: "us",
+        ...(n === "transport" ? { target: 100 } : {}),
+        note: `median of paired per-sample differences from raw, 95% CI ${formatEstimate(a)}`,
+      },
+      [`${what} added p50, 95% CI high`]: { value: a.high, unit: "us" },
+      [`${what} p50 − raw p50`]: {
+        value: d.value,
+        unit: "us",
+        note: `difference of the p50s, 95% CI ${formatEstimate(d)}`,
+      },
+    };
+  };
   recordFigures("mesh", {
     "raw grpc-js fan-outs/s": { value: rate("raw"), unit: "1/s", note },
+    "control fan-outs/s": { value: rate("control"), unit: "1/s", note: "raw again, own channels" },
     "transport fan-outs/s": { value: rate("transport"), unit: "1/s" },
     "engine fan-outs/s": {
       value: rate("engine"),
@@ -341,6 +412,11 @@ export async function run(): Promise<void> {
       unit: "1",
       target: 0.9,
       higherIsBetter: true,
+    },
+    "control/raw throughput ratio": {
+      value: rate("control") / rate("raw"),
+      unit: "1",
+      note: "A/A: how far from 1 the run's noise alone moves a ratio",
     },
     "engine/raw throughput ratio": { value: rate("engine") / rate("raw"), unit: "1" },
     "raw coordinator CPU per fan-out": {
@@ -365,7 +441,7 @@ export async function run(): Promise<void> {
     "fake-channel fan-out, raw calls": {
       value: wrapper.rawUs,
       unit: "us",
-      note: "8 branches, CPU only (no network), best of 7 batches",
+      note: "8 branches, CPU only (no network), best of 14 interleaved batches",
     },
     "fake-channel fan-out, GrpcTransport": { value: wrapper.transportUs, unit: "us" },
     "transport added CPU per fan-out (fake channel)": {
@@ -374,19 +450,30 @@ export async function run(): Promise<void> {
       target: 100,
       note: "what the transport adds to a fan-out's critical path, free of other processes' load",
     },
-    "raw fan-out p50": { value: p("raw", 0.5), unit: "us", note: "one fan-out at a time" },
+    "raw fan-out p50": {
+      value: p("raw", 0.5),
+      unit: "us",
+      note: `one fan-out at a time, ${lat.raw!.total.length} samples per mode, ${GAP_MS} ms idle before each`,
+    },
     "raw fan-out p99": { value: p("raw", 0.99), unit: "us" },
+    "control fan-out p50": { value: p("control", 0.5), unit: "us" },
     "transport fan-out p50": { value: p("transport", 0.5), unit: "us" },
     "transport fan-out p99": { value: p("transport", 0.99), unit: "us" },
     "engine fan-out p50": { value: p("engine", 0.5), unit: "us" },
     "engine fan-out p99": { value: p("engine", 0.99), unit: "us" },
-    "transport added p50": {
-      value: added("transport"),
+    "raw: 8 calls started, p50": {
+      value: median(lat.raw!.issue),
       unit: "us",
-      target: 100,
+      note: "synchronous part of the fan-out: until the last of the 8 calls is started",
+    },
+    "transport: 8 calls started, p50": { value: median(lat.transport!.issue), unit: "us" },
+    ...added("transport"),
+    ...added("control"),
+    "engine added p50": {
+      value: paired("engine").value,
+      unit: "us",
       note: "median of paired per-sample differences from raw",
     },
-    "engine added p50": { value: added("engine"), unit: "us" },
   });
 }
 
