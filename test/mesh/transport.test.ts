@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { GrpcTransport } from "../../src/mesh/grpc-transport.js";
 import { HandlerRegistry } from "../../src/mesh/handler.js";
 import type { BranchRequest } from "../../src/engine/transport.js";
-import { echo, sleeper, startServer, thrower } from "./helpers.js";
+import { echo, sleeper, startServer, thrower, until } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
 let n = 0;
@@ -56,6 +56,34 @@ describe("GrpcTransport against a real server", () => {
     expect(peerSignal?.aborted).toBe(true);
     expect(t.hardCancels).toBe(0);
     expect(t.abandonStats(s.address).sent).toBe(1);
+  });
+
+  it("an abort in the same turn as the calls (before the abort listener is added) still abandons them", async () => {
+    const { s, t } = await setup();
+    const ac = new AbortController();
+    const task = { kind: "sleep", payload: {} };
+    const branches = [1, 2, 3].map((i) =>
+      t.branch(s.address, { ...req("sleep", {}), branchId: `same-turn-${i}`, task }, { signal: ac.signal }),
+    );
+    ac.abort();
+    const results = await Promise.all(branches);
+    expect(results.map((r) => r.kind)).toEqual(["abandoned", "abandoned", "abandoned"]);
+    expect(t.hardCancels).toBe(0);
+    expect(t.abandonStats(s.address)).toEqual({ sent: 3, batches: 1 });
+  });
+
+  it("one signal across turns: a branch issued after the first ones settled is still abandoned", async () => {
+    let peerSignal: AbortSignal | undefined;
+    const { s, t } = await setup(new HandlerRegistry([echo, sleeper((ctx) => (peerSignal = ctx.signal))]));
+    const ac = new AbortController();
+    const first = await t.branch(s.address, req("echo", 1), { signal: ac.signal });
+    expect(first.kind).toBe("answer");
+    await new Promise((r) => setImmediate(r));
+    const late = t.branch(s.address, req("sleep", {}), { signal: ac.signal });
+    await until(() => peerSignal !== undefined);
+    ac.abort();
+    expect((await late).kind).toBe("abandoned");
+    expect(peerSignal?.aborted).toBe(true);
   });
 
   it("the peer enforces the deadline itself and replies with its lost work", async () => {
