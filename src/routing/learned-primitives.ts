@@ -1,7 +1,16 @@
 /**
  * Learn-MABP: primitives profiled online from observed outcomes, per (peer, queue key, compatibility
- * signature), as running means. Pairs never observed fall back to the prior (the no-reuse values, as
- * in the paper), so a peer must be seen reusing an object before the router credits the reuse.
+ * signature), as running means. A pair never observed takes no-reuse values, as in the paper, so a
+ * peer must be seen reusing an object before the router credits the reuse. The no-reuse values are
+ * themselves learned; the lookup falls back in this order:
+ *
+ *   1. the profile of (peer, key, compat);
+ *   2. the peer's no-reuse profile (peer, key, NO_MEMORY) — an object it holds but was never seen reusing;
+ *   3. the no-reuse profile of the key over all peers — a peer not yet observed on this key;
+ *   4. the prior's no-reuse entry — a key nobody has been observed serving.
+ *
+ * (Step 3 keeps a peer nobody has observed yet from looking cheaper, at the prior, than the peers whose
+ * real cost has been measured; it is the average of what peers showed without memory.)
  *
  * `get` runs for every candidate of every route call: it allocates nothing (profiles are nested maps
  * by key, peer and signature, no composite string key) and returns the entry object built once per
@@ -53,6 +62,8 @@ export interface LearnedPrimitivesOptions {
  */
 export class LearnedPrimitives implements Primitives {
   private readonly byKey = new Map<string, Map<PeerId, PeerProfiles>>();
+  /** No-reuse outcomes per key over all peers (fallback step 3); not counted against `maxProfiles`. */
+  private readonly pooled = new Map<string, Profile>();
   /** Profiles in insertion order from `head` (for eviction). */
   private order: Profile[] = [];
   private head = 0;
@@ -93,11 +104,15 @@ export class LearnedPrimitives implements Primitives {
       this.order.push(p);
       this.count += 1;
     }
-    p.n += 1;
-    p.work += (outcome.work - p.work) / p.n;
-    p.penalty += (outcome.penalty - p.penalty) / p.n;
-    for (const s of outcome.successors) p.successorCounts.set(s, (p.successorCounts.get(s) ?? 0) + 1);
-    p.entry = undefined;
+    record(p, outcome);
+    if (c === NO_MEMORY) {
+      let pooled = this.pooled.get(key);
+      if (pooled === undefined) {
+        pooled = new Profile("*", key, NO_MEMORY);
+        this.pooled.set(key, pooled);
+      }
+      record(pooled, outcome);
+    }
   }
 
   get(peer: PeerId, key: string, compat: number): PrimitiveEntry {
@@ -108,16 +123,34 @@ export class LearnedPrimitives implements Primitives {
       this.lastPeers = peers;
     }
     const pp = peers?.get(peer);
+    if (pp !== undefined) {
+      const c = compat >>> 0;
+      if (c !== NO_MEMORY) {
+        // `compat` itself when it is already a uint32: no heap number made for the lookup.
+        const p = pp.bySignature.get(c === compat ? compat : c);
+        if (p !== undefined && p.n >= this.minSamples) return p.entry ?? entryOf(p);
+      }
+      const own = pp.noReuse;
+      if (own !== undefined && own.n >= this.minSamples) return own.entry ?? entryOf(own);
+    }
+    const pooled = this.pooled.get(key);
+    if (pooled !== undefined && pooled.n >= this.minSamples) return pooled.entry ?? entryOf(pooled);
+    return this.prior.get(peer, key, NO_MEMORY);
+  }
+
+  /**
+   * The profile of exactly (peer, key, compat) — no fallback — as observed so far; undefined when never
+   * observed. For introspection (tests, status).
+   */
+  profile(
+    peer: PeerId,
+    key: string,
+    compat: number,
+  ): { readonly n: number; readonly entry: PrimitiveEntry } | undefined {
+    const pp = this.byKey.get(key)?.get(peer);
     const c = compat >>> 0;
-    // `compat` itself when it is already a uint32: no heap number made for the lookup.
-    const p =
-      pp === undefined
-        ? undefined
-        : c === NO_MEMORY
-          ? pp.noReuse
-          : pp.bySignature.get(c === compat ? compat : c);
-    if (p === undefined || p.n < this.minSamples) return this.prior.get(peer, key, NO_MEMORY);
-    return p.entry ?? entryOf(p);
+    const p = pp === undefined ? undefined : c === NO_MEMORY ? pp.noReuse : pp.bySignature.get(c);
+    return p === undefined ? undefined : { n: p.n, entry: p.entry ?? entryOf(p) };
   }
 
   /** Profiles held (for tests and introspection). */
@@ -143,6 +176,14 @@ export class LearnedPrimitives implements Primitives {
       this.lastKey = undefined;
     }
   }
+}
+
+function record(p: Profile, outcome: ObservedOutcome): void {
+  p.n += 1;
+  p.work += (outcome.work - p.work) / p.n;
+  p.penalty += (outcome.penalty - p.penalty) / p.n;
+  for (const s of outcome.successors) p.successorCounts.set(s, (p.successorCounts.get(s) ?? 0) + 1);
+  p.entry = undefined;
 }
 
 /** The entry of `p` (built once per observation, then cached on the profile). */

@@ -1,13 +1,11 @@
 /**
  * The allocation-free scoring path gives the same answers as the plain one: MABP's batch `scoreAll`
  * equals `score` per candidate, the hashed SignatureSet equals a Set, per-peer slots equal the
- * string-keyed reservation semantics (also past the queue-key limit), and Learn-MABP's nested profiles
- * keep their lookup and eviction semantics.
+ * string-keyed reservation semantics (also past the queue-key limit).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { commodity } from "../../src/routing/commodity.js";
-import { LearnedPrimitives } from "../../src/routing/learned-primitives.js";
 import { PeerSlot } from "../../src/routing/peer-slot.js";
 import { mabpScorer } from "../../src/routing/policies/mabp.js";
 import { PrimitiveTable } from "../../src/routing/primitives.js";
@@ -200,29 +198,5 @@ describe("per-peer slots", () => {
     big.settle("p", 3);
     for (const key of ["a", "b", "c", "d"]) expect(small.queue("p", key, 4)).toBe(big.queue("p", key, 4));
     expect(small.total("nobody", 0)).toBe(0);
-  });
-});
-
-describe("Learn-MABP profiles", () => {
-  it("drop the oldest-inserted profile past maxProfiles", () => {
-    const prior = new PrimitiveTable({ k: { noReuse: { work: 4, penalty: 4, successors: [] } } });
-    const learned = new LearnedPrimitives(prior, { maxProfiles: 2 });
-    learned.observe("a", "k", sigs[0]!, { work: 1, penalty: 1, successors: [] });
-    learned.observe("a", "k", NO_MEMORY, { work: 3, penalty: 3, successors: [] });
-    expect(learned.get("a", "k", sigs[0]!).work).toBe(1);
-    learned.observe("b", "k", sigs[1]!, { work: 2, penalty: 2, successors: [] });
-    expect(learned.size).toBe(2);
-    expect(learned.get("a", "k", sigs[0]!).work).toBe(4); // evicted: back to the prior
-    expect(learned.get("a", "k", NO_MEMORY).work).toBe(3);
-    expect(learned.get("b", "k", sigs[1]!).work).toBe(2);
-  });
-
-  it("honours minSamples", () => {
-    const prior = new PrimitiveTable({ k: { noReuse: { work: 4, penalty: 4, successors: [] } } });
-    const learned = new LearnedPrimitives(prior, { minSamples: 2 });
-    learned.observe("a", "k", sigs[0]!, { work: 1, penalty: 1, successors: [] });
-    expect(learned.get("a", "k", sigs[0]!).work).toBe(4);
-    learned.observe("a", "k", sigs[0]!, { work: 1, penalty: 1, successors: [] });
-    expect(learned.get("a", "k", sigs[0]!).work).toBe(1);
   });
 });
