@@ -198,8 +198,10 @@ export class SwarmNode {
           }),
       });
     }
+    // Answered branches teach the routing's Learn-MABP (when it learns; otherwise the transport as is).
+    const learning = routing.wrapTransport(transport);
     const coordinator = new Coordinator({
-      transport: telemetry?.wrapTransport?.(transport) ?? transport,
+      transport: telemetry?.wrapTransport?.(learning) ?? learning,
       book,
       ledger,
       nodeId: config.nodeId,

@@ -1,11 +1,15 @@
 /**
  * The node's routing, from its `routing.*` config keys: a src/routing Router behind the engine's
  * `router` option (RouteAdapter), a PeerViewBook fed by the state peers piggyback on Branch replies
- * (`onLoad` for GrpcTransport) and by State polls of peers no branch went to lately.
+ * (`onLoad` for GrpcTransport) and by State polls of peers no branch went to lately, and — for the
+ * policies that read primitives (mabp, cost-bp) when none are given — Learn-MABP: every answered branch
+ * is an observation of the serving peer's work, penalty and successors at its compatibility signature
+ * (`observeAnswer`), so later scores use what peers were seen to do.
  *
- * Wiring in the daemon (three lines):
+ * Wiring in the daemon (four lines):
  *   const routing = createNodeRouting(config.routing, { pool, peers: () => live peers with addresses });
- *   new GrpcTransport({ pool, onLoad: routing.onLoad, ... });
+ *   const transport = new GrpcTransport({ pool, onLoad: routing.onLoad, ... });
+ *   new Coordinator({ transport: routing.wrapTransport(transport), ... });
  *   coordinator.fanOut(task, { peers, ...routing.fanoutOptions(peers.length), ... });
  * and `routing.start()` / `routing.stop()` with the node.
  */
@@ -13,11 +17,20 @@ import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
 import { RouteAdapter } from "../engine/route-adapter.js";
 import type { Router as EngineRouter } from "../engine/options.js";
+import type {
+  BranchCallOptions,
+  BranchRequest,
+  BranchResult,
+  PeerTransport,
+  Task,
+} from "../engine/transport.js";
 import type { PeerId } from "../estimate/types.js";
 import type { ChannelPool } from "../mesh/channel-pool.js";
 import type { WirePeerLoad } from "../mesh/proto.js";
 import { RoutingStatePoller, viewFeeder } from "../mesh/routing-state-poller.js";
+import { contextRouteTask } from "../routing/context-task.js";
 import { LearnedPrimitives } from "../routing/learned-primitives.js";
+import { observeAnswer } from "../routing/observation.js";
 import { PeerViewBook } from "../routing/peer-view-book.js";
 import { explainMabp } from "../routing/policies/mabp.js";
 import type { Primitives } from "../routing/primitives.js";
@@ -33,6 +46,13 @@ export interface NodeRouting {
   /** fanOut options for `candidates` live peers: `{}` when routing is off. */
   fanoutOptions(candidates: number): { k?: number; router?: EngineRouter };
   readonly adapter: RouteAdapter | undefined;
+  /**
+   * Learn-MABP's profiles, when this node learns its primitives (policy mabp or cost-bp without given
+   * primitives); undefined otherwise.
+   */
+  readonly learned: LearnedPrimitives | undefined;
+  /** The Coordinator's transport: `transport` with answered branches fed to `learned` (as is when not learning). */
+  wrapTransport(transport: PeerTransport): PeerTransport;
   start(): void;
   stop(): void;
 }
@@ -42,8 +62,9 @@ export interface NodeRoutingDeps {
   readonly peers: () => readonly { readonly id: PeerId; readonly address: string }[];
   readonly clock?: Clock;
   /**
-   * Primitives for mabp / cost-bp. Default: Learn-MABP with no-reuse priors of unit work (the node
-   * does not know its peers' workloads; `LearnedPrimitives.observe` refines them).
+   * Primitives for mabp / cost-bp, given in configuration: when set they are used as they are and
+   * nothing is learned. Default: Learn-MABP from answered branches, with unit work and no penalty
+   * before anything is observed (the node does not know its peers' workloads).
    */
   readonly primitives?: Primitives;
 }
@@ -62,12 +83,16 @@ export function createNodeRouting(config: NodeConfig["routing"], deps: NodeRouti
       views,
       onLoad,
       adapter: undefined,
+      learned: undefined,
+      wrapTransport: (t) => t,
       fanoutOptions: () => ({}),
       start: () => undefined,
       stop: () => undefined,
     };
   }
-  const primitives = deps.primitives ?? new LearnedPrimitives({ get: () => UNIT_PRIMITIVES });
+  const learns = deps.primitives === undefined && (config.policy === "mabp" || config.policy === "cost-bp");
+  const learned = learns ? new LearnedPrimitives({ get: () => UNIT_PRIMITIVES }) : undefined;
+  const primitives = deps.primitives ?? learned ?? { get: () => UNIT_PRIMITIVES };
   const router = createRouter(config.policy, {
     primitives,
     nu: config.nu,
@@ -85,8 +110,37 @@ export function createNodeRouting(config: NodeConfig["routing"], deps: NodeRouti
     views,
     onLoad,
     adapter,
+    learned,
+    wrapTransport: (t) => (learned === undefined ? t : new LearningTransport(t, learned)),
     fanoutOptions: (n) => ({ k: config.k === 0 ? n : Math.min(config.k, n), router: adapter.route }),
     start: () => poller.start(),
     stop: () => poller.stop(),
   };
+}
+
+/**
+ * A transport that feeds every answered branch to Learn-MABP: the routing task of the branch's task
+ * (`contextRouteTask`, as the RouteAdapter routes it) and the peer's answer make one observation of
+ * that peer. Measurement branches count too: the peer served them in full.
+ */
+class LearningTransport implements PeerTransport {
+  constructor(
+    private readonly inner: PeerTransport,
+    private readonly learned: LearnedPrimitives,
+  ) {}
+
+  async branch(peer: PeerId, req: BranchRequest, options: BranchCallOptions): Promise<BranchResult> {
+    const result = await this.inner.branch(peer, req, options);
+    if (result.kind === "answer") this.observe(peer, req.task, result.answer, result.serviceMs);
+    return result;
+  }
+
+  private observe(peer: PeerId, task: Task, answer: unknown, serviceMs: number): void {
+    try {
+      const o = observeAnswer(contextRouteTask(task.payload), answer, serviceMs);
+      if (o !== undefined) this.learned.observe(peer, o.key, o.compat, o.outcome);
+    } catch {
+      // A reply that cannot be read as an observation teaches nothing; the branch's result stands.
+    }
+  }
 }

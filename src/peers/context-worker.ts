@@ -67,6 +67,8 @@ export interface ContextAnswer {
   readonly hit: boolean;
   /** Work units spent on the request (memory stage plus verifier). */
   readonly work: number;
+  /** Work units of the memory stage alone: 1 on a hit, K on a miss (what Learn-MABP profiles as `w`). */
+  readonly stageWork: number;
   /** Downstream (verifier) jobs the request created: 0 or 1. */
   readonly downstream: number;
 }
@@ -258,7 +260,7 @@ export function createContextWorker(
       const verify = rng.next() < (hit ? o.verifyOnHit : o.verifyOnMiss);
       let work = memoryUnits;
       if (verify) work += await run(queueKey(requestClass, 1), ctx.signal, () => o.verifyWork);
-      return { node: nodeId, queueKey: key, hit, work, downstream: verify ? 1 : 0 };
+      return { node: nodeId, queueKey: key, hit, work, stageWork: memoryUnits, downstream: verify ? 1 : 0 };
     },
     routingState(): RoutingAdvert {
       return {

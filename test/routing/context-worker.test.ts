@@ -33,8 +33,8 @@ describe("context worker", () => {
     const task = { kind: "context", payload: { requestClass: "agent", context: "x" } };
     const miss = (await clock.runUntilSettled(w.handle(task, ctx()))) as ContextAnswer;
     const hit = (await clock.runUntilSettled(w.handle(task, ctx()))) as ContextAnswer;
-    expect(miss).toMatchObject({ hit: false, downstream: 1, work: 4 + 3 });
-    expect(hit).toMatchObject({ hit: true, downstream: 0, work: 1 });
+    expect(miss).toMatchObject({ hit: false, downstream: 1, work: 4 + 3, stageWork: 4 });
+    expect(hit).toMatchObject({ hit: true, downstream: 0, work: 1, stageWork: 1 });
   });
 
   it("advertises jobs per queue key while they wait, and refuses beyond maxBacklog", async () => {

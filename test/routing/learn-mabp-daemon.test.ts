@@ -1,0 +1,91 @@
+/**
+ * The daemon learns: a coordinator node with `routing.policy: mabp` and no given primitives feeds its
+ * branches' replies to Learn-MABP (the hook in src/node/node.ts), so once it has seen both context peers
+ * miss, new contexts go to the one whose misses cost less. Nodes run in this process on loopback.
+ *
+ * (The Coordinate RPC's decision models read votes or scores, not context answers, so the fan-outs
+ * below end with the branch recorded as `failed` at the decision level; the transport delivered the
+ * answer, which is what the learner reads.)
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NodeClient } from "../../src/node/client.js";
+import { loadConfig } from "../../src/node/config/load-config.js";
+import { SwarmNode } from "../../src/node/node.js";
+
+const dir = mkdtempSync(join(tmpdir(), "tailswarm-learn-"));
+const peers: SwarmNode[] = [];
+let coordinator: SwarmNode | undefined;
+
+beforeAll(async () => {
+  for (const [id, missFactor] of [
+    ["slow", 8],
+    ["cheap", 2],
+  ] as const) {
+    const file = join(dir, `${id}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        nodeId: id,
+        listen: "127.0.0.1:0",
+        handlers: [
+          {
+            kind: "context",
+            use: "context",
+            options: { capacity: 4, unitMs: 1, missFactor, verifyOnMiss: 0, memoryBudget: 50 },
+          },
+        ],
+      }),
+    );
+    peers.push(
+      await SwarmNode.start({ config: (await loadConfig({ argv: ["--config", file], env: {} })).config }),
+    );
+  }
+  const c = await loadConfig({
+    argv: [
+      ...["--node-id", "coord", "--listen", "127.0.0.1:0"],
+      ...["--peers", peers.map((p) => p.address).join(",")],
+      ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
+      ...["--routing-policy", "mabp", "--routing-k", "1", "--routing-nu", "1"],
+    ],
+    env: {},
+  });
+  coordinator = await SwarmNode.start({ config: c.config });
+  for (let i = 0; i < 150 && coordinator.status().peers.filter((p) => p.up).length < 2; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 60_000);
+
+afterAll(() => {
+  coordinator?.forceStop();
+  for (const p of peers) p.forceStop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("Learn-MABP in the daemon", () => {
+  it("routes new contexts to the peer seen to miss cheaply, once it has seen both", async () => {
+    expect(coordinator!.status().peers.filter((p) => p.up)).toHaveLength(2);
+    const client = new NodeClient(coordinator!.address);
+    const routeNew = async (i: number): Promise<string> => {
+      const reply = await client.coordinate(
+        { kind: "context", payload: { requestClass: "rag", context: `c${i}` } },
+        5_000,
+      );
+      expect(reply.branches).toHaveLength(1);
+      return reply.branches[0]!.peer;
+    };
+    try {
+      // Before anything is observed both peers score alike (ties broken at random); each one's first
+      // miss teaches its cost.
+      const seen = new Set<string>();
+      let i = 0;
+      while (seen.size < 2 && i < 40) seen.add(await routeNew(i++));
+      expect(seen).toEqual(new Set(["slow", "cheap"]));
+      for (let j = 0; j < 5; j++) expect(await routeNew(i++)).toBe("cheap");
+    } finally {
+      client.close();
+    }
+  }, 60_000);
+});
