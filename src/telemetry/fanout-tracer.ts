@@ -40,6 +40,8 @@ interface OpenFanout {
   readonly recording: boolean;
   /** A violation event was already added (onViolation). */
   violated: boolean;
+  /** The decision's attributes (mode, reason…) are on the span (onDecision). */
+  decided: boolean;
   /** The task kind was set (from the first branch request). */
   kindSet: boolean;
 }
@@ -101,9 +103,13 @@ export class FanoutTracer implements FanoutObserver {
     if (e.requirement.kind === "quorum") a[ATTR.quorumK] = e.requirement.k;
     if (e.unknownPeers.length > 0) a[ATTR.estimateUnknownPeers] = [...e.unknownPeers];
     const open = this.#open.get(fanoutId);
-    // One attribute pass: a new span gets them at creation; one opened by a violation gets them now.
-    if (open === undefined) this.#start(fanoutId, undefined, a);
-    else if (open.span.isRecording()) open.span.setAttributes(a);
+    // One attribute pass: a new span gets them at creation (where a sampler can see them); one opened
+    // by a violation gets them now.
+    if (open === undefined) this.#start(fanoutId, undefined, a).decided = true;
+    else {
+      open.decided = true;
+      if (open.span.isRecording()) open.span.setAttributes(a);
+    }
   }
 
   /**
@@ -213,33 +219,46 @@ export class FanoutTracer implements FanoutObserver {
       span.end();
       return;
     }
-    const counts = { committed: 0, partial: 0, abandoned: 0, late: 0, failed: 0 };
-    for (const b of outcome.branches) counts[b.outcome]++;
-    const c = outcome.classification;
-    const a: Attributes = {
-      [ATTR.mode]: c.mode,
-      [ATTR.reason]: c.reason,
-      [ATTR.answered]: outcome.answered,
-      [ATTR.lostWorkMs]: outcome.abandonCostMs,
-      [ATTR.decisionChanged]: outcome.decisionChanged,
-      [ATTR.degraded]: outcome.degraded,
-      [ATTR.deadlineMissed]: outcome.deadlineMissed,
-      [ATTR.elapsedMs]: outcome.elapsedMs,
-      [ATTR.branchesCommitted]: counts.committed,
-      [ATTR.branchesPartial]: counts.partial,
-      [ATTR.branchesAbandoned]: counts.abandoned,
-      [ATTR.branchesLate]: counts.late,
-      [ATTR.branchesFailed]: counts.failed,
-    };
-    if (outcome.infoGainPerCommitted !== null) finite(a, ATTR.infoGainBits, outcome.infoGainPerCommitted);
+    let committed = 0;
+    let partial = 0;
+    let abandoned = 0;
+    let late = 0;
+    let failed = 0;
+    for (const b of outcome.branches) {
+      const o = b.outcome;
+      if (o === "committed") committed++;
+      else if (o === "partial") partial++;
+      else if (o === "abandoned") abandoned++;
+      else if (o === "late") late++;
+      else failed++;
+    }
+    // Straight onto the span, no attributes object in between. Mode and reason were set with the
+    // decision, unless the span was opened without one (a violation, or no start hook).
+    if (!open.decided) {
+      const c = outcome.classification;
+      span.setAttribute(ATTR.mode, c.mode);
+      span.setAttribute(ATTR.reason, c.reason);
+    }
+    span.setAttribute(ATTR.answered, outcome.answered);
+    span.setAttribute(ATTR.lostWorkMs, outcome.abandonCostMs);
+    span.setAttribute(ATTR.decisionChanged, outcome.decisionChanged);
+    span.setAttribute(ATTR.degraded, outcome.degraded);
+    span.setAttribute(ATTR.deadlineMissed, outcome.deadlineMissed);
+    span.setAttribute(ATTR.elapsedMs, outcome.elapsedMs);
+    span.setAttribute(ATTR.branchesCommitted, committed);
+    span.setAttribute(ATTR.branchesPartial, partial);
+    span.setAttribute(ATTR.branchesAbandoned, abandoned);
+    span.setAttribute(ATTR.branchesLate, late);
+    span.setAttribute(ATTR.branchesFailed, failed);
+    const gain = outcome.infoGainPerCommitted;
+    if (gain !== null && Number.isFinite(gain)) span.setAttribute(ATTR.infoGainBits, gain);
     if (outcome.violation !== undefined && !open.violated) {
-      a[ATTR.violationCode] = outcome.violation.code;
+      span.setAttribute(ATTR.violationCode, outcome.violation.code);
       span.addEvent(EVENT_VIOLATION, {
         [ATTR.violationCode]: outcome.violation.code,
         "exception.message": outcome.violation.message,
       });
     }
-    span.setAttributes(a);
     if (outcome.deadlineMissed) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: "decision came after the deadline" });
     }
@@ -265,6 +284,7 @@ export class FanoutTracer implements FanoutObserver {
       ctx: trace.setSpan(parent, span),
       recording: span.isRecording(),
       violated: false,
+      decided: false,
       kindSet: false,
     };
     this.#open.set(fanoutId, open);
@@ -291,18 +311,15 @@ export class FanoutTracer implements FanoutObserver {
 
 function endBranchSpan(span: Span, r: BranchRecord): void {
   if (span.isRecording()) {
-    const a: Attributes = {
-      [ATTR.branchOutcome]: r.outcome,
-      [ATTR.branchLatencyMs]: r.latencyMs,
-      [ATTR.decisionRelevant]: r.decisionRelevant,
-    };
-    if (r.lostWorkMs > 0) a[ATTR.branchLostWorkMs] = r.lostWorkMs;
+    span.setAttribute(ATTR.branchOutcome, r.outcome);
+    span.setAttribute(ATTR.branchLatencyMs, r.latencyMs);
+    span.setAttribute(ATTR.decisionRelevant, r.decisionRelevant);
+    if (r.lostWorkMs > 0) span.setAttribute(ATTR.branchLostWorkMs, r.lostWorkMs);
     const res = r.result;
     if (res.kind === "failed") {
-      a[ATTR_ERROR_TYPE] = res.code;
+      span.setAttribute(ATTR_ERROR_TYPE, res.code);
       span.setStatus({ code: SpanStatusCode.ERROR, message: res.message });
     }
-    span.setAttributes(a);
   }
   span.end();
 }

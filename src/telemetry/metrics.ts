@@ -84,6 +84,51 @@ class Cells {
   }
 }
 
+const MODES = ["speculate", "synchronous", "degrade"] as const;
+const OUTCOMES = ["committed", "partial", "abandoned", "late", "failed"] as const;
+
+function branchAttrs(mode: string, outcome: string, relevant: boolean): Attributes {
+  return Object.freeze({
+    [ATTR.mode]: mode,
+    [ATTR.branchOutcome]: outcome,
+    [ATTR.decisionRelevant]: relevant,
+  });
+}
+
+/**
+ * Branch counts by (mode, outcome, decision relevance): a fixed table indexed by small integers, so
+ * that counting a branch builds no key string and hashes nothing. A mode outside the table (a future
+ * one) falls back to keyed cells.
+ */
+class BranchCells {
+  readonly #cells: (Cell | undefined)[] = new Array<Cell | undefined>(
+    MODES.length * OUTCOMES.length * 2,
+  ).fill(undefined);
+  readonly #other = new Cells();
+
+  add(mode: string, outcome: string, relevant: boolean): void {
+    const m = MODES.indexOf(mode as (typeof MODES)[number]);
+    const o = OUTCOMES.indexOf(outcome as (typeof OUTCOMES)[number]);
+    if (m < 0 || o < 0) {
+      this.#other.add(
+        `${mode}\0${outcome}\0${relevant ? 1 : 0}`,
+        () => branchAttrs(mode, outcome, relevant),
+        1,
+      );
+      return;
+    }
+    const i = (m * OUTCOMES.length + o) * 2 + (relevant ? 1 : 0);
+    const c = this.#cells[i];
+    if (c === undefined) this.#cells[i] = { attrs: branchAttrs(mode, outcome, relevant), value: 1 };
+    else c.value++;
+  }
+
+  observe(result: BatchObservableResult, instrument: Observable): void {
+    for (const c of this.#cells) if (c !== undefined) result.observe(instrument, c.value, c.attrs);
+    this.#other.observe(result, instrument);
+  }
+}
+
 /**
  * A `FanoutObserver` that records the metrics of each fan-out when it ends, plus in-flight branches
  * (through `instrumentTransport`) and the per-peer estimate gauges.
@@ -95,7 +140,7 @@ class Cells {
 export class FanoutMetrics implements FanoutObserver {
   readonly #clock: Clock;
   readonly #fanouts = new Cells();
-  readonly #branches = new Cells();
+  readonly #branches = new BranchCells();
   readonly #lostWork = new Cells();
   readonly #violations = new Cells();
   readonly #misses = new Cells();
@@ -239,11 +284,7 @@ export class FanoutMetrics implements FanoutObserver {
     let relevant = 0;
     for (const b of o.branches) {
       const out = b.outcome;
-      this.#branches.add(
-        `${mode}\0${out}\0${b.decisionRelevant ? 1 : 0}`,
-        () => ({ [ATTR.mode]: mode, [ATTR.branchOutcome]: out, [ATTR.decisionRelevant]: b.decisionRelevant }),
-        1,
-      );
+      this.#branches.add(mode, out, b.decisionRelevant);
       if (out === "committed") committed++;
       if (out === "committed" || out === "partial") {
         used++;
