@@ -50,6 +50,12 @@ interface PeerProfiles {
 export interface LearnedPrimitivesOptions {
   /** Observations needed before a profile replaces the prior. Default 1. */
   readonly minSamples?: number;
+  /**
+   * What an unseen pair takes: `"learned"` (default) the fallback order above; `"prior"` the prior's
+   * no-reuse entry straight away — for a prior that is the true no-reuse table (the simulator's), which
+   * learned means can only approximate.
+   */
+  readonly unseen?: "learned" | "prior";
   /** Most profiles kept (oldest-inserted dropped first). Default 100_000. */
   readonly maxProfiles?: number;
 }
@@ -70,6 +76,7 @@ export class LearnedPrimitives implements Primitives {
   private count = 0;
   private readonly minSamples: number;
   private readonly maxProfiles: number;
+  private readonly learnedNoReuse: boolean;
   // The last key looked up: a router asks for one key for every candidate of a call.
   private lastKey: string | undefined;
   private lastPeers: Map<PeerId, PeerProfiles> | undefined;
@@ -80,6 +87,7 @@ export class LearnedPrimitives implements Primitives {
   ) {
     this.minSamples = Math.max(1, options.minSamples ?? 1);
     this.maxProfiles = Math.max(1, options.maxProfiles ?? 100_000);
+    this.learnedNoReuse = (options.unseen ?? "learned") === "learned";
   }
 
   observe(peer: PeerId, key: string, compat: number, outcome: ObservedOutcome): void {
@@ -131,10 +139,14 @@ export class LearnedPrimitives implements Primitives {
         if (p !== undefined && p.n >= this.minSamples) return p.entry ?? entryOf(p);
       }
       const own = pp.noReuse;
-      if (own !== undefined && own.n >= this.minSamples) return own.entry ?? entryOf(own);
+      if (own !== undefined && own.n >= this.minSamples && (this.learnedNoReuse || c === NO_MEMORY)) {
+        return own.entry ?? entryOf(own);
+      }
     }
-    const pooled = this.pooled.get(key);
-    if (pooled !== undefined && pooled.n >= this.minSamples) return pooled.entry ?? entryOf(pooled);
+    if (this.learnedNoReuse) {
+      const pooled = this.pooled.get(key);
+      if (pooled !== undefined && pooled.n >= this.minSamples) return pooled.entry ?? entryOf(pooled);
+    }
     return this.prior.get(peer, key, NO_MEMORY);
   }
 

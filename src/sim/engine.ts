@@ -82,7 +82,9 @@ export function runSim(workload: Workload, params: SimParams, policy: SimPolicy)
   const rng = createRng(params.seed * 7919 + 17);
   const arrivalsRng = createRng(params.seed * 104729 + 3);
   const warmup = Math.floor(params.horizon * params.warmupFraction);
-  const learned = policy.learned === true ? new LearnedPrimitives(workload.noReusePrior) : undefined;
+  // The prior is the workload's true no-reuse table: unseen pairs take it, not learned approximations.
+  const learned =
+    policy.learned === true ? new LearnedPrimitives(workload.noReusePrior, { unseen: "prior" }) : undefined;
   const prims: Primitives = learned ?? workload.truth;
   const router = createRouter(policy.router, {
     primitives: prims,

@@ -57,6 +57,14 @@ describe("LearnedPrimitives", () => {
     expect(l.get("c", "rag/0", NO_MEMORY)).toMatchObject({ work: 5 });
   });
 
+  it('with unseen: "prior", unseen pairs take the prior (a prior that is the true no-reuse table)', () => {
+    const l = new LearnedPrimitives(prior, { unseen: "prior" });
+    l.observe("a", "rag/0", NO_MEMORY, { work: 8, penalty: 8, successors: [] });
+    expect(l.get("a", "rag/0", NO_MEMORY).work).toBe(8);
+    expect(l.get("a", "rag/0", sig).work).toBe(4);
+    expect(l.get("b", "rag/0", NO_MEMORY).work).toBe(4);
+  });
+
   it("waits for minSamples observations before a profile replaces its fallback", () => {
     const l = new LearnedPrimitives(prior, { minSamples: 2 });
     l.observe("a", "rag/0", sig, { work: 1, penalty: 1, successors: [] });
