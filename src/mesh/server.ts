@@ -78,7 +78,7 @@ export interface SwarmServer {
   /**
    * Graceful stop: health NOT_SERVING, new branches refused, in-flight work drains for up to
    * `graceMs`, then the rest is abandoned (handlers' signals abort) and the server is forced down.
-   * Resolves to true when everything drained within the grace.
+   * Resolves to true when everything drained within the grace (false when a `forceClose()` cut it short).
    */
   close(graceMs?: number): Promise<boolean>;
   /** Immediate stop: abort all work and close every connection. */
@@ -236,7 +236,10 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
   const setServing = (serving: boolean): void => {
     for (const s of HEALTH_SERVICES) health.setStatus(s, serving ? "SERVING" : "NOT_SERVING");
   };
+  /** Set by forceClose(): a close() still draining stops waiting and reports not drained. */
+  let forced = false;
   const forceClose = (): void => {
+    forced = true;
     core.draining = true;
     setServing(false);
     abandons.abandonAll(abortReason("shutdown", `node ${options.nodeId}`));
@@ -278,9 +281,11 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
       setServing(false);
       const until = clock.now() + graceMs;
       const busy = (): boolean => queue.inFlight + queue.queueDepth + core.coordinating > 0;
-      while (busy() && clock.now() < until) {
+      while (busy() && !forced && clock.now() < until) {
         await new Promise<void>((r) => clock.setTimer(r, 10));
       }
+      // A forceClose() meanwhile aborted the rest and closed everything: that is not a drain.
+      if (forced) return false;
       const drained = !busy();
       if (!drained) {
         // Stop the rest: their calls complete normally (ABANDONED) within the reply grace.

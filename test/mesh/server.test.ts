@@ -210,4 +210,31 @@ describe("swarm server", () => {
     expect(await pending).toBeNull();
     c.close();
   });
+
+  it("a forceClose() during close()'s drain ends it at once and close() reports not drained", async () => {
+    const other = await startServer({ nodeId: "forced" });
+    const c = new grpc.Client(other.address, grpc.credentials.createInsecure());
+    const m = swarmService().Branch;
+    const pending = new Promise<grpc.ServiceError | null>((resolve) =>
+      c.makeUnaryRequest(
+        m.path,
+        m.requestSerialize,
+        m.responseDeserialize,
+        { kind: "sleep", branchId: "f", payload: Buffer.from("{}") },
+        new grpc.Metadata(),
+        { deadline: Date.now() + 60_000 },
+        (e) => resolve(e),
+      ),
+    );
+    await until(() => other.server.state().inFlight === 1);
+    const closing = other.server.close(60_000);
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = Date.now();
+    other.server.forceClose();
+    // The handler was aborted, so nothing is busy any more: that must not read as a drain.
+    expect(await closing).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    await pending;
+    c.close();
+  });
 });
