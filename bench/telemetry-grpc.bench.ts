@@ -6,7 +6,8 @@
  *   off  no SDK in the coordinator process (no context manager, propagator or tracer provider), the
  *        Coordinator without observer or transport wrapper — an embedding that installs nothing;
  *   context no telemetry, only the AsyncLocalStorage context manager and W3C propagator registered
- *           (the process-wide part of the SDK set-up: Node 20's async_hooks on every promise);
+ *           (the process-wide part of the SDK set-up: Node 20's async_hooks on every promise, switched on
+ *           as a node's servers switch them on, by a first context.with);
  *   on   what `tailswarm node` installs: startTelemetry() from OTEL_* (default sampler
  *        parentbased_always_on, BatchSpanProcessor, OTLP/gRPC traces and metrics to a sink process),
  *        createTelemetry() (fan-out tracer, metrics, flight recorder) and the instrumented transport;
@@ -17,8 +18,17 @@
  * off: in "on" rounds the coordinator's sampled traceparent makes them record their Branch server
  * spans; in "off" rounds no context arrives and their spans are non-recording.
  *
- * Reported: fan-outs/s (wall), coordinator CPU per fan-out, peers' CPU per fan-out (all 8 summed) —
- * CPU being robust to other processes' load on the shared machine. Target (issue 4): <= 5% cost.
+ * Reported: fan-outs/s (wall), coordinator CPU per fan-out, peers' CPU per fan-out (all 8 summed) and
+ * their sum — CPU being more robust than wall clock to other processes' load on the shared machine.
+ * Each round ends by exporting what its batch span processors still hold (coordinator, then each peer
+ * before it reports its CPU), so that a round's spans are paid for in that round and not in the next
+ * variant's. Target (issue 4): <= 5% cost.
+ *
+ * Knobs (environment): TELEMETRY_BENCH_ROUNDS, _ROUND_MS, _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none
+ * (spans recorded, not exported); TELEMETRY_BENCH_VARIANTS=off,on (interleave a subset, print, record
+ * nothing); TELEMETRY_BENCH_ONLY=on (one variant alone, for a profile: `node --cpu-prof --import tsx
+ * bench/telemetry-grpc.bench.ts`, with TELEMETRY_BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=d" for
+ * the peers).
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -51,7 +61,10 @@ interface Child {
 }
 
 function startChild(args: string[], env: Record<string, string>): Promise<Child> {
-  const child = spawn(process.execPath, ["--import", "tsx", SCRIPT, ...args], {
+  // TELEMETRY_BENCH_CHILD_ARGS: node flags for the peers and the sink (e.g. "--cpu-prof --cpu-prof-dir=p";
+  // Node 20 refuses --cpu-prof in NODE_OPTIONS).
+  const flags = (process.env.TELEMETRY_BENCH_CHILD_ARGS ?? "").split(" ").filter((f) => f !== "");
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", SCRIPT, ...args], {
     stdio: ["pipe", "pipe", "inherit"],
     env: { ...process.env, ...env },
   });
@@ -94,6 +107,8 @@ interface Variant {
   /** Registers / removes the process-wide globals the variant needs (context manager, propagator). */
   activate(): void;
   deactivate(): void;
+  /** Exports the spans the variant's batch processor still holds, so that their cost stays in its round. */
+  flush(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -116,7 +131,13 @@ function fanOutWith(c: Coordinator, peers: string[]): () => Promise<void> {
 
 function off(transport: GrpcTransport, book: LatencyBook, peers: string[]): Variant {
   const c = new Coordinator({ transport, book, nodeId: "bench" });
-  return { fanOut: fanOutWith(c, peers), activate() {}, deactivate() {}, close: async () => {} };
+  return {
+    fanOut: fanOutWith(c, peers),
+    activate() {},
+    deactivate() {},
+    flush: async () => {},
+    close: async () => {},
+  };
 }
 
 /** No telemetry, but the process-wide AsyncLocalStorage context manager and propagator that the SDK
@@ -129,11 +150,15 @@ function contextOnly(transport: GrpcTransport, book: LatencyBook, peers: string[
     activate() {
       context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
       propagation.setGlobalPropagator(propagator);
+      // AsyncLocalStorage turns Node's async hooks on at its first run(), and a node always gets
+      // there (its servers run every handler in context.with): without this the hooks stay off.
+      context.with(context.active(), () => undefined);
     },
     deactivate() {
       context.disable();
       propagation.disable();
     },
+    flush: async () => {},
     close: async () => {},
   };
 }
@@ -178,6 +203,7 @@ async function on(
       context.disable();
       propagation.disable();
     },
+    flush: () => sdk.tracerProvider.forceFlush(),
     close: async () => {
       t.close();
       await sdk.shutdown();
@@ -225,7 +251,22 @@ export async function run(): Promise<void> {
   const peersCpu = async (): Promise<number> =>
     (await Promise.all(peers.map((p) => p.cpu()))).reduce((a, b) => a + b, 0);
   const names = ["off", "context", "on", "sampled"] as const;
-  const rounds: Record<(typeof names)[number], { rate: number; cpu: number; peer: number }[]> = {
+  type Name = (typeof names)[number];
+  /**
+   * TELEMETRY_BENCH_VARIANTS=off,on: interleave only these (off is always one), print the paired costs
+   * and record nothing. TELEMETRY_BENCH_ONLY=<variant>: run that variant alone for ROUNDS × ROUND_MS
+   * (for `--cpu-prof`; TELEMETRY_BENCH_CHILD_ARGS gives the peers node flags), print its CPU.
+   */
+  const picked = (process.env.TELEMETRY_BENCH_VARIANTS ?? names.join(",")).split(",").map((v) => v.trim());
+  const only = process.env.TELEMETRY_BENCH_ONLY;
+  for (const v of [...picked, ...(only === undefined ? [] : [only])]) {
+    if (!(names as readonly string[]).includes(v)) {
+      throw new Error(`TELEMETRY_BENCH_VARIANTS/ONLY: got "${v}", expected one of ${names.join(", ")}`);
+    }
+  }
+  const running = names.filter((n) => n === "off" || picked.includes(n));
+  const complete = running.length === names.length;
+  const rounds: Record<Name, { rate: number; cpu: number; peer: number }[]> = {
     off: [],
     context: [],
     on: [],
@@ -248,14 +289,32 @@ export async function run(): Promise<void> {
   };
   for (const v of Object.values(variants)) v.deactivate();
   try {
-    for (const name of names) {
+    if (only !== undefined) {
+      const v = variants[only as Name];
+      v.activate();
+      await closedLoop(v.fanOut, 1_000);
+      const p0 = await peersCpu();
+      const c0 = process.cpuUsage();
+      const n = await closedLoop(v.fanOut, ROUNDS * ROUND_MS);
+      await v.flush();
+      const c1 = process.cpuUsage(c0);
+      const p1 = await peersCpu();
+      v.deactivate();
+      console.log(
+        `${only}: ${n} fan-outs, coordinator ${((c1.user + c1.system) / n).toFixed(0)} µs CPU/fan-out, peers ${((p1 - p0) / n).toFixed(0)} µs, load ${loadavg()[0]!.toFixed(2)}`,
+      );
+      return;
+    }
+    for (const name of running) {
       variants[name].activate();
       await closedLoop(variants[name].fanOut, 1_000); // warm-up: connections, JIT, estimates
+      await variants[name].flush();
       variants[name].deactivate();
     }
+    await peersCpu(); // the peers export what the warm-up left
     for (let r = 0; r < ROUNDS; r++) {
       // Rotate the order so that no variant always follows the same one.
-      const order = names.map((_, i) => names[(i + r) % names.length]!);
+      const order = running.map((_, i) => running[(i + r) % running.length]!);
       for (const name of order) {
         variants[name].activate();
         const p0 = await peersCpu();
@@ -263,6 +322,8 @@ export async function run(): Promise<void> {
         const t0 = now();
         const n = await closedLoop(variants[name].fanOut, ROUND_MS);
         const t1 = now();
+        // Spans still batched are exported now, in their own round (peers: before they report CPU).
+        await variants[name].flush();
         const c1 = process.cpuUsage(c0);
         const p1 = await peersCpu();
         variants[name].deactivate();
@@ -295,15 +356,56 @@ export async function run(): Promise<void> {
    * machine's load drifts between rounds much more than telemetry costs, so totals over the run are
    * dominated by that drift; pairs of neighbouring rounds see the same load.
    */
-  const cost = (name: "context" | "on" | "sampled", key: "rate" | "cpu" | "peer"): number => {
+  const cost = (name: "context" | "on" | "sampled", key: "rate" | "cpu" | "peer" | "total"): number => {
     const ratios = rounds[name]
       .map((x, i) => {
-        const base = rounds.off[i]![key];
-        return key === "rate" ? (1 - x.rate / base) * 100 : (x[key] / base - 1) * 100;
+        const base = rounds.off[i]!;
+        if (key === "rate") return (1 - x.rate / base.rate) * 100;
+        if (key === "total") return ((x.cpu + x.peer) / (base.cpu + base.peer) - 1) * 100;
+        return (x[key] / base[key] - 1) * 100;
       })
       .sort((a, b) => a - b);
     return ratios[Math.floor(ratios.length / 2)]!;
   };
+  /** The interquartile range of the same paired ratios: how far apart the rounds were. */
+  const spread = (name: "context" | "on" | "sampled", key: "rate" | "cpu" | "total"): string => {
+    const base = (i: number) => rounds.off[i]!;
+    const ratios = rounds[name]
+      .map((x, i) =>
+        key === "rate"
+          ? (1 - x.rate / base(i).rate) * 100
+          : key === "total"
+            ? ((x.cpu + x.peer) / (base(i).cpu + base(i).peer) - 1) * 100
+            : (x.cpu / base(i).cpu - 1) * 100,
+      )
+      .sort((a, b) => a - b);
+    const q = (f: number): string => ratios[Math.floor((ratios.length - 1) * f)]!.toFixed(1);
+    return `rounds' interquartile range ${q(0.25)} .. ${q(0.75)} %`;
+  };
+  if (!complete) {
+    console.table(
+      Object.fromEntries(
+        running.map((name) => [
+          name,
+          {
+            "fan-outs/s": Number(rate(totals[name]).toFixed(1)),
+            "coord µs": Number(cpuPer(totals[name]).toFixed(0)),
+            "peers µs": Number(peerPer(totals[name]).toFixed(0)),
+            ...(name === "off"
+              ? {}
+              : {
+                  "wall %": Number(cost(name, "rate").toFixed(1)),
+                  "coord %": Number(cost(name, "cpu").toFixed(1)),
+                  "peers %": Number(cost(name, "peer").toFixed(1)),
+                  "total CPU %": Number(cost(name, "total").toFixed(1)),
+                }),
+          },
+        ]),
+      ),
+    );
+    console.log(`load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}`);
+    return;
+  }
   const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS}×${ROUND_MS} ms interleaved rounds per variant`;
   recordFigures("telemetry-grpc", {
     "fan-outs/s, telemetry off (gRPC, 8 peers)": { value: rate(totals.off), unit: "1/s", note },
@@ -312,7 +414,7 @@ export async function run(): Promise<void> {
       value: cost("on", "rate"),
       unit: "%",
       target: 5,
-      note: "median over rounds of the paired ratio to the neighbouring off round; wall clock on a shared machine",
+      note: `median over rounds of the paired ratio to the neighbouring off round; wall clock on a shared machine; ${spread("on", "rate")}`,
     },
     "coordinator CPU per fan-out, off": { value: cpuPer(totals.off), unit: "µs" },
     "coordinator CPU per fan-out, on": { value: cpuPer(totals.on), unit: "µs" },
@@ -320,12 +422,24 @@ export async function run(): Promise<void> {
       value: cost("on", "cpu"),
       unit: "%",
       target: 5,
-      note: "user+system CPU of the coordinator process: the throughput cost when its core is the bottleneck",
+      note: `user+system CPU of the coordinator process; ${spread("on", "cpu")}`,
     },
     "coordinator CPU cost of the context manager alone": {
       value: cost("context", "cpu"),
       unit: "%",
       note: "AsyncLocalStorage context manager + W3C propagator registered, no telemetry: Node 20's async_hooks",
+    },
+    "total CPU cost of telemetry (coordinator + peers)": {
+      value: cost("on", "total"),
+      unit: "%",
+      target: 5,
+      note: `what the throughput cost comes to when these processes share all the cores; ${spread("on", "total")}`,
+    },
+    "total CPU cost of telemetry, 10% sampled": {
+      value: cost("sampled", "total"),
+      unit: "%",
+      target: 5,
+      note: spread("sampled", "total"),
     },
     "fan-outs/s, telemetry on, 10% sampled (parentbased_traceidratio 0.1)": {
       value: rate(totals.sampled),

@@ -1,6 +1,7 @@
 /**
  * Child processes for bench/telemetry-grpc.bench.ts, on 127.0.0.1:0, printing `PORT <n>` on stdout;
- * each answers `cpu` on stdin with `CPU <user+system µs>` and exits when stdin closes.
+ * each answers `cpu` on stdin with `CPU <user+system µs>` (a peer first exports the spans it still
+ * batches) and exits when stdin closes.
  *
  *   telemetry-peer.ts peer <id>   an echo peer (createSwarmServer) with the node's SDK installed
  *                                 (startTelemetry from the OTEL_* env the bench passes): its Branch
@@ -15,12 +16,17 @@ import { startTelemetry } from "../src/telemetry/sdk/setup.js";
 
 const [role, id] = process.argv.slice(2);
 
-function cpuOnRequest(onEnd: () => void): void {
+/** `flush` runs before each CPU reading: spans still batched are exported in the round that made them. */
+function cpuOnRequest(onEnd: () => void, flush: () => Promise<void> = async () => {}): void {
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", (d: string) => {
     if (d.includes("cpu")) {
-      const u = process.cpuUsage();
-      process.stdout.write(`CPU ${u.user + u.system}\n`);
+      void flush()
+        .catch(() => undefined)
+        .then(() => {
+          const u = process.cpuUsage();
+          process.stdout.write(`CPU ${u.user + u.system}\n`);
+        });
     }
   });
   process.stdin.on("end", () => {
@@ -64,9 +70,12 @@ if (role === "sink") {
   });
   const { port } = await server.listen("127.0.0.1:0");
   process.stdout.write(`PORT ${port}\n`);
-  cpuOnRequest(() => {
-    server.forceClose();
-    // The sink may already be gone: what the peer could not export is not the bench's concern.
-    sdk.shutdown().catch(() => undefined);
-  });
+  cpuOnRequest(
+    () => {
+      server.forceClose();
+      // The sink may already be gone: what the peer could not export is not the bench's concern.
+      sdk.shutdown().catch(() => undefined);
+    },
+    () => sdk.tracerProvider.forceFlush(),
+  );
 }
