@@ -25,7 +25,11 @@ export interface SignatureLookup {
   readonly size: number;
 }
 
-/** What a coordinator knows about one candidate peer (advertised state, piggybacked on replies). */
+/**
+ * What a coordinator knows about one candidate peer (advertised state, piggybacked on replies). A view is
+ * immutable once given to a router: a new state is a new view object (routers cache what they read from
+ * a view, per object).
+ */
 export interface PeerView {
   readonly id: PeerId;
   /** Advertised queue depth per queue key (`r/k`): units waiting or in service. Missing keys are 0. */
