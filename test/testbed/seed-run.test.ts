@@ -2,7 +2,7 @@
  * The seed scenario as real processes, short: the report's fields, the orderings the seed predicts,
  * and no testbed process alive afterwards. Runs the built CLI (npm run build first).
  *
- * The orderings are asserted only when the run reproduced the scenario's latency (the measured
+ * The ordering is asserted only when the run reproduced the scenario's latency (the measured
  * fan-out p50 within 3x of the model's): on a machine so loaded that a 22 ms fan-out takes 500 ms,
  * the run measures the machine, and the test says so instead of asserting on it.
  */
@@ -94,16 +94,13 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         }
         const naive = r.policies["naive-p50"];
         const rule = r.policies["p99-boundary"];
+        // What the measured runs show every time: the rule speculates less (commits per fan-out
+        // down). The seed's other predictions (decision-relevant commit rate up, abandon cost per
+        // fan-out down, net value above naive-p50 across the grid) are computed in report.checks and
+        // printed here, not asserted: measured runs do not show them yet (docs/testbed.md, "What the
+        // runs show"), and a test that asserted them would fail on the truth.
         expect(rule.commits_per_fanout).toBeLessThan(naive.commits_per_fanout);
-        if (rule.decision_relevant_commit_rate !== null && naive.decision_relevant_commit_rate !== null) {
-          expect(rule.decision_relevant_commit_rate).toBeGreaterThan(naive.decision_relevant_commit_rate);
-        }
-        expect(rule.abandon_cost_ms_per_fanout).toBeLessThan(naive.abandon_cost_ms_per_fanout);
-        for (const row of r.sensitivity) {
-          expect(row.net_value_per_fanout["p99-boundary"]).toBeGreaterThan(
-            row.net_value_per_fanout["naive-p50"],
-          );
-        }
+        console.info(`seed predictions on this run: ${JSON.stringify(r.checks)}`);
       },
     );
 
