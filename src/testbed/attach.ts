@@ -23,15 +23,13 @@ import { NodeClient } from "../node/client.js";
 import type { CallRecord } from "./records.js";
 import { LoadGenerator } from "./load-generator.js";
 import { Progress } from "./progress.js";
-import { buildReport } from "./report.js";
 import type { Report } from "./report.js";
 import { renderHtml } from "./report-html.js";
 import { formatTable } from "./report-table.js";
-import { driveLoad } from "./drive.js";
+import { driveLoad, driveReport } from "./drive.js";
 import type { DriveResult } from "./drive.js";
 import { waitMembership } from "./run-testbed.js";
 import type { Scenario } from "./scenario-types.js";
-import { scoreContext } from "./score-call.js";
 import { SwarmClient } from "./swarm-client.js";
 import { decisionOptions, gatewayModels, planPeers } from "./topology.js";
 
@@ -105,7 +103,6 @@ export interface AttachResult {
   readonly files: { readonly json: string; readonly html: string; readonly table: string };
 }
 
-const DEFAULT_RESERVE_MS = 5;
 const ANSWERED = new Set(["committed", "partial", "late"]);
 
 /** `a=host:port,b=host:port` → Map; throws a usage-shaped error naming the bad part. */
@@ -248,24 +245,17 @@ export async function runAttached(o: AttachOptions): Promise<AttachResult> {
     watch.stop();
     for (const c of [...coordClients.values(), ...peerClients.values()]) c.close();
   }
-  const measuredStart = driven?.measuredStart ?? Date.now();
-  const measuredEnd = Math.max(measuredStart, driven?.measuredEnd ?? measuredStart);
-  const reserve =
-    typeof s.node.deadlineReserveMs === "number" ? s.node.deadlineReserveMs : DEFAULT_RESERVE_MS;
-  const base = buildReport({
+  const base = driveReport({
     scenario: s,
+    peers,
+    decision,
     startedAt,
-    durationS: (measuredEnd - measuredStart) / 1000,
     interrupted,
-    calls: gen.calls,
-    measures: gen.measures,
+    gen,
+    driven,
     processes: null,
-    loopDelayMs: driven?.loopDelayMs ?? { p50: null, p99: null, max: null },
-    score: scoreContext(peers, decision, s.valueModel.continuationMs, reserve),
-    peerGroups: new Map(
-      peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),
-    ),
   });
+  const measuredStart = driven?.measuredStart ?? Date.now();
   const events: MembershipEvent[] = watch.events.map((e) => ({
     t_s: round2((e.at - measuredStart) / 1000),
     coordinator: e.coordinator,

@@ -6,6 +6,10 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { LoadGenerator } from "./load-generator.js";
+import { buildReport } from "./report.js";
+import type { ProcessSummary, Report } from "./report.js";
+import { scoreContext } from "./score-call.js";
+import type { PeerPlan } from "./topology.js";
 import type { Progress } from "./progress.js";
 import { requestStream } from "./request-stream.js";
 import type { Scenario } from "./scenario-types.js";
@@ -77,4 +81,43 @@ export async function driveLoad(
       max: measured ? loopDelay.max / 1e6 : null,
     },
   };
+}
+
+/** The node's deadline reserve when the scenario's node config does not set one (config default). */
+const DEFAULT_RESERVE_MS = 5;
+
+/** What a driven run hands the report, beside the load generator's rows. */
+export interface DrivenRun {
+  readonly scenario: Scenario;
+  readonly peers: readonly PeerPlan[];
+  readonly decision: Parameters<typeof scoreContext>[1];
+  readonly startedAt: Date;
+  readonly interrupted: boolean;
+  readonly gen: Pick<LoadGenerator, "calls" | "measures">;
+  /** Undefined when the run was interrupted before the load started. */
+  readonly driven: DriveResult | undefined;
+  readonly processes: ProcessSummary | null;
+}
+
+/** The report of a driven run, launched or attached: the measured window, scoring and peer groups. */
+export function driveReport(r: DrivenRun): Report {
+  const s = r.scenario;
+  const measuredStart = r.driven?.measuredStart ?? Date.now();
+  const measuredEnd = Math.max(measuredStart, r.driven?.measuredEnd ?? measuredStart);
+  const reserve =
+    typeof s.node.deadlineReserveMs === "number" ? s.node.deadlineReserveMs : DEFAULT_RESERVE_MS;
+  return buildReport({
+    scenario: s,
+    startedAt: r.startedAt,
+    durationS: (measuredEnd - measuredStart) / 1000,
+    interrupted: r.interrupted,
+    calls: r.gen.calls,
+    measures: r.gen.measures,
+    processes: r.processes,
+    loopDelayMs: r.driven?.loopDelayMs ?? { p50: null, p99: null, max: null },
+    score: scoreContext(r.peers, r.decision, s.valueModel.continuationMs, reserve),
+    peerGroups: new Map(
+      r.peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),
+    ),
+  });
 }

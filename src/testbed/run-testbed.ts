@@ -13,14 +13,12 @@ import { Launcher } from "./launcher.js";
 import type { HostSpec } from "./launcher.js";
 import { LoadGenerator } from "./load-generator.js";
 import { Progress } from "./progress.js";
-import { buildReport } from "./report.js";
 import type { ProcessSummary, Report } from "./report.js";
 import { renderHtml } from "./report-html.js";
 import { formatTable } from "./report-table.js";
-import { driveLoad } from "./drive.js";
+import { driveLoad, driveReport } from "./drive.js";
 import type { DriveResult } from "./drive.js";
 import type { Scenario } from "./scenario-types.js";
-import { scoreContext } from "./score-call.js";
 import { SwarmClient } from "./swarm-client.js";
 import {
   coordinatorNodeConfig,
@@ -54,8 +52,6 @@ export interface RunResult {
   /** Every process the run started (their pids), for callers that verify none outlived it. */
   readonly pids: readonly number[];
 }
-
-const DEFAULT_RESERVE_MS = 5;
 
 export async function runTestbed(o: RunOptions): Promise<RunResult> {
   const s = o.scenario;
@@ -210,23 +206,15 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
       left_running: stop.leftRunning,
     };
   }
-  const measuredStart = driven?.measuredStart ?? Date.now();
-  const measuredEnd = Math.max(measuredStart, driven?.measuredEnd ?? measuredStart);
-  const reserve =
-    typeof s.node.deadlineReserveMs === "number" ? s.node.deadlineReserveMs : DEFAULT_RESERVE_MS;
-  const report = buildReport({
+  const report = driveReport({
     scenario: s,
+    peers,
+    decision,
     startedAt,
-    durationS: (measuredEnd - measuredStart) / 1000,
     interrupted,
-    calls: gen.calls,
-    measures: gen.measures,
+    gen,
+    driven,
     processes,
-    loopDelayMs: driven?.loopDelayMs ?? { p50: null, p99: null, max: null },
-    score: scoreContext(peers, decision, s.valueModel.continuationMs, reserve),
-    peerGroups: new Map(
-      peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),
-    ),
   });
   const table = formatTable(report);
   const files = {
