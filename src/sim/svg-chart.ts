@@ -12,7 +12,7 @@
  * await writeFile("stability.svg", svg);
  */
 
-import { esc, extent, plotFrame, PALETTE, px, svgHeader, ticks, xGrid, yGrid } from "../util/svg.js";
+import { esc, extent, PALETTE, px, svgHeader, xyAxes } from "../util/svg.js";
 
 export interface LineSeries {
   readonly name: string;
@@ -52,16 +52,17 @@ export function lineChart(o: LineChartOptions): string {
   const sy = (y: number): number => m.top + ph - ((ty(y) - y0) / (y1 - y0)) * ph;
 
   const out: string[] = [svgHeader(width, height, o.title)];
-  out.push(...xGrid(m, ph, ticks(x0, x1), sx));
   out.push(
-    ...yGrid(
-      m,
-      pw,
-      ticks(y0, y1).map((t) => (o.yLog ? 10 ** t : t)),
+    ...xyAxes(m, pw, ph, height, {
+      x: [x0, x1],
+      y: [y0, y1],
+      sx,
       sy,
-    ),
+      yLog: o.yLog === true,
+      xLabel: o.xLabel,
+      yLabel: o.yLabel,
+    }),
   );
-  out.push(plotFrame(m, pw, ph, height, o.xLabel, o.yLabel + (o.yLog ? " (log)" : "")));
   for (const h of refs) {
     const y = sy(h.y);
     out.push(

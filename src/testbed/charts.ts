@@ -2,7 +2,7 @@
  * The two chart shapes the report needs beyond src/sim/svg-chart.ts's line chart: many thin lines
  * coloured by group (one line per peer), and grouped bars. Self-contained SVG, no network.
  */
-import { esc, fmt, plotFrame, px, svgHeader, ticks, xGrid, yGrid } from "../util/svg.js";
+import { esc, fmt, plotFrame, px, svgHeader, ticks, xyAxes, yGrid } from "../util/svg.js";
 
 export interface GroupedLine {
   readonly group: string;
@@ -45,16 +45,17 @@ export function manyLinesChart(o: ManyLinesOptions): string {
   const groups = [...new Set(o.lines.map((l) => l.group))];
   const color = (g: string): string => COLORS[groups.indexOf(g) % COLORS.length]!;
   const out = [svgHeader(width, height, o.title)];
-  out.push(...xGrid(m, ph, ticks(x0, x1), sx));
   out.push(
-    ...yGrid(
-      m,
-      pw,
-      ticks(y0, y1).map((t) => (o.yLog ? 10 ** t : t)),
+    ...xyAxes(m, pw, ph, height, {
+      x: [x0, x1],
+      y: [y0, y1],
+      sx,
       sy,
-    ),
+      yLog: o.yLog === true,
+      xLabel: o.xLabel,
+      yLabel: o.yLabel,
+    }),
   );
-  out.push(plotFrame(m, pw, ph, height, o.xLabel, o.yLabel + (o.yLog ? " (log)" : "")));
   for (const l of o.lines) {
     const valid = l.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
     if (valid.length === 0) continue;

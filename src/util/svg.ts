@@ -114,3 +114,32 @@ export function fmt(n: number): string {
 export function esc(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
+
+/** The axes of an x/y chart: grids with tick labels over the domain, then the frame and labels. */
+export function xyAxes(
+  m: Margins,
+  pw: number,
+  ph: number,
+  height: number,
+  a: {
+    readonly x: readonly [number, number];
+    /** In plotted units: log10 of the value when `yLog`. */
+    readonly y: readonly [number, number];
+    readonly sx: (x: number) => number;
+    readonly sy: (y: number) => number;
+    readonly yLog?: boolean;
+    readonly xLabel: string;
+    readonly yLabel: string;
+  },
+): string[] {
+  return [
+    ...xGrid(m, ph, ticks(a.x[0], a.x[1]), a.sx),
+    ...yGrid(
+      m,
+      pw,
+      ticks(a.y[0], a.y[1]).map((t) => (a.yLog === true ? 10 ** t : t)),
+      a.sy,
+    ),
+    plotFrame(m, pw, ph, height, a.xLabel, a.yLabel + (a.yLog === true ? " (log)" : "")),
+  ];
+}
