@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { GrpcTransport } from "../../src/mesh/grpc-transport.js";
 import { NodeClient } from "../../src/node/client.js";
-import { ROOT } from "./helpers/spawn-node.js";
+import { cleanEnv, ROOT, watchLogs } from "./helpers/spawn-node.js";
 import type { LogLine } from "./helpers/spawn-node.js";
 
 const MAIN = join(ROOT, "dist", "cli", "main.js");
@@ -58,14 +58,6 @@ afterAll(() => {
   }
 });
 
-function env(): Record<string, string> {
-  const e: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("TAILSWARM_") && !k.startsWith("OTEL_")) e[k] = v;
-  }
-  return e;
-}
-
 /** Starts the daemon as the leader of a new process group and waits for its "listening" line. */
 async function startDaemon(nodeId: string): Promise<Daemon> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run 'npm run build' (npm test does)`);
@@ -74,59 +66,19 @@ async function startDaemon(nodeId: string): Promise<Daemon> {
     [MAIN, "node", "--config", config, "--node-id", nodeId, "--listen", "127.0.0.1:0"],
     {
       cwd: ROOT,
-      env: { ...env(), TAILSWARM_DRAIN_GRACE_MS: String(DRAIN_GRACE_MS) },
+      env: { ...cleanEnv(), TAILSWARM_DRAIN_GRACE_MS: String(DRAIN_GRACE_MS) },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     },
   );
-  const logs: LogLine[] = [];
-  let raw = "";
-  let partial = "";
-  const waiters = new Set<{ pred: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();
   child.stdout.resume();
-  child.stderr.on("data", (d: Buffer) => {
-    raw += d.toString();
-    partial += d.toString();
-    const lines = partial.split("\n");
-    partial = lines.pop() ?? "";
-    for (const line of lines) {
-      if (!line.startsWith("{")) continue;
-      try {
-        const l = JSON.parse(line) as LogLine;
-        logs.push(l);
-        for (const w of [...waiters]) {
-          if (w.pred(l)) {
-            waiters.delete(w);
-            w.resolve(l);
-          }
-        }
-      } catch {
-        // not a log line
-      }
-    }
-  });
   const exited = new Promise<Exit>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal, at: performance.now() })),
   );
-  const waitForLog = (pred: (l: LogLine) => boolean, timeoutMs = 30_000): Promise<LogLine> => {
-    const found = logs.find(pred);
-    if (found) return Promise.resolve(found);
-    return new Promise((resolve, reject) => {
-      const w = { pred, resolve: (l: LogLine) => (clearTimeout(t), resolve(l)) };
-      const t = setTimeout(() => {
-        waiters.delete(w);
-        reject(new Error(`no matching log line in ${timeoutMs} ms; stderr so far:\n${raw}`));
-      }, timeoutMs);
-      waiters.add(w);
-      void exited.then((e) => {
-        if (!waiters.delete(w)) return;
-        clearTimeout(t);
-        reject(
-          new Error(`node exited (${e.code ?? e.signal}) before the expected log line; stderr:\n${raw}`),
-        );
-      });
-    });
-  };
+  const { logs, stderr, waitForLog } = watchLogs(
+    child,
+    exited.then((e) => String(e.code ?? e.signal)),
+  );
   const listening = await waitForLog((l) => l.msg === "listening", 60_000);
   const d: Daemon = {
     child,
@@ -135,7 +87,7 @@ async function startDaemon(nodeId: string): Promise<Daemon> {
     logs,
     exited,
     waitForLog,
-    stderr: () => raw,
+    stderr,
   };
   daemons.push(d);
   return d;

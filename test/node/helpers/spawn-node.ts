@@ -55,29 +55,22 @@ export function runCli(
   });
 }
 
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("TAILSWARM_") && !k.startsWith("OTEL_")) env[k] = v;
-  }
-  return env;
+/** The JSON log lines of a node's stderr as they arrive, and a wait for the first matching one. */
+export interface LogWatch {
+  readonly logs: LogLine[];
+  /** Everything the process wrote to stderr so far. */
+  readonly stderr: () => string;
+  /** Resolves with the first matching line; rejects after `timeoutMs` or once `exited` settles. */
+  readonly waitForLog: (pred: (l: LogLine) => boolean, timeoutMs?: number) => Promise<LogLine>;
 }
 
-export function spawnNode(
-  args: readonly string[],
-  env: Record<string, string> = {},
-  startTimeoutMs = 60_000,
-): Promise<RunningNode> {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "node", ...args], {
-    cwd: ROOT,
-    env: { ...cleanEnv(), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/** Watches `child`'s stderr; `exited` resolves with how it ended (for the error message). */
+export function watchLogs(child: ChildProcess, exited: Promise<string>): LogWatch {
   const logs: LogLine[] = [];
   let raw = "";
   let partial = "";
   const waiters = new Set<{ pred: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();
-  child.stderr.on("data", (d: Buffer) => {
+  child.stderr?.on("data", (d: Buffer) => {
     raw += d.toString();
     partial += d.toString();
     const lines = partial.split("\n");
@@ -98,9 +91,6 @@ export function spawnNode(
       }
     }
   });
-  const exited = new Promise<number>((resolve) => {
-    child.on("exit", (code, signal) => resolve(code ?? 128 + (SIGNALS[signal ?? ""] ?? 0)));
-  });
   const waitForLog = (pred: (l: LogLine) => boolean, timeoutMs = 30_000): Promise<LogLine> => {
     const found = logs.find(pred);
     if (found) return Promise.resolve(found);
@@ -111,20 +101,48 @@ export function spawnNode(
         reject(new Error(`no matching log line in ${timeoutMs} ms; stderr so far:\n${raw}`));
       }, timeoutMs);
       waiters.add(w);
-      void exited.then((code) => {
-        if (!waiters.has(w)) return;
-        waiters.delete(w);
+      void exited.then((how) => {
+        if (!waiters.delete(w)) return;
         clearTimeout(t);
-        reject(new Error(`node exited with ${code} before the expected log line; stderr:\n${raw}`));
+        reject(new Error(`node exited (${how}) before the expected log line; stderr:\n${raw}`));
       });
     });
   };
+  return { logs, stderr: () => raw, waitForLog };
+}
+
+/** The caller's environment without TAILSWARM_* and OTEL_* (a test's node sees only what it sets). */
+export function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith("TAILSWARM_") && !k.startsWith("OTEL_")) env[k] = v;
+  }
+  return env;
+}
+
+export function spawnNode(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  startTimeoutMs = 60_000,
+): Promise<RunningNode> {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "node", ...args], {
+    cwd: ROOT,
+    env: { ...cleanEnv(), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<number>((resolve) => {
+    child.on("exit", (code, signal) => resolve(code ?? 128 + (SIGNALS[signal ?? ""] ?? 0)));
+  });
+  const { logs, stderr, waitForLog } = watchLogs(
+    child,
+    exited.then((code) => String(code)),
+  );
   return waitForLog((l) => l.msg === "listening", startTimeoutMs).then((l) => ({
     child,
     address: l.address as string,
     port: l.port as number,
     logs,
-    stderr: () => raw,
+    stderr,
     exited,
     waitForLog,
     kill: (signal: NodeJS.Signals = "SIGTERM") => void child.kill(signal),
