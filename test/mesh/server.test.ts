@@ -29,10 +29,11 @@ describe("swarm server", () => {
     method: K,
     request: unknown,
     deadline: number = Date.now() + 5_000,
+    via: grpc.Client = client,
   ): Promise<Result<WireBranchReply>> {
     const m = swarmService()[method];
     return new Promise((resolve) =>
-      client.makeUnaryRequest(
+      via.makeUnaryRequest(
         m.path,
         m.requestSerialize as (v: unknown) => Buffer,
         m.responseDeserialize as (b: Buffer) => WireBranchReply,
@@ -193,18 +194,12 @@ describe("swarm server", () => {
   it("close() drains in-flight work, then stops", async () => {
     const other = await startServer({ nodeId: "drain" });
     const c = new grpc.Client(other.address, grpc.credentials.createInsecure());
-    const m = swarmService().Branch;
-    const pending = new Promise<grpc.ServiceError | null>((resolve) =>
-      c.makeUnaryRequest(
-        m.path,
-        m.requestSerialize,
-        m.responseDeserialize,
-        { kind: "sleep", branchId: "d", payload: Buffer.from('{"ms":100}') },
-        new grpc.Metadata(),
-        { deadline: Date.now() + 5_000 },
-        (e) => resolve(e),
-      ),
-    );
+    const pending = unary(
+      "Branch",
+      { kind: "sleep", branchId: "d", payload: Buffer.from('{"ms":100}') },
+      Date.now() + 5_000,
+      c,
+    ).then((r) => r.err);
     await until(() => other.server.state().inFlight === 1);
     expect(await other.server.close(5_000)).toBe(true);
     expect(await pending).toBeNull();
@@ -214,18 +209,12 @@ describe("swarm server", () => {
   it("a forceClose() during close()'s drain ends it at once and close() reports not drained", async () => {
     const other = await startServer({ nodeId: "forced" });
     const c = new grpc.Client(other.address, grpc.credentials.createInsecure());
-    const m = swarmService().Branch;
-    const pending = new Promise<grpc.ServiceError | null>((resolve) =>
-      c.makeUnaryRequest(
-        m.path,
-        m.requestSerialize,
-        m.responseDeserialize,
-        { kind: "sleep", branchId: "f", payload: Buffer.from("{}") },
-        new grpc.Metadata(),
-        { deadline: Date.now() + 60_000 },
-        (e) => resolve(e),
-      ),
-    );
+    const pending = unary(
+      "Branch",
+      { kind: "sleep", branchId: "f", payload: Buffer.from("{}") },
+      Date.now() + 60_000,
+      c,
+    ).then((r) => r.err);
     await until(() => other.server.state().inFlight === 1);
     const closing = other.server.close(60_000);
     await new Promise((r) => setTimeout(r, 50));
