@@ -13,17 +13,15 @@
  * $TAILSWARM_IMAGE as it is.
  */
 import { spawn } from "node:child_process";
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { expectNothingLeft } from "./helpers/compose-project.js";
 import { loadScenario } from "../../src/testbed/scenario-loader.js";
 import { planPeers } from "../../src/testbed/topology.js";
 
-const run = promisify(execFile);
 const enabled = process.env.TAILSWARM_DOCKER_TESTS === "1";
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -129,14 +127,6 @@ describe.skipIf(!enabled)("docker/testbed.sh --small --observability", () => {
     // Nothing with the project label is left.
     const project = /tearing down (tailswarm-tb-\d+)/.exec(stderr)?.[1];
     expect(project, stderr).toBeDefined();
-    const label = `label=com.docker.compose.project=${project!}`;
-    for (const kind of [
-      ["ps", "-aq"],
-      ["network", "ls", "-q"],
-      ["volume", "ls", "-q"],
-    ]) {
-      const { stdout } = await run("docker", [...kind, "--filter", label]);
-      expect(stdout.trim(), kind.join(" ")).toBe("");
-    }
+    await expectNothingLeft(project!);
   }, 900_000);
 });

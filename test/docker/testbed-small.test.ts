@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { expectNothingLeft } from "./helpers/compose-project.js";
 
 const run = promisify(execFile);
 const enabled = process.env.TAILSWARM_DOCKER_TESTS === "1";
@@ -98,14 +99,6 @@ describe.skipIf(!enabled)("docker/testbed.sh --small", () => {
     expect(lost!.fanouts_after[roomiest]!.answered).toBeGreaterThan(0);
 
     // Nothing with the project label is left.
-    const label = `label=com.docker.compose.project=${project!}`;
-    for (const kind of [
-      ["ps", "-aq"],
-      ["network", "ls", "-q"],
-      ["volume", "ls", "-q"],
-    ]) {
-      const { stdout } = await run("docker", [...kind, "--filter", label]);
-      expect(stdout.trim(), kind.join(" ")).toBe("");
-    }
+    await expectNothingLeft(project!);
   }, 900_000);
 });
