@@ -15,7 +15,7 @@ import type { SensitivityRow } from "./value-model.js";
 
 export interface ProcessSummary {
   readonly peers: number;
-  /** Coordinator nodes: one per (coordinator, policy) in a local run. */
+  /** Coordinator nodes: one per scenario coordinator, serving every policy. */
   readonly coordinators: number;
   /** OS processes the nodes ran in (`tailswarm host` groups several nodes in one). */
   readonly node_processes?: number;
