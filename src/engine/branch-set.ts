@@ -18,7 +18,8 @@
 import { nanoid } from "nanoid";
 import type { Clock } from "../clock/clock.js";
 import type { DecisionModel } from "../decision/types.js";
-import type { InFlight, PeerId } from "../estimate/types.js";
+import type { ObservedFanout } from "../estimate/observed-fanouts.js";
+import type { InFlight, PeerId, Requirement } from "../estimate/types.js";
 import type { LatencySource } from "./latency-source.js";
 import type { BranchResult, PeerTransport, Task } from "./transport.js";
 
@@ -67,6 +68,8 @@ export interface BranchSetContext<Answer> {
   /** Deadline every branch carries (epoch ms). */
   readonly deadline: number;
   readonly task: Task;
+  /** What the fan-out needs of its peers (for the observed completion time). Default: all of them. */
+  readonly requirement?: Requirement;
 }
 
 export class BranchSet<Answer> {
@@ -77,6 +80,9 @@ export class BranchSet<Answer> {
   onSettledAfterClose: ((branch: Branch<Answer>) => void) | undefined;
   readonly #ctx: BranchSetContext<Answer>;
   #open = true;
+  /** The fan-out's own completion time, observed (`LatencySource.beginFanout`). */
+  #observed: ObservedFanout | undefined;
+  #startedAt = 0;
   #unsettled = 0;
   #unsettledMeasurements = 0;
   #wake: (() => void) | undefined;
@@ -102,6 +108,10 @@ export class BranchSet<Answer> {
 
   issue(peers: readonly PeerId[]): void {
     const { transport, clock, book, fanoutId, origin, hop, deadline, task } = this.#ctx;
+    if (this.branches.length === 0 && peers.length > 0) {
+      this.#startedAt = clock.now();
+      this.#observed = book.beginFanout?.(peers, this.#ctx.requirement ?? ALL, this.#startedAt, deadline);
+    }
     for (const peer of peers) {
       const issuedAt = clock.now();
       const branch: Branch<Answer> = {
@@ -233,6 +243,7 @@ export class BranchSet<Answer> {
     branch.endedAt = now;
     this.#unsettled--;
     if (branch.measurement) this.#unsettledMeasurements--;
+    this.#observe(branch, result, now);
     switch (result.kind) {
       case "answer":
         branch.inFlight.complete(now - branch.issuedAt);
@@ -279,4 +290,31 @@ export class BranchSet<Answer> {
       all?.();
     }
   }
+
+  /** Reports a branch's end to the fan-out's observed completion time (the same reading as the peer's). */
+  #observe(branch: Branch<Answer>, result: BranchResult, now: number): void {
+    const observed = this.#observed;
+    if (observed === undefined) return;
+    const start = this.#startedAt;
+    switch (result.kind) {
+      case "answer":
+        observed.answered(now);
+        break;
+      case "deadline":
+        observed.ended("deadline", branch.deadline - start);
+        break;
+      case "abandoned": {
+        const at = branch.abandonedAt ?? now;
+        if (branch.abandonCause === "deadline" || at >= branch.deadline - DEADLINE_HAIR_MS) {
+          observed.ended("deadline", branch.deadline - start);
+        } else observed.ended("abandoned", at - start);
+        break;
+      }
+      case "failed":
+        observed.ended("failed", now - start);
+        break;
+    }
+  }
 }
+
+const ALL: Requirement = { kind: "all" };

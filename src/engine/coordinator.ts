@@ -234,6 +234,7 @@ export class Coordinator {
       hop: o.hop,
       deadline: start + budgetMs,
       task,
+      requirement,
     });
     const run = await executeBranches({
       clock,

@@ -2,6 +2,8 @@ import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
 import { checkRequirement, fanoutQuantiles } from "./fanout.js";
 import type { CdfLike } from "./fanout.js";
+import { ObservedFanouts, observedSetKey } from "./observed-fanouts.js";
+import type { ObservedFanout } from "./observed-fanouts.js";
 import { resolveOptions } from "./options.js";
 import type { LatencyBookOptions } from "./options.js";
 import { PeerLatency } from "./peer-latency.js";
@@ -12,6 +14,9 @@ interface CacheEntry {
   readonly membership: number;
   readonly members: readonly (PeerLatency | undefined)[];
   readonly versions: Float64Array;
+  /** The set's observed completion-time tracker and its version when the entry was computed. */
+  readonly observed: PeerLatency | undefined;
+  readonly observedVersion: number;
   readonly result: FanoutEstimate;
 }
 
@@ -19,6 +24,12 @@ const NO_PEERS: readonly PeerId[] = Object.freeze([]);
 
 /**
  * Every peer's fresh latency, kept by one node, and the fan-out quantiles of a required set.
+ *
+ * The fan-out quantiles come from one of two places (the estimate's `basis`): the set's own completion
+ * times, observed per fan-out (`beginFanout`; see `ObservedFanouts`), when they are fresh — they see peers
+ * whose tails are correlated, which the product cannot — or else Π F_i over the per-peer CDFs (independence:
+ * conservative when tails are positively correlated). Either way the estimate is unknown while any
+ * member's own estimate is unknown (a peer restarted, went silent, has too few samples).
  *
  * `fanout` is the decision path's estimate: it is cached per (peer set, requirement) for `fanoutTickMs` of
  * clock time, and a cached entry is dropped as soon as any member records a sample, ends a call, is reset
@@ -35,6 +46,9 @@ export class LatencyBook {
   readonly options: Readonly<LatencyBookOptions>;
   private readonly byPeer = new Map<PeerId, PeerLatency>();
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly observed: ObservedFanouts;
+  /** Sorted set key of an as-given cache key (the router's order varies; the observed set does not). */
+  private readonly setKeys = new Map<string, string>();
   private membership = 0;
 
   /** @throws TailswarmError INVALID_CONFIG naming the bad key, its value and what was expected. */
@@ -43,6 +57,20 @@ export class LatencyBook {
     private readonly clock: Clock = systemClock,
   ) {
     this.options = Object.freeze(resolveOptions(options));
+    this.observed = new ObservedFanouts(this.options, this.options.observedFanoutSets, clock);
+  }
+
+  /**
+   * A fan-out to `peers` is issued at `nowMs`: observe its completion time (the caller reports each
+   * branch's end to the handle). Undefined when observation is off (`observedFanoutSets: 0`).
+   */
+  beginFanout(
+    peers: readonly PeerId[],
+    requirement: Requirement,
+    nowMs: number,
+    deadlineMs: number,
+  ): ObservedFanout | undefined {
+    return this.observed.begin(peers, requirement, nowMs, deadlineMs);
   }
 
   /** Starts tracking a call to `peer` issued at `nowMs` with an absolute deadline (epoch ms). */
@@ -73,12 +101,14 @@ export class LatencyBook {
     if (p === undefined) return;
     p.version++;
     this.byPeer.delete(peer);
+    this.observed.forgetPeer(peer);
     this.membership++;
   }
 
   /** The peer restarted: forget its samples and calls; its estimate says "peer-reset" until fresh again. */
   reset(peer: PeerId): void {
     this.peerOf(peer).reset();
+    if (this.observed.forgetPeer(peer)) this.membership++;
   }
 
   peers(): PeerId[] {
@@ -141,7 +171,14 @@ export class LatencyBook {
       if (cdf.empty) complete = false;
       cdfs.push(cdf);
     }
-    const q = complete ? fanoutQuantiles(cdfs, requirement) : { p50Ms: NaN, p99Ms: NaN };
+    const observed = n === 0 ? undefined : this.observed.get(this.setKey(key, peers, requirement));
+    observed?.refresh(nowMs);
+    const useObserved = observed !== undefined && observed.status === "fresh";
+    const q = useObserved
+      ? { p50Ms: observed.p50Ms, p99Ms: observed.p99Ms }
+      : complete
+        ? fanoutQuantiles(cdfs, requirement)
+        : { p50Ms: NaN, p99Ms: NaN };
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
@@ -151,23 +188,46 @@ export class LatencyBook {
       size: n,
       maxAgeMs,
       minSamples,
+      basis: useObserved ? "observed" : "independent",
+      observedSamples: observed?.samples ?? 0,
     };
     if (tick > 0) {
       if (this.cache.size >= this.options.maxCachedFanouts) this.cache.clear();
-      this.cache.set(key, { at: nowMs, membership: this.membership, members, versions, result });
+      this.cache.set(key, {
+        at: nowMs,
+        membership: this.membership,
+        members,
+        versions,
+        observed,
+        observedVersion: observed?.version ?? -1,
+        result,
+      });
     }
     return result;
   }
 
-  /** Approximate bytes held by all peers' estimators (excluding the fan-out cache). */
+  /** Approximate bytes held by all peers' estimators and the observed sets (excluding the fan-out cache). */
   get estimatedFootprintInBytes(): number {
-    let bytes = 0;
+    let bytes = this.observed.estimatedFootprintInBytes;
     for (const p of this.byPeer.values()) bytes += p.estimatedFootprintInBytes;
     return bytes;
   }
 
+  /** The observed-set key of `peers` (memoized by the as-given key `key`, or computed when the cache is off). */
+  private setKey(key: string, peers: readonly PeerId[], requirement: Requirement): string {
+    if (key === "") return observedSetKey(peers, requirement);
+    let k = this.setKeys.get(key);
+    if (k === undefined) {
+      if (this.setKeys.size >= this.options.maxCachedFanouts) this.setKeys.clear();
+      k = observedSetKey(peers, requirement);
+      this.setKeys.set(key, k);
+    }
+    return k;
+  }
+
   private valid(entry: CacheEntry, nowMs: number, tick: number): boolean {
     if (!(nowMs >= entry.at && nowMs - entry.at < tick) || entry.membership !== this.membership) return false;
+    if ((entry.observed?.version ?? -1) !== entry.observedVersion) return false;
     const members = entry.members;
     for (let i = 0; i < members.length; i++) {
       const p = members[i];

@@ -14,6 +14,11 @@ export interface LatencyBookOptions extends EstimatorOptions {
   fanoutTickMs: number;
   /** Bound on cached fan-out entries; the cache is cleared when it would grow past it. Default 1024. */
   maxCachedFanouts: number;
+  /**
+   * Required sets whose own completion time is observed per fan-out (`ObservedFanouts`); the least recently
+   * used is dropped past this. 0 turns observation off (the fan-out estimate is then always Π F_i). Default 64.
+   */
+  observedFanoutSets: number;
 }
 
 export const DEFAULT_WINDOW_MS = 10_000;
@@ -29,6 +34,7 @@ export function defaultOptions(windowMs = DEFAULT_WINDOW_MS): LatencyBookOptions
     maxInFlightPerPeer: 256,
     fanoutTickMs: 1,
     maxCachedFanouts: 1024,
+    observedFanoutSets: 64,
   };
 }
 
@@ -53,6 +59,7 @@ const RULES: Record<keyof LatencyBookOptions, [Check, string]> = {
   maxInFlightPerPeer: [intIn(0, 65_536), "an integer in [0, 65536]"],
   fanoutTickMs: [nonNegative, "a finite number of ms >= 0"],
   maxCachedFanouts: [intIn(1, 1_000_000), "an integer in [1, 1000000]"],
+  observedFanoutSets: [intIn(0, 4096), "an integer in [0, 4096]"],
 };
 
 /**

@@ -52,6 +52,14 @@ export interface FanoutEstimate {
   /** Oldest estimate age among the set, and the smallest sample count: what the decision rests on. */
   readonly maxAgeMs: number;
   readonly minSamples: number;
+  /**
+   * Where p50/p99 come from: `observed` — the set's own completion times, observed per fan-out (they see
+   * peers whose tails are correlated); `independent` — Π F_i of the per-peer CDFs, used while the set has
+   * no fresh observed estimate. Absent from sources that only compute the latter.
+   */
+  readonly basis?: "observed" | "independent";
+  /** Fan-outs to this set completed in the window (0 when none was observed). */
+  readonly observedSamples?: number;
 }
 
 /** A call in flight. Exactly one of the four ends counts; later calls are ignored. */

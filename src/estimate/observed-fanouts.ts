@@ -1,0 +1,166 @@
+import type { Clock } from "../clock/clock.js";
+import type { LatencyBookOptions } from "./options.js";
+import { PeerLatency } from "./peer-latency.js";
+import type { InFlight, PeerId, Requirement } from "./types.js";
+
+/**
+ * The fan-out's own completion time, observed: for each required set, the time from issuing the fan-out
+ * until its requirement was met (all of n answered, or k of n), kept in the same fresh, windowed,
+ * censoring-aware estimator as one peer's latency (a {@link PeerLatency} per set).
+ *
+ * Why. The fan-out quantiles computed from the per-peer CDFs (`fanoutCdfAt`) assume the peers'
+ * latencies independent: the all-of-n CDF is Π F_i. Peers behind one congested gateway queue together,
+ * so their tails are positively correlated and the product is too low a CDF — its quantiles too high.
+ * In the seed scenario (six peers behind one NAT gateway among 40) the product put a coordinator's
+ * fan-out p50 at 85–209 ms where the fan-outs themselves took 47–52 ms. The observed completion time
+ * sees the correlation, whatever its shape; it needs fan-outs to the same set to be fresh, and falls back
+ * to the product when it has too few.
+ *
+ * What one fan-out teaches (the ends are those of `InFlight`):
+ * - the requirement met: `complete(time of the k-th answer)` — answers of measurement branches (run on
+ *   after the decision settled) count, since they say when the requirement *would* have been met;
+ * - every branch ended, requirement not met, some branch ran into its deadline: `timedOut()` — the set
+ *   did not answer within the whole budget (a lower bound, like a peer's timeout);
+ * - otherwise, some branch abandoned (the decision settled, the caller gave up): `abandoned(age)` — a
+ *   right-censored observation at the largest age any branch was seen at: the set needs longer than that;
+ * - only failures (refused, unavailable): `failed()` — not a latency.
+ * While a fan-out is out it is a call in flight: a right-censored observation at its current age, so a
+ * fan-out stuck behind a queueing gateway raises the set's p99 before it ends (a tail in progress).
+ *
+ * Sets are keyed by requirement and the sorted peer ids; at most `maxSets` are kept (the least recently
+ * begun is dropped first). Each costs what one peer's estimator costs (≈ 70 KiB at the defaults).
+ *
+ * @example
+ * const observed = new ObservedFanouts(resolveOptions(), 64, clock);
+ * const fanout = observed.begin(["a", "b"], { kind: "all" }, clock.now(), deadline);
+ * // ... each branch end:
+ * fanout.answered(now); fanout.ended("abandoned", ageMs);
+ */
+export class ObservedFanouts {
+  private readonly sets = new Map<string, PeerLatency>();
+
+  constructor(
+    private readonly options: LatencyBookOptions,
+    readonly maxSets: number,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The tracker of a set, or undefined when no fan-out to it was begun (or it was dropped). */
+  get(key: string): PeerLatency | undefined {
+    return this.sets.get(key);
+  }
+
+  /** Starts observing one fan-out to `peers` issued at `nowMs`; undefined when observation is off. */
+  begin(
+    peers: readonly PeerId[],
+    requirement: Requirement,
+    nowMs: number,
+    deadlineMs: number,
+  ): ObservedFanout | undefined {
+    if (this.maxSets === 0 || peers.length === 0) return undefined;
+    const key = observedSetKey(peers, requirement);
+    let set = this.sets.get(key);
+    if (set === undefined) {
+      if (this.sets.size >= this.maxSets) {
+        const oldest = this.sets.keys().next().value as string;
+        this.sets.delete(oldest);
+      }
+      set = new PeerLatency(key, this.options, this.clock);
+    } else {
+      this.sets.delete(key); // re-insert: the Map's order is the order sets were last begun in
+    }
+    this.sets.set(key, set);
+    const k = requirement.kind === "all" ? peers.length : requirement.k;
+    return new ObservedFanout(set.begin(nowMs, deadlineMs), nowMs, k, peers.length);
+  }
+
+  /** Forgets every set containing `peer` (it restarted or left): its fan-outs start fresh. True if any was. */
+  forgetPeer(peer: PeerId): boolean {
+    let any = false;
+    for (const key of [...this.sets.keys()]) {
+      if (!keyHasPeer(key, peer)) continue;
+      this.sets.delete(key);
+      any = true;
+    }
+    return any;
+  }
+
+  get size(): number {
+    return this.sets.size;
+  }
+
+  get estimatedFootprintInBytes(): number {
+    let bytes = 0;
+    for (const s of this.sets.values()) bytes += s.estimatedFootprintInBytes;
+    return bytes;
+  }
+}
+
+/**
+ * One fan-out being observed. The branch set reports each branch's end; the first end that decides the
+ * set's completion (the k-th answer, or the last branch ending without it) ends the observation.
+ */
+export class ObservedFanout {
+  private answers = 0;
+  private open: number;
+  private done = false;
+  private sawDeadline = false;
+  private sawAbandon = false;
+  private maxAgeMs = 0;
+
+  constructor(
+    private readonly call: InFlight,
+    private readonly startMs: number,
+    private readonly k: number,
+    branches: number,
+  ) {
+    this.open = branches;
+  }
+
+  /** A branch answered at `nowMs` (in time or not). */
+  answered(nowMs: number): void {
+    if (this.done) return;
+    this.open--;
+    this.answers++;
+    const age = Math.max(0, nowMs - this.startMs);
+    if (age > this.maxAgeMs) this.maxAgeMs = age;
+    if (this.answers >= this.k) {
+      this.done = true;
+      this.call.complete(age);
+      return;
+    }
+    this.maybeEnd();
+  }
+
+  /**
+   * A branch ended without an answer: at its deadline, abandoned at `ageMs` after the fan-out began, or
+   * failed (not a latency).
+   */
+  ended(how: "deadline" | "abandoned" | "failed", ageMs: number): void {
+    if (this.done) return;
+    this.open--;
+    if (how === "deadline") this.sawDeadline = true;
+    else if (how === "abandoned") this.sawAbandon = true;
+    if (how !== "failed" && ageMs > this.maxAgeMs) this.maxAgeMs = ageMs;
+    this.maybeEnd();
+  }
+
+  private maybeEnd(): void {
+    // Wait for the last branch: while one is out at age c, the set needs longer than c (its latency does).
+    if (this.open > 0) return;
+    this.done = true;
+    if (this.sawDeadline) this.call.timedOut();
+    else if (this.sawAbandon) this.call.abandoned(this.maxAgeMs);
+    else this.call.failed();
+  }
+}
+
+/** The key of a required set: requirement and sorted peer ids (the same set in any order is one set). */
+export function observedSetKey(peers: readonly PeerId[], requirement: Requirement): string {
+  const head = requirement.kind === "all" ? "all" : `q${requirement.k}`;
+  return `${head}\u0000${[...peers].sort().join("\u0000")}`;
+}
+
+function keyHasPeer(key: string, peer: PeerId): boolean {
+  return `${key}\u0000`.includes(`\u0000${peer}\u0000`);
+}

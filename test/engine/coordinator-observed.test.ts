@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { collectModel, harness } from "./harness.js";
+
+const task = { kind: "echo", payload: null };
+
+describe("Coordinator: the fan-out's own completion time feeds step 4", () => {
+  it("peers that queue together: the observed estimate sees the correlation the product cannot", async () => {
+    const h = harness();
+    const peers = Array.from({ length: 12 }, (_, i) => `p${i}`);
+    // Every fan-out, all peers answer after the same latency: 10 ms, or 200 ms one time in five.
+    let shared = 10;
+    for (const p of peers) h.transport.addPeer(p, { latency: () => shared, handler: () => p });
+    for (const p of peers) h.warm(p, [10, 10, 10, 10, 200], 20);
+    const first = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers, budgetMs: 1_000, model: collectModel() }),
+    );
+    expect(first.estimate.basis).toBe("independent");
+    expect(first.estimate.p50Ms).toBeGreaterThan(150); // 0.8^12 ≈ 0.07: the product says 200 ms
+    for (let i = 0; i < 40; i++) {
+      shared = i % 5 === 4 ? 200 : 10;
+      await h.clock.runUntilSettled(
+        h.coordinator.fanOut(task, { peers, budgetMs: 1_000, model: collectModel() }),
+      );
+      await h.clock.advance(50);
+    }
+    const e = h.book.fanout(peers, { kind: "all" }, h.clock.now());
+    expect(e.basis).toBe("observed");
+    expect(e.observedSamples).toBe(41);
+    expect(e.p50Ms).toBeLessThan(12);
+    expect(e.p99Ms).toBeGreaterThan(190);
+    expect(h.seen.decisions.at(-1)?.estimate.basis).toBe("observed");
+  });
+
+  it("a fan-out cut at its deadline is a timeout of the set at the budget", async () => {
+    const h = harness();
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.transport.addPeer("b", { latency: 500, handler: () => "b" });
+    h.warm("a", 10, 30);
+    h.warm("b", [10, 10, 10, 500], 40);
+    for (let i = 0; i < 25; i++) {
+      await h.clock.runUntilSettled(
+        h.coordinator.fanOut(task, {
+          peers: ["a", "b"],
+          budgetMs: 100,
+          model: collectModel(),
+          fallback: () => "local",
+        }),
+      );
+      await h.clock.flush();
+    }
+    const e = h.book.fanout(["a", "b"], { kind: "all" }, h.clock.now());
+    expect(e.basis).toBe("observed");
+    expect(e.p50Ms).toBeGreaterThanOrEqual(99);
+    expect(e.p50Ms).toBeLessThanOrEqual(101);
+    // The set does not answer within the budget: at or below its p50 the rule degrades.
+    expect(h.seen.decisions.at(-1)?.classification.mode).toBe("degrade");
+  });
+});
