@@ -27,6 +27,8 @@ export const ATTR = {
   estimateStatus: "tailswarm.estimate.status",
   estimateAgeMs: "tailswarm.estimate.age_ms",
   estimateMinSamples: "tailswarm.estimate.min_samples",
+  estimateBasis: "tailswarm.estimate.basis",
+  estimateObservedSamples: "tailswarm.estimate.observed_samples",
   estimateUnknownPeers: "tailswarm.estimate.unknown_peers",
   // set when the fan-out ends
   answered: "tailswarm.answered",

@@ -39,6 +39,7 @@ interface WireDecision {
   violationCode: string;
   violationMessage: string;
   traceId: string;
+  estimateBasis: string;
 }
 
 interface WireReply {
@@ -113,6 +114,7 @@ function toWire(r: DecisionRecord): WireDecision {
     violationCode: r.violation?.code ?? "",
     violationMessage: r.violation?.message ?? "",
     traceId: r.traceId ?? "",
+    estimateBasis: r.estimateBasis,
   };
 }
 
@@ -150,6 +152,7 @@ function fromWire(w: WireDecision): DecisionRecord {
     infoGainPerCommitted: back(w.infoGainPerCommitted),
     violation: w.violationCode === "" ? null : { code: w.violationCode, message: w.violationMessage },
     traceId: w.traceId === "" ? null : w.traceId,
+    estimateBasis: w.estimateBasis === "observed" ? "observed" : "independent",
   };
 }
 

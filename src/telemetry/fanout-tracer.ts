@@ -94,6 +94,8 @@ export class FanoutTracer implements FanoutObserver {
       [ATTR.requirement]: e.requirement.kind,
       [ATTR.estimateStatus]: e.status,
       [ATTR.estimateMinSamples]: e.minSamples,
+      [ATTR.estimateBasis]: e.basis ?? "independent",
+      [ATTR.estimateObservedSamples]: e.observedSamples ?? 0,
     };
     finite(a, ATTR.budgetMs, c.budgetMs);
     finite(a, ATTR.fanoutP50Ms, c.fanoutP50Ms);

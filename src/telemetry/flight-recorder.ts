@@ -28,6 +28,11 @@ export interface DecisionRecord {
   /** Oldest per-peer estimate age in the set, ms (null when a peer never had a sample). */
   readonly estimateAgeMs: number | null;
   readonly minSamples: number;
+  /**
+   * Where p50/p99 came from: `observed` (the set's own completion times, which see correlated tails) or
+   * `independent` (Π F_i of the per-peer CDFs).
+   */
+  readonly estimateBasis: "observed" | "independent";
   readonly branches: Readonly<Record<BranchOutcome, number>>;
   readonly answered: number;
   /** Peer work lost to abandoned and late branches, ms (grows when late reports arrive). */
@@ -129,6 +134,7 @@ export class FlightRecorder implements FanoutObserver {
       unknownPeers: e.unknownPeers.length === 0 ? NONE : [...e.unknownPeers],
       estimateAgeMs: num(e.maxAgeMs),
       minSamples: e.minSamples,
+      estimateBasis: e.basis ?? "independent",
       branches,
       answered: o.answered,
       lostWorkMs: o.abandonCostMs,

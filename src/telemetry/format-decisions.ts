@@ -12,7 +12,7 @@ export function formatDecisions(decisions: readonly DecisionRecord[]): string {
     lines.push(`${at}  ${d.fanoutId}  ${d.mode.toUpperCase()}  (${d.reason})`);
     const est =
       d.estimateStatus === "fresh"
-        ? `fresh, min ${d.minSamples} samples, oldest ${ms(d.estimateAgeMs)} ms`
+        ? `fresh, min ${d.minSamples} samples, oldest ${ms(d.estimateAgeMs)} ms, ${d.estimateBasis === "observed" ? "p50/p99 observed per fan-out" : "p50/p99 from per-peer CDFs (independence)"}`
         : `unknown${d.unknownPeers.length > 0 ? ` (${d.unknownPeers.join(", ")})` : ""}`;
     lines.push(
       `  budget ${ms(d.budgetMs)} ms  p50 ${ms(d.fanoutP50Ms)} ms  p99 ${ms(d.fanoutP99Ms)} ms  ` +
