@@ -249,6 +249,8 @@ export class SwarmNode {
       port: bound.port,
       tls: tls === undefined ? "off" : tls.requireClientCert ? "mutual" : "server",
       kinds: registry.kinds(),
+      routing: routing.policy,
+      primitives: routing.primitivesSource,
       peers: config.peers.length,
       dns: config.dns.length,
     });

@@ -4,7 +4,9 @@
  * (`onLoad` for GrpcTransport) and by State polls of peers no branch went to lately, and — for the
  * policies that read primitives (mabp, cost-bp) when none are given — Learn-MABP: every answered branch
  * is an observation of the serving peer's work, penalty and successors at its compatibility signature
- * (`observeAnswer`), so later scores use what peers were seen to do.
+ * (`observeAnswer`), so later scores use what peers were seen to do. Primitives are given by the caller
+ * (`deps.primitives`) or by the config file (`routing.primitives`, `configuredPrimitives`), in that
+ * order; given ones are used as they are and nothing is learned.
  *
  * Wiring in the daemon (four lines):
  *   const routing = createNodeRouting(config.routing, { pool, peers: () => live peers with addresses });
@@ -28,6 +30,7 @@ import type { PeerId } from "../estimate/types.js";
 import type { ChannelPool } from "../mesh/channel-pool.js";
 import type { WirePeerLoad } from "../mesh/proto.js";
 import { RoutingStatePoller, viewFeeder } from "../mesh/routing-state-poller.js";
+import { configuredPrimitives } from "../routing/configured-primitives.js";
 import { contextRouteTask } from "../routing/context-task.js";
 import { LearnedPrimitives } from "../routing/learned-primitives.js";
 import { observeAnswer } from "../routing/observation.js";
@@ -51,6 +54,11 @@ export interface NodeRouting {
    * primitives); undefined otherwise.
    */
   readonly learned: LearnedPrimitives | undefined;
+  /**
+   * Where the router's primitives come from: `given` (deps or `routing.primitives`), `learned`
+   * (Learn-MABP), or `unit` (unit work, no penalty: the policy does not read them, or routing is off).
+   */
+  readonly primitivesSource: "given" | "learned" | "unit";
   /** The Coordinator's transport: `transport` with answered branches fed to `learned` (as is when not learning). */
   wrapTransport(transport: PeerTransport): PeerTransport;
   start(): void;
@@ -62,9 +70,10 @@ export interface NodeRoutingDeps {
   readonly peers: () => readonly { readonly id: PeerId; readonly address: string }[];
   readonly clock?: Clock;
   /**
-   * Primitives for mabp / cost-bp, given in configuration: when set they are used as they are and
-   * nothing is learned. Default: Learn-MABP from answered branches, with unit work and no penalty
-   * before anything is observed (the node does not know its peers' workloads).
+   * Primitives for mabp / cost-bp, given programmatically: when set they are used as they are (ahead of
+   * `config.primitives`) and nothing is learned. Default: `config.primitives` when the config file gives
+   * them, else Learn-MABP from answered branches, with unit work and no penalty before anything is
+   * observed (the node does not know its peers' workloads).
    */
   readonly primitives?: Primitives;
 }
@@ -84,15 +93,20 @@ export function createNodeRouting(config: NodeConfig["routing"], deps: NodeRouti
       onLoad,
       adapter: undefined,
       learned: undefined,
+      primitivesSource: "unit",
       wrapTransport: (t) => t,
       fanoutOptions: () => ({}),
       start: () => undefined,
       stop: () => undefined,
     };
   }
-  const learns = deps.primitives === undefined && (config.policy === "mabp" || config.policy === "cost-bp");
-  const learned = learns ? new LearnedPrimitives({ get: () => UNIT_PRIMITIVES }) : undefined;
-  const primitives = deps.primitives ?? learned ?? { get: () => UNIT_PRIMITIVES };
+  const reads = config.policy === "mabp" || config.policy === "cost-bp";
+  const given =
+    deps.primitives ??
+    (config.primitives === undefined ? undefined : configuredPrimitives(config.primitives));
+  const learned =
+    given === undefined && reads ? new LearnedPrimitives({ get: () => UNIT_PRIMITIVES }) : undefined;
+  const primitives = given ?? learned ?? { get: () => UNIT_PRIMITIVES };
   const router = createRouter(config.policy, {
     primitives,
     nu: config.nu,
@@ -111,6 +125,7 @@ export function createNodeRouting(config: NodeConfig["routing"], deps: NodeRouti
     onLoad,
     adapter,
     learned,
+    primitivesSource: given !== undefined && reads ? "given" : learned !== undefined ? "learned" : "unit",
     wrapTransport: (t) => (learned === undefined ? t : new LearningTransport(t, learned)),
     fanoutOptions: (n) => ({ k: config.k === 0 ? n : Math.min(config.k, n), router: adapter.route }),
     start: () => poller.start(),

@@ -28,6 +28,23 @@ describe("tailswarm node: bad input exits with the field named", () => {
     expect(u.stderr).toContain("--listn");
   });
 
+  it("bad routing.primitives table → 78 naming the entry; the flag for it → 78 saying file only", async () => {
+    const file = join(dir, "primitives.yaml");
+    writeFileSync(
+      file,
+      "listen: 127.0.0.1:0\nrouting:\n  policy: mabp\n  primitives:\n    rag/0:\n      noReuse: { work: 0, penalty: 4 }\n",
+    );
+    const r = await runCli(["node", "--config", file]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(
+      'routing.primitives["rag/0"].noReuse.work: got 0 (from file ' + file + "), expected a number > 0",
+    );
+    const f = await runCli(["node", "--listen", "127.0.0.1:0", "--routing-primitives", "{}"]);
+    expect(f.code).toBe(78);
+    expect(f.stderr).toContain('routing.primitives: got "{}" (from flag --routing-primitives)');
+    expect(f.stderr).toContain("given in the config file");
+  });
+
   it("unknown handler module → 78 naming the entry and the module", async () => {
     const r = await runCli(["node", "--listen", "127.0.0.1:0", "--handlers", "x=./no/such-handler.mjs"]);
     expect(r.code).toBe(78);

@@ -128,6 +128,133 @@ describe("node config", () => {
     expect(warnings[0]).toContain("did you mean TAILSWARM_REGION?");
   });
 
+  it("reads routing.primitives from the file: queue keys, entries, per-context overrides", async () => {
+    const yaml = file(
+      "primitives.yaml",
+      [
+        "routing:",
+        "  policy: mabp",
+        "  primitives:",
+        "    rag/0:",
+        "      noReuse: { work: 4, penalty: 4, successors: [{ key: rag/1, p: 0.6 }] }",
+        "      reuse: { work: 1, penalty: 1, successors: [{ key: rag/1, p: 0.1 }] }",
+        "      byContext: { c17: { work: 0.5, penalty: -1 } }",
+        "    rag/1: { noReuse: { work: 2, penalty: 2 } }",
+        "",
+      ].join("\n"),
+    );
+    const { config, sources, warnings } = await loadConfig({ argv: ["--config", yaml], env: {} });
+    expect(sources["routing.primitives"]).toBe("file");
+    expect(warnings).toEqual([]);
+    expect(config.routing.primitives).toEqual({
+      "rag/0": {
+        noReuse: { work: 4, penalty: 4, successors: [{ key: "rag/1", p: 0.6 }] },
+        reuse: { work: 1, penalty: 1, successors: [{ key: "rag/1", p: 0.1 }] },
+        byContext: { c17: { work: 0.5, penalty: -1, successors: [] } },
+      },
+      "rag/1": { noReuse: { work: 2, penalty: 2, successors: [] } },
+    });
+    const { config: none } = await loadConfig({ argv: [], env: {} });
+    expect(none.routing.primitives).toBeUndefined();
+  });
+
+  it("names the place, the value and the expectation of every fault in a primitive table", async () => {
+    const cases: [unknown, string][] = [
+      [[1, 2], "routing.primitives: got [1,2]"],
+      [{ rag: {} }, 'routing.primitives["rag"]: got "rag"'],
+      [{ "rag/0": { reuse: { work: 1, penalty: 1 } } }, 'routing.primitives["rag/0"].noReuse: got nothing'],
+      [{ "rag/0": { noReuse: { work: 0, penalty: 1 } } }, 'routing.primitives["rag/0"].noReuse.work: got 0'],
+      [{ "rag/0": { noReuse: { work: 1 } } }, 'routing.primitives["rag/0"].noReuse.penalty: got nothing'],
+      [
+        { "rag/0": { noReuse: { work: 1, penalty: 0, succesors: [] } } },
+        'routing.primitives["rag/0"].noReuse.succesors: got [] (from file',
+      ],
+      [
+        { "rag/0": { noReuse: { work: 1, penalty: 0, successors: [{ key: "rag/1", p: 1.5 }] } } },
+        'routing.primitives["rag/0"].noReuse.successors[0].p: got 1.5',
+      ],
+      [
+        {
+          "rag/0": {
+            noReuse: {
+              work: 1,
+              penalty: 0,
+              successors: [
+                { key: "rag/1", p: 0.7 },
+                { key: "rag/2", p: 0.7 },
+              ],
+            },
+          },
+        },
+        'routing.primitives["rag/0"].noReuse.successors: got [{"key":"rag/1","p":0.7},{"key":"rag/2","p":0.7}]',
+      ],
+      [
+        { "rag/0": { noReuse: { work: 1, penalty: 0 }, byContext: { c1: { work: -2, penalty: 0 } } } },
+        'routing.primitives["rag/0"].byContext["c1"].work: got -2',
+      ],
+    ];
+    for (const [primitives, expected] of cases) {
+      const json = file("bad-primitives.json", JSON.stringify({ routing: { policy: "mabp", primitives } }));
+      const err = (await loadConfig({ argv: ["--config", json], env: {} }).catch((e: unknown) => e)) as Error;
+      expect(err).toMatchObject({ code: "INVALID_CONFIG" });
+      expect(err.message).toContain(expected);
+      expect(err.message).toMatch(/\(from file .*bad-primitives\.json\), expected /);
+    }
+    const err = (await loadConfig({
+      argv: [
+        "--config",
+        file(
+          "sum.json",
+          JSON.stringify({
+            routing: {
+              primitives: {
+                "a/0": {
+                  noReuse: {
+                    work: 1,
+                    penalty: 0,
+                    successors: [
+                      { key: "a/1", p: 0.7 },
+                      { key: "a/2", p: 0.7 },
+                    ],
+                  },
+                },
+              },
+            },
+          }),
+        ),
+      ],
+      env: {},
+    }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toContain("expected probabilities summing to at most 1");
+  });
+
+  it("takes routing.primitives only from the file: env and flag are refused, saying so", async () => {
+    const env = await loadConfig({ env: { TAILSWARM_ROUTING_PRIMITIVES: '{"rag/0":{}}' } }).catch(
+      (e: unknown) => e,
+    );
+    expect(env).toMatchObject({ code: "INVALID_CONFIG" });
+    expect((env as Error).message).toContain(
+      'routing.primitives: got "{\\"rag/0\\":{}}" (from env TAILSWARM_ROUTING_PRIMITIVES), expected a primitive table given in the config file',
+    );
+    const flag = (await loadConfig({ argv: ["--routing-primitives", "x"], env: {} }).catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(flag.message).toContain('routing.primitives: got "x" (from flag --routing-primitives)');
+  });
+
+  it("warns when routing.primitives is given to a policy that does not read primitives", async () => {
+    const json = file(
+      "jsq-primitives.json",
+      JSON.stringify({
+        routing: { policy: "jsq", primitives: { "rag/0": { noReuse: { work: 1, penalty: 0 } } } },
+      }),
+    );
+    const { warnings } = await loadConfig({ argv: ["--config", json], env: {} });
+    expect(warnings).toEqual([
+      "routing.primitives is set, but routing.policy jsq does not read primitives (mabp and cost-bp do); ignored",
+    ]);
+  });
+
   it("derives env and flag names from the dotted path", () => {
     expect(envName("probe.failureThreshold")).toBe("TAILSWARM_PROBE_FAILURE_THRESHOLD");
     expect(flagName("tls.requireClientCert")).toBe("tls-require-client-cert");

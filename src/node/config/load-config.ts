@@ -51,7 +51,8 @@ export class UsageError extends TailswarmError {
 
 function show(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
-  const s = JSON.stringify(value) ?? String(value);
+  // undefined: a structured value's part that is missing (config files hold no functions or symbols)
+  const s = JSON.stringify(value) ?? "nothing";
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
@@ -188,24 +189,27 @@ function resolveField(
   const fail = (value: unknown, from: string, expected: string, at = ""): { problem: string } => ({
     problem: `${f.path}${at}: got ${show(value)} (from ${from}), expected ${expected}`,
   });
+  // A structured value names the faulty part (`at`) and what is there, which may be nothing.
+  const got = (r: { at?: string; value?: unknown }, whole: unknown): unknown =>
+    "value" in r ? r.value : whole;
   if (flag !== undefined) {
     const from = `flag --${flagName(f.path)}`;
     if (typeof flag === "boolean") return { value: flag, source: "flag" };
     const text = (flag as string[]).join(",");
     const r = f.type.parse(text);
-    return r.ok ? { value: r.value, source: "flag" } : fail(r.value ?? text, from, r.expected, r.at);
+    return r.ok ? { value: r.value, source: "flag" } : fail(got(r, text), from, r.expected, r.at);
   }
   if (envText !== undefined && envText !== "") {
     const r = f.type.parse(envText);
     return r.ok
       ? { value: r.value, source: "env" }
-      : fail(r.value ?? envText, `env ${envName(f.path)}`, r.expected, r.at);
+      : fail(got(r, envText), `env ${envName(f.path)}`, r.expected, r.at);
   }
   if (fromFile !== undefined) {
     const r = f.type.check(fromFile);
     return r.ok
       ? { value: r.value, source: "file" }
-      : fail(r.value ?? fromFile, `file ${file}`, r.expected, r.at);
+      : fail(got(r, fromFile), `file ${file}`, r.expected, r.at);
   }
   const d = typeof f.default === "function" ? (f.default as () => unknown)() : f.default;
   return { value: d, source: "default" };
@@ -244,6 +248,15 @@ function crossChecks(c: NodeConfig, cwd: string): string[] {
   return problems;
 }
 
+/** Settings that are valid but have no effect with the others. */
+function crossWarnings(c: NodeConfig): string[] {
+  const { policy, primitives } = c.routing;
+  if (primitives === undefined || policy === "mabp" || policy === "cost-bp") return [];
+  return [
+    `routing.primitives is set, but routing.policy ${policy} does not read primitives (mabp and cost-bp do); ignored`,
+  ];
+}
+
 /** True when the flags ask for help (the caller prints usage and exits 0). */
 export function wantsHelp(argv: readonly string[]): boolean {
   return argv.includes("--help") || argv.includes("-h");
@@ -278,6 +291,7 @@ export async function loadConfig(input: ConfigInput = {}): Promise<LoadedConfig>
     if (r.value !== undefined) setPath(out, f.path, r.value);
   }
   if (problems.length === 0) problems.push(...crossChecks(out as unknown as NodeConfig, cwd));
+  if (problems.length === 0) warnings.push(...crossWarnings(out as unknown as NodeConfig));
   if (problems.length > 0) {
     throw new TailswarmError("INVALID_CONFIG", `invalid node config:\n  ${problems.join("\n  ")}`);
   }

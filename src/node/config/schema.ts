@@ -9,6 +9,7 @@ import { nanoid } from "nanoid";
 import { bool, hostPort, int, listOf, num, oneOf, text } from "./field-types.js";
 import type { FieldType } from "./field-types.js";
 import { handlersField } from "./handlers-field.js";
+import { primitivesField } from "./primitives-field.js";
 import { ROUTING_POLICIES } from "../../routing/router.js";
 
 export interface FieldSpec {
@@ -140,6 +141,12 @@ export const configFields: readonly FieldSpec[] = [
     int(1, 3_600_000),
     2_000,
     "A peer's advertised routing state older than this loses its memory claims (and is polled), ms.",
+  ),
+  field(
+    "routing.primitives",
+    primitivesField,
+    undefined,
+    "Primitives w, p, P per queue key for mabp and cost-bp (config file only); given, the node uses them and learns nothing (docs/routing.md).",
   ),
   field("abandonCostPriorMs", num(0, 60_000), 1, "Abandon cost assumed before the ledger has data, ms."),
   field(

@@ -1,5 +1,6 @@
 /** The node's configuration, fully resolved (defaults applied, validated). */
 import type { PolicyName } from "../../policy/types.js";
+import type { PrimitivesConfig } from "../../routing/configured-primitives.js";
 import type { RoutingPolicyName } from "../../routing/types.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -57,6 +58,8 @@ export interface NodeConfig {
     readonly nu: number;
     readonly reservationTtlMs: number;
     readonly staleMs: number;
+    /** Primitives `w, p, P` for mabp / cost-bp, from the config file; absent: mabp and cost-bp learn them. */
+    readonly primitives?: PrimitivesConfig;
   };
   readonly abandonCostPriorMs: number;
   readonly drainGraceMs: number;
