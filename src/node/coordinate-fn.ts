@@ -65,7 +65,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
         `policy: got ${JSON.stringify(policy)}, expected one of ${POLICY_NAMES.join(", ")}`,
       );
     }
-    const model = decisionModel(req.decision, req.options, req.task.payload);
+    const model = decisionModel(req.decision, req.options, req.task);
     const peers = deps.peers.live();
     if (!Number.isInteger(req.required) || req.required < 0) {
       throw new TailswarmError("INVALID_ARGUMENT", `required: got ${req.required}, expected an integer >= 0`);

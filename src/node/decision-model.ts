@@ -1,19 +1,28 @@
 /**
- * The decision model of a `Coordinate` request: its `decision` name and JSON `options`.
- * - `quorum-vote` (default; also `quorum`, `vote`): options `{ options?, prior?, required?, weights? }`.
+ * The decision model of a `Coordinate` request: its `decision` name and JSON `options`; without a
+ * name, the task kind's default (`context-result` for kind `context`, else `quorum-vote`).
+ * - `quorum-vote` (also `quorum`, `vote`): options `{ options?, prior?, required?, weights? }`.
  *   The options default to the vote payload's `options`, else `["yes", "no"]`; the prior to "no"
  *   when it is an option, else the first option.
  * - `argmax-scores` (also `argmax`): options `{ actions, prior?, bounds: { min, max } }`.
+ * - `context-result` (also `context`): options `{ prefer?: "first" | "verified" }`; the action is the
+ *   served result of a context request (src/decision/context-result.ts).
  * A bad name or option → INVALID_ARGUMENT naming it.
  */
 import { argmaxScores } from "../decision/argmax-scores.js";
+import { CONTEXT_PREFERENCES, contextResult } from "../decision/context-result.js";
 import { quorumVote } from "../decision/quorum-vote.js";
 import type { DecisionModel } from "../decision/types.js";
+import type { Task } from "../engine/transport.js";
 import { TailswarmError } from "../errors.js";
 
 const QUORUM = ["quorum-vote", "quorum", "vote"];
 const ARGMAX = ["argmax-scores", "argmax"];
-export const DECISION_MODELS = [...QUORUM, ...ARGMAX];
+const CONTEXT = ["context-result", "context"];
+export const DECISION_MODELS = [...QUORUM, ...ARGMAX, ...CONTEXT];
+
+/** The model a task kind gets when the request names none. */
+const DEFAULT_BY_KIND: ReadonlyMap<string, string> = new Map([["context", "context-result"]]);
 
 function bad(field: string, value: unknown, expected: string): never {
   throw new TailswarmError(
@@ -37,10 +46,11 @@ function stringList(value: unknown): string[] | undefined {
 export function decisionModel(
   name: string | undefined,
   rawOptions: unknown,
-  payload: unknown,
+  task: Pick<Task, "kind" | "payload">,
 ): DecisionModel<unknown, unknown> {
   const opts = asObject(rawOptions);
-  const n = name ?? "quorum-vote";
+  const payload = task.payload;
+  const n = name ?? DEFAULT_BY_KIND.get(task.kind) ?? "quorum-vote";
   if (QUORUM.includes(n)) {
     for (const k of Object.keys(opts)) {
       if (!["options", "prior", "required", "weights"].includes(k)) {
@@ -69,6 +79,16 @@ export function decisionModel(
     const prior = opts.prior ?? actions[0];
     if (typeof prior !== "string") bad("options.prior", prior, "one of the actions");
     return argmaxScores({ actions, prior, bounds: { min: bounds.min, max: bounds.max } });
+  }
+  if (CONTEXT.includes(n)) {
+    for (const k of Object.keys(opts)) {
+      if (k !== "prefer") bad(`options.${k}`, opts[k], "no such option (context-result: prefer)");
+    }
+    const prefer = opts.prefer ?? "first";
+    if (!(CONTEXT_PREFERENCES as readonly unknown[]).includes(prefer)) {
+      bad("options.prefer", opts.prefer, `one of ${CONTEXT_PREFERENCES.join(", ")}`);
+    }
+    return contextResult({ prefer: prefer as (typeof CONTEXT_PREFERENCES)[number] });
   }
   return bad("decision", n, `one of ${DECISION_MODELS.join(", ")}`);
 }

@@ -2,10 +2,7 @@
  * The daemon learns: a coordinator node with `routing.policy: mabp` and no given primitives feeds its
  * branches' replies to Learn-MABP (the hook in src/node/node.ts), so once it has seen both context peers
  * miss, new contexts go to the one whose misses cost less. Nodes run in this process on loopback.
- *
- * (The Coordinate RPC's decision models read votes or scores, not context answers, so the fan-outs
- * below end with the branch recorded as `failed` at the decision level; the transport delivered the
- * answer, which is what the learner reads.)
+ * (Kind `context` is decided by the context-result model: each routed branch is committed.)
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -74,6 +71,7 @@ describe("Learn-MABP in the daemon", () => {
         5_000,
       );
       expect(reply.branches).toHaveLength(1);
+      expect(reply.committed).toBe(1);
       return reply.branches[0]!.peer;
     };
     try {

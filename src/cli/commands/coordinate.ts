@@ -24,7 +24,8 @@ const spec = {
   decision: {
     type: "string",
     valueName: "NAME",
-    description: "decision model: quorum-vote (default) | argmax-scores",
+    description:
+      "decision model: quorum-vote | argmax-scores | context-result (default: context-result for kind context, else quorum-vote)",
   },
   options: { type: "string", valueName: "JSON", description: "decision model options as JSON" },
   json: { type: "boolean", description: "print the reply as one JSON object" },
