@@ -25,11 +25,18 @@ const NO_PEERS: readonly PeerId[] = Object.freeze([]);
 /**
  * Every peer's fresh latency, kept by one node, and the fan-out quantiles of a required set.
  *
- * The fan-out quantiles come from one of two places (the estimate's `basis`): the set's own completion
- * times, observed per fan-out (`beginFanout`; see `ObservedFanouts`), when they are fresh — they see peers
- * whose tails are correlated, which the product cannot — or else Π F_i over the per-peer CDFs (independence:
- * conservative when tails are positively correlated). Either way the estimate is unknown while any
- * member's own estimate is unknown (a peer restarted, went silent, has too few samples).
+ * The fan-out quantiles (the estimate's `basis`):
+ * - `independent`: Π F_i over the per-peer CDFs (k-of-n: the Poisson-binomial tail). This assumes the peers
+ *   independent, which is conservative when their tails are positively correlated (peers queueing behind
+ *   one gateway): the product CDF is too low, both quantiles too high.
+ * - `observed`, once the set's own completion times, observed per fan-out (`beginFanout`; see
+ *   `ObservedFanouts`), are fresh: the p50 is theirs — it sees the correlation, where the product puts the
+ *   median of a fan-out with correlated stragglers far too late and the rule would degrade a fan-out that
+ *   usually completes in time — and the p99 is the larger of theirs and the product's. The upper quantile
+ *   stays conservative because it is what decides speculation, and a set's few fan-outs per window (one
+ *   sample each, against one per branch for a peer) say little about its 1 % tail.
+ * Either way the estimate is unknown while any member's own estimate is unknown (a peer restarted, went
+ * silent, has too few samples).
  *
  * `fanout` is the decision path's estimate: it is cached per (peer set, requirement) for `fanoutTickMs` of
  * clock time, and a cached entry is dropped as soon as any member records a sample, ends a call, is reset
@@ -174,11 +181,15 @@ export class LatencyBook {
     const observed = n === 0 ? undefined : this.observed.get(this.setKey(key, peers, requirement));
     observed?.refresh(nowMs);
     const useObserved = observed !== undefined && observed.status === "fresh";
+    const independent = complete ? fanoutQuantiles(cdfs, requirement) : { p50Ms: NaN, p99Ms: NaN };
     const q = useObserved
-      ? { p50Ms: observed.p50Ms, p99Ms: observed.p99Ms }
-      : complete
-        ? fanoutQuantiles(cdfs, requirement)
-        : { p50Ms: NaN, p99Ms: NaN };
+      ? {
+          p50Ms: observed.p50Ms,
+          p99Ms: Number.isNaN(independent.p99Ms)
+            ? observed.p99Ms
+            : Math.max(observed.p99Ms, independent.p99Ms),
+        }
+      : independent;
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,

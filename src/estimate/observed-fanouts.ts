@@ -38,12 +38,16 @@ import type { InFlight, PeerId, Requirement } from "./types.js";
  */
 export class ObservedFanouts {
   private readonly sets = new Map<string, PeerLatency>();
+  private readonly options: LatencyBookOptions;
 
+  /** `options.observedMinSamples` is the sets' `minSamples`. */
   constructor(
-    private readonly options: LatencyBookOptions,
+    options: LatencyBookOptions,
     readonly maxSets: number,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.options = { ...options, minSamples: options.observedMinSamples };
+  }
 
   /** The tracker of a set, or undefined when no fan-out to it was begun (or it was dropped). */
   get(key: string): PeerLatency | undefined {

@@ -19,6 +19,13 @@ export interface LatencyBookOptions extends EstimatorOptions {
    * used is dropped past this. 0 turns observation off (the fan-out estimate is then always Π F_i). Default 64.
    */
   observedFanoutSets: number;
+  /**
+   * A set's observed completion times are fresh with this many fan-outs in the window (the same rule as a
+   * peer's `minSamples`, censored ones counted alike). Lower than `minSamples` by default: a set is sampled
+   * once per fan-out, a peer once per branch, and the observed times only set the p50 (see LatencyBook).
+   * Default 10.
+   */
+  observedMinSamples: number;
 }
 
 export const DEFAULT_WINDOW_MS = 10_000;
@@ -35,6 +42,7 @@ export function defaultOptions(windowMs = DEFAULT_WINDOW_MS): LatencyBookOptions
     fanoutTickMs: 1,
     maxCachedFanouts: 1024,
     observedFanoutSets: 64,
+    observedMinSamples: 10,
   };
 }
 
@@ -60,6 +68,7 @@ const RULES: Record<keyof LatencyBookOptions, [Check, string]> = {
   fanoutTickMs: [nonNegative, "a finite number of ms >= 0"],
   maxCachedFanouts: [intIn(1, 1_000_000), "an integer in [1, 1000000]"],
   observedFanoutSets: [intIn(0, 4096), "an integer in [0, 4096]"],
+  observedMinSamples: [intIn(1, 1_000_000), "an integer in [1, 1000000]"],
 };
 
 /**
