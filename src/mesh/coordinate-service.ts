@@ -136,6 +136,7 @@ export function makeCoordinateHandler(
                 branches: (r.branches ?? []).map((b) => ({ ...b })),
                 ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
                 deadlineMissed: r.deadlineMissed ?? false,
+                estimateBasis: r.estimateBasis ?? "",
               });
             } catch (error) {
               callback(toServiceError(error, "coordinate"));

@@ -52,6 +52,8 @@ export interface CoordinateResult {
   /** Bits per committed/partial answer; null or absent when none. */
   readonly infoGainPerCommitted?: number | null;
   readonly deadlineMissed?: boolean;
+  /** Where fanoutP50Ms/fanoutP99Ms came from (FanoutEstimate.basis). */
+  readonly estimateBasis?: "observed" | "independent";
 }
 
 /** One branch of the fan-out as the coordinator recorded it when it decided. */
@@ -113,5 +115,6 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     })),
     infoGainPerCommitted: outcome.infoGainPerCommitted,
     deadlineMissed: outcome.deadlineMissed,
+    estimateBasis: outcome.estimate.basis ?? "independent",
   };
 }

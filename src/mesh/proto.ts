@@ -93,6 +93,8 @@ export interface WireCoordinateReply {
   /** Absent when nothing was committed. */
   infoGainPerCommitted?: number;
   deadlineMissed: boolean;
+  /** "observed" | "independent"; empty from nodes that do not say. */
+  estimateBasis: string;
 }
 
 export interface WireCoordinateBranch {

@@ -283,6 +283,7 @@ export class LoadGenerator {
           elapsedMs: v.elapsedMs,
           fanoutP50Ms: v.fanoutP50Ms,
           fanoutP99Ms: v.fanoutP99Ms,
+          ...(v.estimateBasis ? { estimateBasis: v.estimateBasis } : {}),
           deadlineMissed: v.deadlineMissed || r.rttMs > budgetMs,
           infoGainPerCommitted: v.infoGainPerCommitted ?? null,
           branches,

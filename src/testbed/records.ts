@@ -43,6 +43,8 @@ export interface CallRecord {
   /** The coordinator's own fan-out estimate at decision time. */
   readonly fanoutP50Ms?: number;
   readonly fanoutP99Ms?: number;
+  /** Where the coordinator's p50/p99 came from: "observed" or "independent" (absent from older nodes). */
+  readonly estimateBasis?: string;
   readonly deadlineMissed: boolean;
   readonly infoGainPerCommitted: number | null;
   readonly branches: readonly BranchRow[];

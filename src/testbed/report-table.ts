@@ -31,7 +31,10 @@ export function formatTable(r: Report): string {
   const est = Object.entries(m.coordinator_estimates)
     .map(
       ([c, e]) =>
-        `${c} (budget ${r.series.budgets[c]} ms): p50 ${e.p50_ms ?? "n/a"}, p99 ${e.p99_ms ?? "n/a"}`,
+        `${c} (budget ${r.series.budgets[c]} ms): p50 ${e.p50_ms ?? "n/a"}, p99 ${e.p99_ms ?? "n/a"}` +
+        (e.observed_share === null || e.observed_share === undefined
+          ? ""
+          : `, ${pct(e.observed_share)} observed`),
     )
     .join("; ");
   out.push(`coordinators' own fan-out estimates (median): ${est}`, "");

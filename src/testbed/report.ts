@@ -55,7 +55,12 @@ export interface Report {
     /** The coordinators' own fan-out estimates (median over their replies). */
     readonly coordinator_estimates: Record<
       string,
-      { readonly p50_ms: number | null; readonly p99_ms: number | null }
+      {
+        readonly p50_ms: number | null;
+        readonly p99_ms: number | null;
+        /** Share of the coordinator's decisions whose p50/p99 were its fan-outs' observed completion times. */
+        readonly observed_share: number | null;
+      }
     >;
   };
   readonly policies: Record<string, PolicyStats>;
@@ -125,6 +130,10 @@ export function buildReport(input: ReportInput): Report {
     estimates[c.name] = {
       p50_ms: median(rows.map((r) => r.fanoutP50Ms ?? NaN)),
       p99_ms: median(rows.map((r) => r.fanoutP99Ms ?? NaN)),
+      observed_share:
+        rows.length === 0
+          ? null
+          : round(rows.filter((r) => r.estimateBasis === "observed").length / rows.length, 3),
     };
   }
   return {
