@@ -94,11 +94,11 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         }
         const naive = r.policies["naive-p50"];
         const rule = r.policies["p99-boundary"];
-        // What the measured runs show every time: the rule speculates less (commits per fan-out
-        // down). The seed's other predictions (decision-relevant commit rate up, abandon cost per
-        // fan-out down, net value above naive-p50 across the grid) are computed in report.checks and
-        // printed here, not asserted: measured runs do not show them yet (docs/testbed.md, "What the
-        // runs show"), and a test that asserted them would fail on the truth.
+        // What every run shows, short or long: the rule speculates less (commits per fan-out down).
+        // The seed's other predictions (decision-relevant commit rate up, abandon cost per fan-out
+        // down, net value above naive-p50 across the grid) mostly hold in the full run (docs/testbed.md,
+        // "What the runs show") but rest, in a run this short, on a handful of relevant commits and
+        // gateway episodes: they are computed in report.checks and printed here, not asserted.
         expect(rule.commits_per_fanout).toBeLessThan(naive.commits_per_fanout);
         console.info(`seed predictions on this run: ${JSON.stringify(r.checks)}`);
       },
