@@ -24,7 +24,7 @@ import { Coordinator } from "../src/engine/coordinator.js";
 import { LatencyBook } from "../src/estimate/latency-book.js";
 import { predicateModel } from "../src/decision/predicate-model.js";
 import { GrpcTransport } from "../src/mesh/grpc-transport.js";
-import { ChannelPool } from "../src/mesh/channel-pool.js";
+import { ChannelPool, DEFAULT_CHANNEL_OPTIONS } from "../src/mesh/channel-pool.js";
 import { swarmService } from "../src/mesh/proto.js";
 import type { WireBranchReply } from "../src/mesh/proto.js";
 import { recordFigures } from "./report.js";
@@ -50,6 +50,8 @@ const LATENCY_SAMPLES = Number(process.env.MESH_BENCH_LATENCY_SAMPLES ?? 400);
 const GAP_MS = Number(process.env.MESH_BENCH_GAP_MS ?? 1);
 const SEED = Number(process.env.MESH_BENCH_SEED ?? 1);
 const PAYLOAD = { q: "bench", n: 1 };
+/** The transport's default deadline grace (GrpcTransport `deadlineGraceMs`), sent by raw calls too. */
+const GRACE_MS = 200;
 
 type FanOut = () => Promise<void>;
 const now = (): number => performance.timeOrigin + performance.now();
@@ -104,20 +106,25 @@ async function stopPeers(children: readonly ChildProcess[]): Promise<void> {
 }
 
 /**
- * The floor: 8 unary Branch calls straight on grpc-js clients, started in one synchronous loop.
- * `ownChannels` gives this fan-out connections of its own (grpc-js otherwise shares one subchannel
- * between clients with the same target and options).
+ * The floor: 8 unary Branch calls straight on grpc-js clients, started in one synchronous loop, each
+ * fan-out encoding its task's payload once as any caller must (the transport does the same).
+ * The clients use the transport's channel options (DEFAULT_CHANNEL_OPTIONS), so grpc-js gives them
+ * the same subchannels, hence the same connections, as the transport's pool: the two modes differ
+ * only in the code above the channel. `ownChannels` gives a fan-out connections of its own
+ * (`grpc.use_local_subchannel_pool`): the A/A control.
  */
 function rawFanOut(addresses: string[], all: grpc.Client[], ownChannels = false): FanOut {
-  const options: grpc.ChannelOptions = ownChannels ? { "grpc.use_local_subchannel_pool": 1 } : {};
+  const options: grpc.ChannelOptions = ownChannels
+    ? { ...DEFAULT_CHANNEL_OPTIONS, "grpc.use_local_subchannel_pool": 1 }
+    : { ...DEFAULT_CHANNEL_OPTIONS };
   const clients = addresses.map((a) => new grpc.Client(a, grpc.credentials.createInsecure(), options));
   all.push(...clients);
   const m = swarmService().Branch;
-  const payload = Buffer.from(JSON.stringify(PAYLOAD));
   let n = 0;
   return async () => {
     const id = `raw${ownChannels ? "c" : ""}-${++n}`;
     const deadline = Date.now() + 5_000;
+    const payload = Buffer.from(JSON.stringify(PAYLOAD));
     await Promise.all(
       clients.map(
         (c, i) =>
@@ -132,10 +139,12 @@ function rawFanOut(addresses: string[], all: grpc.Client[], ownChannels = false)
                 kind: "echo",
                 payload,
                 origin: "bench",
+                hop: 0,
                 deadlineUnixMs: deadline,
+                deadlineGraceMs: GRACE_MS,
               },
               new grpc.Metadata(),
-              { deadline },
+              { deadline: deadline + GRACE_MS },
               (e, v) => (e || !v ? reject(e ?? new Error("empty")) : resolve(v)),
             ),
           ),
