@@ -147,6 +147,8 @@ export class SwarmNode {
       windowMs: config.estimator.windowMs,
       slices: config.estimator.slices,
       minSamples: config.estimator.minSamples,
+      observedFanoutSets: config.estimator.observedFanoutSets,
+      observedMinSamples: config.estimator.observedMinSamples,
       maxSampleAgeMs: config.estimator.windowMs,
     });
     const membership = createNodeMembership(config, { pool, book, log });

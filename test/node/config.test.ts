@@ -16,7 +16,13 @@ describe("node config", () => {
   it("has defaults for every required key", async () => {
     const { config, sources } = await loadConfig({ argv: [], env: {} });
     expect(config.listen).toBe("127.0.0.1:7400");
-    expect(config.estimator).toEqual({ windowMs: 10_000, slices: 6, minSamples: 20 });
+    expect(config.estimator).toEqual({
+      windowMs: 10_000,
+      slices: 6,
+      minSamples: 20,
+      observedFanoutSets: 64,
+      observedMinSamples: 10,
+    });
     expect(config.handlers.map((h) => h.kind)).toEqual(["echo", "vote"]);
     expect(config.tls).toEqual({ requireClientCert: false });
     expect(config.nodeId).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:-]+$/);

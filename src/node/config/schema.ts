@@ -117,6 +117,18 @@ export const configFields: readonly FieldSpec[] = [
     "Fewer samples in the window makes an estimate unknown.",
   ),
   field(
+    "estimator.observedFanoutSets",
+    int(0, 4096),
+    64,
+    "Required peer sets whose own fan-out completion times are observed (they see correlated tails); 0 turns this off.",
+  ),
+  field(
+    "estimator.observedMinSamples",
+    int(1, 1_000_000),
+    10,
+    "Fan-outs to a set in the window before its observed completion times give the fan-out p50.",
+  ),
+  field(
     "policy",
     oneOf(["p99-boundary", "naive-p50", "always-sync", "never"] as const),
     "p99-boundary",

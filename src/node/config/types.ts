@@ -49,6 +49,8 @@ export interface NodeConfig {
     readonly windowMs: number;
     readonly slices: number;
     readonly minSamples: number;
+    readonly observedFanoutSets: number;
+    readonly observedMinSamples: number;
   };
   readonly policy: PolicyName;
   /** Peer selection per fan-out (src/routing); `none` fans out to every live peer. */
