@@ -10,6 +10,7 @@ import { NodeClient } from "../../src/node/client.js";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { decisionModel } from "../../src/node/decision-model.js";
 import { SwarmNode } from "../../src/node/node.js";
+import { untilPeersUp } from "./helpers/peers-up.js";
 
 const peers: SwarmNode[] = [];
 let coordinator: SwarmNode | undefined;
@@ -37,9 +38,7 @@ beforeAll(async () => {
     env: {},
   });
   coordinator = await SwarmNode.start({ config: c.config });
-  for (let i = 0; i < 150 && coordinator.status().peers.filter((p) => p.up).length < 2; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await untilPeersUp(coordinator, 2);
   client = new NodeClient(coordinator.address);
 }, 60_000);
 

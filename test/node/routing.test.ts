@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { SwarmNode } from "../../src/node/node.js";
+import { untilPeersUp } from "./helpers/peers-up.js";
 
 const peers: SwarmNode[] = [];
 let coordinator: SwarmNode | undefined;
@@ -25,9 +26,7 @@ beforeAll(async () => {
     env: {},
   });
   coordinator = await SwarmNode.start({ config: c.config });
-  for (let i = 0; i < 150 && coordinator.status().peers.filter((p) => p.up).length < 3; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await untilPeersUp(coordinator, 3);
 }, 60_000);
 
 afterAll(() => {

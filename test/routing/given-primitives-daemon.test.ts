@@ -20,6 +20,7 @@ import { contextSignature } from "../../src/routing/context-task.js";
 import { configuredPrimitives } from "../../src/routing/configured-primitives.js";
 import type { PrimitivesConfig } from "../../src/routing/configured-primitives.js";
 import { NO_MEMORY } from "../../src/routing/signature.js";
+import { untilPeersUp } from "../node/helpers/peers-up.js";
 
 const primitives: PrimitivesConfig = {
   "rag/0": {
@@ -71,9 +72,7 @@ beforeAll(async () => {
     config: c.config,
     log: createLogger({ level: "info", write: (line) => void logs.push(JSON.parse(line)) }),
   });
-  for (let i = 0; i < 150 && coordinator.status().peers.filter((p) => p.up).length < 2; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await untilPeersUp(coordinator, 2);
 }, 60_000);
 
 afterAll(() => {

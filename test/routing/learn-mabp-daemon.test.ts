@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { SwarmNode } from "../../src/node/node.js";
+import { untilPeersUp } from "../node/helpers/peers-up.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tailswarm-learn-"));
 const peers: SwarmNode[] = [];
@@ -50,9 +51,7 @@ beforeAll(async () => {
     env: {},
   });
   coordinator = await SwarmNode.start({ config: c.config });
-  for (let i = 0; i < 150 && coordinator.status().peers.filter((p) => p.up).length < 2; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await untilPeersUp(coordinator, 2);
 }, 60_000);
 
 afterAll(() => {
