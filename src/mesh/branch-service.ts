@@ -243,6 +243,7 @@ function runHandler(core: ServerCore, b: Running): void {
     fanoutId: req.fanoutId,
     hop: req.hop,
     origin: req.origin,
+    traceContext: b.traceContext,
   };
   const task = { kind: req.kind, payload: b.payload };
   let work: Promise<unknown>;

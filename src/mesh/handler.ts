@@ -3,6 +3,7 @@
  * `HandlerRegistry`. The node loads handlers (peers/ ships `vote`, `synthetic`, `echo`; users add
  * their own from a module path) and gives the registry to `createSwarmServer`.
  */
+import type { Context } from "@opentelemetry/api";
 import type { Task } from "../engine/transport.js";
 import { TailswarmError } from "../errors.js";
 
@@ -21,6 +22,13 @@ export interface HandlerContext {
   readonly hop: number;
   /** Node id of the coordinator that issued the branch. */
   readonly origin: string;
+  /**
+   * The branch's trace context (its server span). The handler runs inside it; with the daemon's
+   * `telemetry.contextManager: sync` it is not active after an `await`, so a handler that calls other
+   * nodes after awaiting wraps the call in `context.with(ctx.traceContext, ...)` to keep one trace.
+   * Absent where no server made one.
+   */
+  readonly traceContext?: Context;
 }
 
 /**

@@ -95,159 +95,169 @@ function startNode(id: string, args: readonly string[], extraEnv: Record<string,
   }));
 }
 
-let receiver: OtlpReceiver | undefined;
-const nodes: Proc[] = [];
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-otlp-"));
-let reply: CoordinateAnswer | undefined;
+// The whole set-up and its checks, once per context manager a node can run with: the trace must be
+// one and whole either way (sync carries the context only through synchronous calls, and every span
+// path of a node parents explicitly or within one).
+describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) => {
+  let receiver: OtlpReceiver | undefined;
+  const nodes: Proc[] = [];
+  let dir = "";
+  let reply: CoordinateAnswer | undefined;
 
-beforeAll(async () => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first`);
-  receiver = await startOtlpReceiver();
-  const otel = {
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-    OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
-    OTEL_TRACES_EXPORTER: "otlp",
-    OTEL_METRICS_EXPORTER: "none",
-    OTEL_BSP_SCHEDULE_DELAY: "100",
-    TAILSWARM_LOG_LEVEL: "info",
-  };
-  const peerConfig = join(dir, "peer.yaml");
-  writeFileSync(peerConfig, "handlers:\n  - { kind: vote, use: vote, options: { stance: ship } }\n");
-  const [b, c] = await Promise.all([
-    startNode("b", ["--config", peerConfig], otel),
-    startNode("c", ["--config", peerConfig], otel),
-  ]);
-  nodes.push(b, c);
-  const a = await startNode(
-    "a",
-    ["--peers", `${b.address},${c.address}`, "--probe-interval-ms", "500", "--estimator-min-samples", "3"],
-    otel,
-  );
-  nodes.push(a);
-  await a.waitFor((l) => l.msg === "peer up" && l.peer === "b", 30_000);
-  await a.waitFor((l) => l.msg === "peer up" && l.peer === "c", 30_000);
-
-  // Both peers vote "ship" against a prior of "hold", so every fan-out waits for both answers. The
-  // first fan-outs fill the estimator (min 3 samples per peer); the last one decides on fresh
-  // estimates and is the one whose trace the test reads.
-  const client = new NodeClient(a.address);
-  try {
-    const call = {
-      kind: "vote",
-      payload: { question: "ship?" },
-      decision: "quorum-vote",
-      options: { options: ["ship", "hold"], prior: "hold" },
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "tailswarm-otlp-"));
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first`);
+    receiver = await startOtlpReceiver();
+    const otel = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+      OTEL_TRACES_EXPORTER: "otlp",
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      TAILSWARM_LOG_LEVEL: "info",
+      TAILSWARM_TELEMETRY_CONTEXT_MANAGER: contextManager,
     };
-    for (let i = 0; i < 4; i++) await client.coordinate(call, 10_000);
-    reply = await client.coordinate(call, 10_000);
-  } finally {
-    client.close();
-  }
-  // SIGTERM: each node drains, then its telemetry shutdown flushes the batch span processor.
-  for (const n of nodes) n.child.kill("SIGTERM");
-  const codes = await Promise.all(nodes.map((n) => n.exited));
-  expect(codes).toEqual([0, 0, 0]);
-}, 180_000);
-
-afterAll(async () => {
-  for (const n of nodes)
-    if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill("SIGKILL");
-  await receiver?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const num = (v: unknown): number => {
-  expect(typeof v).toBe("number");
-  return v as number;
-};
-
-describe("OTLP/gRPC export from three nodes", () => {
-  it("one trace spans the coordinator and both peers, parent links intact", async () => {
-    const r = reply!;
-    expect(r.fanoutId).not.toBe("");
-    expect(r.committed).toBe(2);
-    const spans = receiver!.spans;
-    // Everything was flushed at SIGTERM; allow for the last export still in flight.
-    await receiver!.waitFor(
-      (all) => all.some((s) => s.attributes["tailswarm.fanout.id"] === r.fanoutId),
-      10_000,
+    const peerConfig = join(dir, "peer.yaml");
+    const usesManager = (l: Record<string, unknown>): boolean =>
+      l.msg === "telemetry started" && l.contextManager === contextManager;
+    writeFileSync(peerConfig, "handlers:\n  - { kind: vote, use: vote, options: { stance: ship } }\n");
+    const [b, c] = await Promise.all([
+      startNode("b", ["--config", peerConfig], otel),
+      startNode("c", ["--config", peerConfig], otel),
+    ]);
+    nodes.push(b, c);
+    const a = await startNode(
+      "a",
+      ["--peers", `${b.address},${c.address}`, "--probe-interval-ms", "500", "--estimator-min-samples", "3"],
+      otel,
     );
-    const fanout = spans.find(
-      (s) => s.name === "tailswarm.fanout" && s.attributes["tailswarm.fanout.id"] === r.fanoutId,
-    )!;
-    const traceId = fanout.traceId;
-    await receiver!.waitFor(
-      (all) => all.filter((s) => s.traceId === traceId && s.name === BRANCH).length >= 2,
-      10_000,
-    );
-    const inTrace = spans.filter((s) => s.traceId === traceId);
-    const byId = new Map(inTrace.map((s) => [s.spanId, s]));
-    const node = (s: ReceivedSpan): unknown => s.resource["tailswarm.node.id"];
+    nodes.push(a);
+    for (const n of nodes) await n.waitFor(usesManager, 5_000);
+    await a.waitFor((l) => l.msg === "peer up" && l.peer === "b", 30_000);
+    await a.waitFor((l) => l.msg === "peer up" && l.peer === "c", 30_000);
 
-    // a: Coordinate server span (the trace's root: the test's client sends no context) → fan-out.
-    const coordinate = byId.get(fanout.parentSpanId)!;
-    expect(coordinate).toMatchObject({ name: COORDINATE, kind: "SPAN_KIND_SERVER", parentSpanId: "" });
-    expect(coordinate.attributes).toMatchObject({
-      "rpc.system.name": "grpc",
-      "rpc.method": COORDINATE,
-      "rpc.response.status_code": "OK",
-    });
-    expect(node(coordinate)).toBe("a");
-    expect(node(fanout)).toBe("a");
-    expect(fanout.kind).toBe("SPAN_KIND_INTERNAL");
-
-    // a: one branch span per peer, children of the fan-out span.
-    const branches = inTrace.filter((s) => s.name === "tailswarm.branch");
-    expect(branches.map((b) => b.attributes["tailswarm.peer"]).sort()).toEqual(["b", "c"]);
-    for (const b of branches) {
-      expect(b.parentSpanId).toBe(fanout.spanId);
-      expect(node(b)).toBe("a");
-      expect(b.attributes["tailswarm.branch.outcome"]).toBe("committed");
-      expect(num(b.attributes["tailswarm.branch.deadline"])).toBeGreaterThan(0);
+    // Both peers vote "ship" against a prior of "hold", so every fan-out waits for both answers. The
+    // first fan-outs fill the estimator (min 3 samples per peer); the last one decides on fresh
+    // estimates and is the one whose trace the test reads.
+    const client = new NodeClient(a.address);
+    try {
+      const call = {
+        kind: "vote",
+        payload: { question: "ship?" },
+        decision: "quorum-vote",
+        options: { options: ["ship", "hold"], prior: "hold" },
+      };
+      for (let i = 0; i < 4; i++) await client.coordinate(call, 10_000);
+      reply = await client.coordinate(call, 10_000);
+    } finally {
+      client.close();
     }
+    // SIGTERM: each node drains, then its telemetry shutdown flushes the batch span processor.
+    for (const n of nodes) n.child.kill("SIGTERM");
+    const codes = await Promise.all(nodes.map((n) => n.exited));
+    expect(codes).toEqual([0, 0, 0]);
+  }, 180_000);
 
-    // b and c: their Branch server spans hang under a's branch span to that peer.
-    const servers = inTrace.filter((s) => s.name === BRANCH);
-    expect(servers.map(node).sort()).toEqual(["b", "c"]);
-    for (const s of servers) {
-      expect(s.kind).toBe("SPAN_KIND_SERVER");
-      const parent = byId.get(s.parentSpanId)!;
-      expect(parent.name).toBe("tailswarm.branch");
-      expect(parent.attributes["tailswarm.peer"]).toBe(node(s));
-      expect(s.attributes).toMatchObject({
-        "rpc.system.name": "grpc",
-        "rpc.method": BRANCH,
-        "rpc.response.status_code": "OK",
-        "tailswarm.fanout.id": r.fanoutId,
-        "tailswarm.branch.id": parent.attributes["tailswarm.branch.id"],
-        "tailswarm.branch.status": "answered",
-      });
-      expect(s.status).not.toBe("STATUS_CODE_ERROR");
-    }
-    // Three processes in one trace.
-    expect(new Set(inTrace.map(node))).toEqual(new Set(["a", "b", "c"]));
+  afterAll(async () => {
+    for (const n of nodes)
+      if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill("SIGKILL");
+    await receiver?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
-  it("the fan-out span carries the decision: mode, reason, budget, p50/p99, abandon cost, relevance", () => {
-    const r = reply!;
-    const fanout = receiver!.spans.find(
-      (s) => s.name === "tailswarm.fanout" && s.attributes["tailswarm.fanout.id"] === r.fanoutId,
-    )!;
-    const a = fanout.attributes;
-    expect(a["tailswarm.mode"]).toBe(r.mode);
-    expect(a["tailswarm.reason"]).toBe(r.reason);
-    expect(["speculate", "synchronous"]).toContain(a["tailswarm.mode"]);
-    expect(num(a["tailswarm.budget_ms"])).toBeGreaterThan(0);
-    expect(num(a["tailswarm.fanout.p50_ms"])).toBeCloseTo(r.fanoutP50Ms, 6);
-    expect(num(a["tailswarm.fanout.p99_ms"])).toBeCloseTo(r.fanoutP99Ms, 6);
-    expect(num(a["tailswarm.fanout.p99_ms"])).toBeGreaterThanOrEqual(num(a["tailswarm.fanout.p50_ms"]));
-    expect(num(a["tailswarm.abandon_cost_ms"])).toBeGreaterThanOrEqual(0);
-    expect(typeof a["tailswarm.decision_relevant"]).toBe("boolean");
-    expect(a["tailswarm.fanout.size"]).toBe(2);
-    expect(a["tailswarm.estimate.status"]).toBe("fresh");
-    expect(num(a["tailswarm.estimate.min_samples"])).toBeGreaterThanOrEqual(3);
-    expect(a["tailswarm.branches.committed"]).toBe(2);
-    expect(a["tailswarm.task.kind"]).toBe("vote");
-    expect(fanout.resource["service.name"]).toBe("tailswarm-node");
+  const num = (v: unknown): number => {
+    expect(typeof v).toBe("number");
+    return v as number;
+  };
+
+  describe(`OTLP/gRPC export from three nodes (telemetry.contextManager ${contextManager})`, () => {
+    it("one trace spans the coordinator and both peers, parent links intact", async () => {
+      const r = reply!;
+      expect(r.fanoutId).not.toBe("");
+      expect(r.committed).toBe(2);
+      const spans = receiver!.spans;
+      // Everything was flushed at SIGTERM; allow for the last export still in flight.
+      await receiver!.waitFor(
+        (all) => all.some((s) => s.attributes["tailswarm.fanout.id"] === r.fanoutId),
+        10_000,
+      );
+      const fanout = spans.find(
+        (s) => s.name === "tailswarm.fanout" && s.attributes["tailswarm.fanout.id"] === r.fanoutId,
+      )!;
+      const traceId = fanout.traceId;
+      await receiver!.waitFor(
+        (all) => all.filter((s) => s.traceId === traceId && s.name === BRANCH).length >= 2,
+        10_000,
+      );
+      const inTrace = spans.filter((s) => s.traceId === traceId);
+      const byId = new Map(inTrace.map((s) => [s.spanId, s]));
+      const node = (s: ReceivedSpan): unknown => s.resource["tailswarm.node.id"];
+
+      // a: Coordinate server span (the trace's root: the test's client sends no context) → fan-out.
+      const coordinate = byId.get(fanout.parentSpanId)!;
+      expect(coordinate).toMatchObject({ name: COORDINATE, kind: "SPAN_KIND_SERVER", parentSpanId: "" });
+      expect(coordinate.attributes).toMatchObject({
+        "rpc.system.name": "grpc",
+        "rpc.method": COORDINATE,
+        "rpc.response.status_code": "OK",
+      });
+      expect(node(coordinate)).toBe("a");
+      expect(node(fanout)).toBe("a");
+      expect(fanout.kind).toBe("SPAN_KIND_INTERNAL");
+
+      // a: one branch span per peer, children of the fan-out span.
+      const branches = inTrace.filter((s) => s.name === "tailswarm.branch");
+      expect(branches.map((b) => b.attributes["tailswarm.peer"]).sort()).toEqual(["b", "c"]);
+      for (const b of branches) {
+        expect(b.parentSpanId).toBe(fanout.spanId);
+        expect(node(b)).toBe("a");
+        expect(b.attributes["tailswarm.branch.outcome"]).toBe("committed");
+        expect(num(b.attributes["tailswarm.branch.deadline"])).toBeGreaterThan(0);
+      }
+
+      // b and c: their Branch server spans hang under a's branch span to that peer.
+      const servers = inTrace.filter((s) => s.name === BRANCH);
+      expect(servers.map(node).sort()).toEqual(["b", "c"]);
+      for (const s of servers) {
+        expect(s.kind).toBe("SPAN_KIND_SERVER");
+        const parent = byId.get(s.parentSpanId)!;
+        expect(parent.name).toBe("tailswarm.branch");
+        expect(parent.attributes["tailswarm.peer"]).toBe(node(s));
+        expect(s.attributes).toMatchObject({
+          "rpc.system.name": "grpc",
+          "rpc.method": BRANCH,
+          "rpc.response.status_code": "OK",
+          "tailswarm.fanout.id": r.fanoutId,
+          "tailswarm.branch.id": parent.attributes["tailswarm.branch.id"],
+          "tailswarm.branch.status": "answered",
+        });
+        expect(s.status).not.toBe("STATUS_CODE_ERROR");
+      }
+      // Three processes in one trace.
+      expect(new Set(inTrace.map(node))).toEqual(new Set(["a", "b", "c"]));
+    });
+
+    it("the fan-out span carries the decision: mode, reason, budget, p50/p99, abandon cost, relevance", () => {
+      const r = reply!;
+      const fanout = receiver!.spans.find(
+        (s) => s.name === "tailswarm.fanout" && s.attributes["tailswarm.fanout.id"] === r.fanoutId,
+      )!;
+      const a = fanout.attributes;
+      expect(a["tailswarm.mode"]).toBe(r.mode);
+      expect(a["tailswarm.reason"]).toBe(r.reason);
+      expect(["speculate", "synchronous"]).toContain(a["tailswarm.mode"]);
+      expect(num(a["tailswarm.budget_ms"])).toBeGreaterThan(0);
+      expect(num(a["tailswarm.fanout.p50_ms"])).toBeCloseTo(r.fanoutP50Ms, 6);
+      expect(num(a["tailswarm.fanout.p99_ms"])).toBeCloseTo(r.fanoutP99Ms, 6);
+      expect(num(a["tailswarm.fanout.p99_ms"])).toBeGreaterThanOrEqual(num(a["tailswarm.fanout.p50_ms"]));
+      expect(num(a["tailswarm.abandon_cost_ms"])).toBeGreaterThanOrEqual(0);
+      expect(typeof a["tailswarm.decision_relevant"]).toBe("boolean");
+      expect(a["tailswarm.fanout.size"]).toBe(2);
+      expect(a["tailswarm.estimate.status"]).toBe("fresh");
+      expect(num(a["tailswarm.estimate.min_samples"])).toBeGreaterThanOrEqual(3);
+      expect(a["tailswarm.branches.committed"]).toBe(2);
+      expect(a["tailswarm.task.kind"]).toBe("vote");
+      expect(fanout.resource["service.name"]).toBe("tailswarm-node");
+    });
   });
 });

@@ -193,6 +193,12 @@ export const configFields: readonly FieldSpec[] = [
     "Prometheus scrape port on the listen host; 0 disables it.",
   ),
   field(
+    "telemetry.contextManager",
+    oneOf(["async-hooks", "sync"] as const),
+    "async-hooks",
+    "How trace context follows async work: async-hooks (AsyncLocalStorage, across every await) or sync (within synchronous calls only; no async hooks, about half the coordinator's telemetry CPU; docs/telemetry.md).",
+  ),
+  field(
     "logLevel",
     oneOf(["debug", "info", "warn", "error", "silent"] as const),
     "info",

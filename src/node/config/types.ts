@@ -67,5 +67,7 @@ export interface NodeConfig {
   readonly drainGraceMs: number;
   readonly tls: TlsConfig;
   readonly metrics: { readonly prometheusPort: number };
+  /** The OpenTelemetry SDK's context manager when telemetry is on (docs/telemetry.md). */
+  readonly telemetry: { readonly contextManager: "async-hooks" | "sync" };
   readonly logLevel: LogLevel;
 }

@@ -33,7 +33,12 @@ export interface NodePeerStatus {
 
 /** What the node shows the setup (src/node's TelemetryContext satisfies it). */
 export interface NodeTelemetryContext {
-  readonly config: { readonly listen: string; readonly metrics: { readonly prometheusPort: number } };
+  readonly config: {
+    readonly listen: string;
+    readonly metrics: { readonly prometheusPort: number };
+    /** Absent: AsyncLocalStorage. */
+    readonly telemetry?: { readonly contextManager: "async-hooks" | "sync" };
+  };
   readonly nodeId: string;
   readonly status: () => { readonly peers: readonly NodePeerStatus[] };
   readonly log?: { info(msg: string, fields?: Record<string, unknown>): void };
@@ -101,6 +106,7 @@ export function nodeTelemetry(
       resourceAttributes: { "tailswarm.node.id": ctx.nodeId },
       prometheusPort: port > 0 ? port : undefined,
       prometheusHost: port > 0 ? hostOf(ctx.config.listen) : undefined,
+      contextManager: ctx.config.telemetry?.contextManager ?? "async-hooks",
     });
     const telemetry = createTelemetry({
       estimates: statusEstimates(ctx.status),
@@ -110,6 +116,7 @@ export function nodeTelemetry(
       traces: sdk.exporters.traces,
       metrics: sdk.exporters.metrics,
       prometheus: sdk.prometheus?.url,
+      contextManager: ctx.config.telemetry?.contextManager ?? "async-hooks",
     });
     const recorder = telemetry.recorder!;
     return {
