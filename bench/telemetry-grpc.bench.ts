@@ -11,6 +11,8 @@
  *   on   what `tailswarm node` installs: startTelemetry() from OTEL_* (default sampler
  *        parentbased_always_on, BatchSpanProcessor, OTLP/gRPC traces and metrics to a sink process),
  *        createTelemetry() (fan-out tracer, metrics, flight recorder) and the instrumented transport;
+ *   sync as "on" with `telemetry.contextManager: sync` (SyncContextManager: no async hooks) in the
+ *        coordinator; the peers keep AsyncLocalStorage (one process-wide choice, so in every round);
  *   sampled as "on" with OTEL_TRACES_SAMPLER=parentbased_traceidratio, ARG 0.1 (10% of fan-outs
  *           traced; metrics and flight recorder unchanged).
  *
@@ -44,6 +46,7 @@ import { ChannelPool } from "../src/mesh/channel-pool.js";
 import { GrpcTransport } from "../src/mesh/grpc-transport.js";
 import { INSTRUMENTATION_SCOPE } from "../src/telemetry/attributes.js";
 import { startTelemetry } from "../src/telemetry/sdk/setup.js";
+import { SyncContextManager } from "../src/telemetry/sdk/sync-context-manager.js";
 import { createTelemetry } from "../src/telemetry/telemetry.js";
 import { recordFigures } from "./report.js";
 
@@ -173,6 +176,7 @@ async function on(
   book: LatencyBook,
   peers: string[],
   env: Record<string, string> = {},
+  contextManager: "async-hooks" | "sync" = "async-hooks",
 ): Promise<Variant> {
   // The tracer provider reads OTEL_TRACES_SAMPLER* from process.env when it is built.
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
@@ -196,7 +200,11 @@ async function on(
   return {
     fanOut: fanOutWith(c, peers),
     activate() {
-      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+      context.setGlobalContextManager(
+        contextManager === "sync"
+          ? new SyncContextManager().enable()
+          : new AsyncLocalStorageContextManager().enable(),
+      );
       propagation.setGlobalPropagator(propagator);
     },
     deactivate() {
@@ -250,7 +258,7 @@ export async function run(): Promise<void> {
   const book = new LatencyBook({ windowMs: 10_000, minSamples: 20 });
   const peersCpu = async (): Promise<number> =>
     (await Promise.all(peers.map((p) => p.cpu()))).reduce((a, b) => a + b, 0);
-  const names = ["off", "context", "on", "sampled"] as const;
+  const names = ["off", "context", "on", "sync", "sampled"] as const;
   type Name = (typeof names)[number];
   /**
    * TELEMETRY_BENCH_VARIANTS=off,on: interleave only these (off is always one), print the paired costs
@@ -270,18 +278,21 @@ export async function run(): Promise<void> {
     off: [],
     context: [],
     on: [],
+    sync: [],
     sampled: [],
   };
   const totals = {
     off: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     context: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     on: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    sync: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     sampled: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
   };
   const variants: Record<(typeof names)[number], Variant> = {
     off: off(transport, book, addresses),
     context: contextOnly(transport, book, addresses),
     on: await on(transport, book, addresses),
+    sync: await on(transport, book, addresses, {}, "sync"),
     sampled: await on(transport, book, addresses, {
       OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
       OTEL_TRACES_SAMPLER_ARG: "0.1",
@@ -341,6 +352,7 @@ export async function run(): Promise<void> {
     }
   } finally {
     await variants.on.close();
+    await variants.sync.close();
     await variants.sampled.close();
     transport.close();
     pool.closeAll();
@@ -356,7 +368,10 @@ export async function run(): Promise<void> {
    * machine's load drifts between rounds much more than telemetry costs, so totals over the run are
    * dominated by that drift; pairs of neighbouring rounds see the same load.
    */
-  const cost = (name: "context" | "on" | "sampled", key: "rate" | "cpu" | "peer" | "total"): number => {
+  const cost = (
+    name: "context" | "on" | "sync" | "sampled",
+    key: "rate" | "cpu" | "peer" | "total",
+  ): number => {
     const ratios = rounds[name]
       .map((x, i) => {
         const base = rounds.off[i]!;
@@ -368,7 +383,7 @@ export async function run(): Promise<void> {
     return ratios[Math.floor(ratios.length / 2)]!;
   };
   /** The interquartile range of the same paired ratios: how far apart the rounds were. */
-  const spread = (name: "context" | "on" | "sampled", key: "rate" | "cpu" | "total"): string => {
+  const spread = (name: "context" | "on" | "sync" | "sampled", key: "rate" | "cpu" | "total"): string => {
     const base = (i: number) => rounds.off[i]!;
     const ratios = rounds[name]
       .map((x, i) =>
@@ -434,6 +449,24 @@ export async function run(): Promise<void> {
       unit: "%",
       target: 5,
       note: `what the throughput cost comes to when these processes share all the cores; ${spread("on", "total")}`,
+    },
+    "throughput cost of telemetry, sync context manager (wall)": {
+      value: cost("sync", "rate"),
+      unit: "%",
+      target: 5,
+      note: `"on" with telemetry.contextManager: sync in the coordinator (the peers keep AsyncLocalStorage, in every round alike); ${spread("sync", "rate")}`,
+    },
+    "coordinator CPU cost of telemetry, sync context manager": {
+      value: cost("sync", "cpu"),
+      unit: "%",
+      target: 5,
+      note: spread("sync", "cpu"),
+    },
+    "total CPU cost of telemetry, sync context manager": {
+      value: cost("sync", "total"),
+      unit: "%",
+      target: 5,
+      note: spread("sync", "total"),
     },
     "total CPU cost of telemetry, 10% sampled": {
       value: cost("sampled", "total"),
