@@ -4,10 +4,10 @@
  * recorded per latency sample.
  */
 import { ValueType } from "@opentelemetry/api";
-import type { Attributes, BatchObservableResult, Meter, Observable } from "@opentelemetry/api";
+import type { BatchObservableResult, Meter, Observable } from "@opentelemetry/api";
 import type { Clock } from "../clock/clock.js";
 import type { PeerEstimate, PeerId } from "../estimate/types.js";
-import { ATTR } from "./attributes.js";
+import { PerPeerGauges } from "./per-peer-gauges.js";
 
 /**
  * What the gauges read: the estimator's per-peer view (src/estimate's LatencyBook satisfies it).
@@ -30,79 +30,56 @@ export const PEER_METRIC = {
 } as const;
 
 /** Registers the gauges on `meter`; the callback reads `source` (none: no observations). */
-export class PeerEstimateGauges {
-  #source: EstimateSource | undefined;
-  readonly #meter: Meter;
-  readonly #clock: Clock;
-  readonly #attrs = new Map<PeerId, Attributes>();
-  readonly #observables: Observable[];
-  readonly #callback: (r: BatchObservableResult) => void;
+export class PeerEstimateGauges extends PerPeerGauges<EstimateSource> {
+  readonly #p50: Observable;
+  readonly #p99: Observable;
+  readonly #samples: Observable;
+  readonly #censored: Observable;
+  readonly #age: Observable;
+  readonly #fresh: Observable;
 
   constructor(meter: Meter, clock: Clock, source?: EstimateSource) {
-    this.#meter = meter;
-    this.#clock = clock;
-    this.#source = source;
-    const p50 = meter.createObservableGauge(PEER_METRIC.p50, {
+    super(meter, clock, source);
+    this.#p50 = meter.createObservableGauge(PEER_METRIC.p50, {
       description: "Windowed p50 latency of the peer (completed and censored samples)",
       unit: "ms",
     });
-    const p99 = meter.createObservableGauge(PEER_METRIC.p99, {
+    this.#p99 = meter.createObservableGauge(PEER_METRIC.p99, {
       description: "Windowed p99 latency of the peer (completed and censored samples)",
       unit: "ms",
     });
-    const samples = meter.createObservableGauge(PEER_METRIC.samples, {
+    this.#samples = meter.createObservableGauge(PEER_METRIC.samples, {
       description: "Completed latency samples in the peer's window",
       unit: "{sample}",
       valueType: ValueType.INT,
     });
-    const censored = meter.createObservableGauge(PEER_METRIC.censored, {
+    this.#censored = meter.createObservableGauge(PEER_METRIC.censored, {
       description: "Calls in flight counted as right-censored samples",
       unit: "{call}",
       valueType: ValueType.INT,
     });
-    const age = meter.createObservableGauge(PEER_METRIC.age, {
+    this.#age = meter.createObservableGauge(PEER_METRIC.age, {
       description: "Time since the peer's newest sample",
       unit: "ms",
     });
-    const fresh = meter.createObservableGauge(PEER_METRIC.fresh, {
+    this.#fresh = meter.createObservableGauge(PEER_METRIC.fresh, {
       description: "1 when the peer's estimate is fresh, 0 when unknown (stale or under-sampled)",
       unit: "1",
       valueType: ValueType.INT,
     });
-    this.#observables = [p50, p99, samples, censored, age, fresh];
-    this.#callback = (r) => {
-      const src = this.#source;
-      if (src === undefined) return;
-      const now = this.#clock.now();
-      for (const peer of src.peers()) {
-        const e = src.estimate(peer, now);
-        const a = this.#attrsOf(peer);
-        if (Number.isFinite(e.p50Ms)) r.observe(p50, e.p50Ms, a);
-        if (Number.isFinite(e.p99Ms)) r.observe(p99, e.p99Ms, a);
-        r.observe(samples, e.samples, a);
-        r.observe(censored, e.censored, a);
-        if (Number.isFinite(e.ageMs)) r.observe(age, e.ageMs, a);
-        r.observe(fresh, e.status === "fresh" ? 1 : 0, a);
-      }
-    };
-    meter.addBatchObservableCallback(this.#callback, this.#observables);
+    this.register([this.#p50, this.#p99, this.#samples, this.#censored, this.#age, this.#fresh]);
   }
 
-  setSource(source: EstimateSource | undefined): void {
-    this.#source = source;
-  }
-
-  close(): void {
-    this.#meter.removeBatchObservableCallback(this.#callback, this.#observables);
-  }
-
-  #attrsOf(peer: PeerId): Attributes {
-    let a = this.#attrs.get(peer);
-    if (a === undefined) {
-      if (this.#attrs.size > 10_000) this.#attrs.clear();
-      a = Object.freeze({ [ATTR.peer]: peer });
-      this.#attrs.set(peer, a);
+  protected observe(r: BatchObservableResult, src: EstimateSource, now: number): void {
+    for (const peer of src.peers()) {
+      const e = src.estimate(peer, now);
+      const a = this.attrsOf(peer);
+      if (Number.isFinite(e.p50Ms)) r.observe(this.#p50, e.p50Ms, a);
+      if (Number.isFinite(e.p99Ms)) r.observe(this.#p99, e.p99Ms, a);
+      r.observe(this.#samples, e.samples, a);
+      r.observe(this.#censored, e.censored, a);
+      if (Number.isFinite(e.ageMs)) r.observe(this.#age, e.ageMs, a);
+      r.observe(this.#fresh, e.status === "fresh" ? 1 : 0, a);
     }
-    return a;
   }
 }

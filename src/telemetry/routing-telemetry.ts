@@ -15,7 +15,7 @@ import type { RouteExplanation } from "../engine/route-adapter.js";
 import type { BranchCallOptions, BranchRequest, BranchResult, PeerTransport } from "../engine/transport.js";
 import type { PeerId } from "../estimate/types.js";
 import type { PeerViewBook } from "../routing/peer-view-book.js";
-import { ATTR } from "./attributes.js";
+import { PerPeerGauges } from "./per-peer-gauges.js";
 
 /** Branch span attributes of a routed branch. */
 export const ROUTE_ATTR = {
@@ -88,69 +88,50 @@ export function routeSpanTransport(inner: PeerTransport, explainer: RouteExplain
  * Per-peer backlog and memory use (advertised), hit ratio and churn (cumulative, as the peer reports
  * them) from a PeerViewBook; `setViews` swaps the book (e.g. per testbed run).
  */
-export class RoutingGauges {
-  #views: PeerViewBook | undefined;
-  readonly #attrs = new Map<PeerId, Attributes>();
-  readonly #observables: Observable[];
-  readonly #callback: (r: BatchObservableResult) => void;
+export class RoutingGauges extends PerPeerGauges<PeerViewBook> {
+  readonly #backlog: Observable;
+  readonly #memoryUsed: Observable;
+  readonly #hitRatio: Observable;
+  readonly #churn: Observable;
 
-  constructor(
-    private readonly meter: Meter,
-    private readonly clock: Clock,
-    views?: PeerViewBook,
-  ) {
-    this.#views = views;
-    const backlog = meter.createObservableGauge(ROUTE_METRIC.backlog, {
+  constructor(meter: Meter, clock: Clock, views?: PeerViewBook) {
+    super(meter, clock, views);
+    this.#backlog = meter.createObservableGauge(ROUTE_METRIC.backlog, {
       description: "Jobs waiting or in service at the peer, as it last advertised",
       unit: "{job}",
     });
-    const memoryUsed = meter.createObservableGauge(ROUTE_METRIC.memoryUsed, {
+    this.#memoryUsed = meter.createObservableGauge(ROUTE_METRIC.memoryUsed, {
       description: "Memory the peer's resident context objects use, in object-size units",
       unit: "1",
     });
-    const hitRatio = meter.createObservableGauge(ROUTE_METRIC.hitRatio, {
+    this.#hitRatio = meter.createObservableGauge(ROUTE_METRIC.hitRatio, {
       description: "Share of the peer's memory-stage jobs whose context was resident (since it started)",
       unit: "1",
     });
-    const churn = meter.createObservableCounter(ROUTE_METRIC.churn, {
+    this.#churn = meter.createObservableCounter(ROUTE_METRIC.churn, {
       description: "Memory objects the peer inserted or evicted (since it started)",
       unit: "{object}",
       valueType: ValueType.INT,
     });
-    this.#observables = [backlog, memoryUsed, hitRatio, churn];
-    this.#callback = (r) => {
-      const views = this.#views;
-      if (views === undefined) return;
-      const now = this.clock.now();
-      for (const peer of views.peers()) {
-        const held = views.latest(peer);
-        if (held === undefined || views.freshness(peer, now) === "unknown") continue;
-        const a = this.#attrsOf(peer);
-        const view = views.view(peer, now);
-        r.observe(backlog, view.backlog, a);
-        r.observe(memoryUsed, view.memoryUsed, a);
-        const { served, hits, churn: c } = held.advert;
-        if (served !== undefined && served > 0 && hits !== undefined) r.observe(hitRatio, hits / served, a);
-        if (c !== undefined) r.observe(churn, c, a);
-      }
-    };
-    meter.addBatchObservableCallback(this.#callback, this.#observables);
+    this.register([this.#backlog, this.#memoryUsed, this.#hitRatio, this.#churn]);
   }
 
   setViews(views: PeerViewBook | undefined): void {
-    this.#views = views;
+    this.setSource(views);
   }
 
-  close(): void {
-    this.meter.removeBatchObservableCallback(this.#callback, this.#observables);
-  }
-
-  #attrsOf(peer: PeerId): Attributes {
-    let a = this.#attrs.get(peer);
-    if (a === undefined) {
-      a = { [ATTR.peer]: peer };
-      this.#attrs.set(peer, a);
+  protected observe(r: BatchObservableResult, views: PeerViewBook, now: number): void {
+    for (const peer of views.peers()) {
+      const held = views.latest(peer);
+      if (held === undefined || views.freshness(peer, now) === "unknown") continue;
+      const a = this.attrsOf(peer);
+      const view = views.view(peer, now);
+      r.observe(this.#backlog, view.backlog, a);
+      r.observe(this.#memoryUsed, view.memoryUsed, a);
+      const { served, hits, churn: c } = held.advert;
+      if (served !== undefined && served > 0 && hits !== undefined)
+        r.observe(this.#hitRatio, hits / served, a);
+      if (c !== undefined) r.observe(this.#churn, c, a);
     }
-    return a;
   }
 }
