@@ -182,30 +182,29 @@ export class FanoutMetrics implements FanoutObserver {
       advice: { explicitBucketBoundaries: BIT_BUCKETS },
     });
 
-    const fanouts: ObservableCounter = meter.createObservableCounter(METRIC.fanouts, {
-      description: "Fan-outs by mode and reason",
-      unit: "{fanout}",
-      valueType: ValueType.INT,
-    });
-    const branches: ObservableCounter = meter.createObservableCounter(METRIC.branches, {
-      description: "Branches by outcome, fan-out mode and decision relevance (leave-one-out)",
-      unit: "{branch}",
-      valueType: ValueType.INT,
-    });
+    /** An integer count, read from the fixed cells at collection. */
+    const count = (name: string, description: string, unit: string): ObservableCounter =>
+      meter.createObservableCounter(name, { description, unit, valueType: ValueType.INT });
+    const fanouts = count(METRIC.fanouts, "Fan-outs by mode and reason", "{fanout}");
+    const branches = count(
+      METRIC.branches,
+      "Branches by outcome, fan-out mode and decision relevance (leave-one-out)",
+      "{branch}",
+    );
     const lostWork: ObservableCounter = meter.createObservableCounter(METRIC.lostWork, {
       description: "Peer work lost to abandoned and late branches",
       unit: "ms",
     });
-    const violations: ObservableCounter = meter.createObservableCounter(METRIC.violations, {
-      description: "SpeculationBudgetViolations (budget <= 0, p99 < p50) turned into degrade",
-      unit: "{violation}",
-      valueType: ValueType.INT,
-    });
-    const misses: ObservableCounter = meter.createObservableCounter(METRIC.deadlineMisses, {
-      description: "Fan-outs whose decision came after their deadline",
-      unit: "{fanout}",
-      valueType: ValueType.INT,
-    });
+    const violations = count(
+      METRIC.violations,
+      "SpeculationBudgetViolations (budget <= 0, p99 < p50) turned into degrade",
+      "{violation}",
+    );
+    const misses = count(
+      METRIC.deadlineMisses,
+      "Fan-outs whose decision came after their deadline",
+      "{fanout}",
+    );
     const inFlight: ObservableUpDownCounter = meter.createObservableUpDownCounter(METRIC.inFlight, {
       description: "Branches sent and not yet settled",
       unit: "{branch}",
