@@ -36,6 +36,7 @@ import { createNodeMembership } from "./node-membership.js";
 import { createNodeRouting } from "./routing-setup.js";
 import type { NodeRouting } from "./routing-setup.js";
 import type { WireStatusReply } from "./status-proto.js";
+import { acquireEventLoopDelay } from "./event-loop-delay.js";
 import { addStatusService, nodeStatus } from "./status-service.js";
 import { channelCredentials, readTlsMaterial, serverCredentials, tlsEnabled } from "./tls.js";
 
@@ -94,6 +95,7 @@ export class SwarmNode {
   readonly #telemetry: TelemetryHandle | undefined;
   readonly #status: () => WireStatusReply;
   readonly #log: Logger;
+  readonly #loop: { release(): void };
   #stopping: Promise<StopResult> | undefined;
 
   private constructor(parts: {
@@ -108,6 +110,7 @@ export class SwarmNode {
     telemetry: TelemetryHandle | undefined;
     status: () => WireStatusReply;
     log: Logger;
+    loop: { release(): void };
   }) {
     this.config = parts.config;
     this.nodeId = parts.config.nodeId;
@@ -121,6 +124,7 @@ export class SwarmNode {
     this.#telemetry = parts.telemetry;
     this.#status = parts.status;
     this.#log = parts.log;
+    this.#loop = parts.loop;
   }
 
   static async start(options: SwarmNodeOptions): Promise<SwarmNode> {
@@ -241,7 +245,17 @@ export class SwarmNode {
       await telemetry?.shutdown?.().catch(() => undefined);
       throw err;
     }
-    ready.status = () => nodeStatus({ config, server, coordinator, book, membership, listen: bound.address });
+    const loop = acquireEventLoopDelay();
+    ready.status = () =>
+      nodeStatus({
+        config,
+        server,
+        coordinator,
+        book,
+        membership,
+        listen: bound.address,
+        loop: loop.monitor,
+      });
     membership.start().catch((err: unknown) => nodeLog.error("membership failed", { error: err }));
     routing.start();
     nodeLog.info("listening", {
@@ -268,6 +282,7 @@ export class SwarmNode {
       telemetry,
       status,
       log: nodeLog,
+      loop,
     });
   }
 
@@ -290,6 +305,7 @@ export class SwarmNode {
       this.#membership.stop();
       this.#transport.close();
       this.#pool.closeAll();
+      this.#loop.release();
       await this.#telemetry
         ?.shutdown?.()
         .catch((err: unknown) => this.#log.warn("telemetry shutdown failed", { error: err }));
@@ -306,6 +322,7 @@ export class SwarmNode {
     this.#membership.stop();
     this.#transport.close();
     this.#pool.closeAll();
+    this.#loop.release();
     this.#log.warn("forced stop");
   }
 }

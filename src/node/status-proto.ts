@@ -38,6 +38,10 @@ export interface WireStatusReply {
   coordinating: number;
   draining: boolean;
   policy: string;
+  /** Event-loop delay over the last 5–10 s, ms (NaN before the first reading). */
+  eventLoopDelayP50Ms: number;
+  eventLoopDelayP99Ms: number;
+  eventLoopDelayMaxMs: number;
   fanouts: number;
   decisions: { speculate: number; synchronous: number; degrade: number } | null;
   violations: number;

@@ -9,6 +9,7 @@ import type { SwarmServer } from "../mesh/server.js";
 import { toServiceError } from "../mesh/status.js";
 import type { NodeConfig } from "./config/types.js";
 import type { Membership } from "../mesh/membership/membership.js";
+import type { EventLoopDelay } from "./event-loop-delay.js";
 import { nodeStatusService } from "./status-proto.js";
 import type { WirePeerStatus, WireStatusReply } from "./status-proto.js";
 
@@ -19,6 +20,8 @@ export interface StatusDeps {
   readonly book: LatencyBook;
   readonly membership: Pick<Membership, "live" | "peers">;
   readonly listen: string;
+  /** The process's event-loop delay monitor (absent: NaN). */
+  readonly loop?: EventLoopDelay;
 }
 
 export function nodeStatus(d: StatusDeps): WireStatusReply {
@@ -43,6 +46,7 @@ export function nodeStatus(d: StatusDeps): WireStatusReply {
     };
   });
   const live = d.membership.live();
+  const loop = d.loop?.read();
   return {
     nodeId: s.nodeId,
     region: s.region,
@@ -56,6 +60,9 @@ export function nodeStatus(d: StatusDeps): WireStatusReply {
     coordinating: s.coordinating,
     draining: s.draining,
     policy: d.config.policy,
+    eventLoopDelayP50Ms: loop?.p50Ms ?? NaN,
+    eventLoopDelayP99Ms: loop?.p99Ms ?? NaN,
+    eventLoopDelayMaxMs: loop?.maxMs ?? NaN,
     fanouts: stats.fanouts,
     decisions: { ...stats.byMode },
     violations: stats.violations,

@@ -20,7 +20,8 @@ export function formatStatus(s: WireStatusReply, address: string): string {
   const lines = [
     `node ${s.nodeId} at ${address}  region ${s.region || "-"}  up ${(s.uptimeMs / 1000).toFixed(1)} s` +
       `${s.draining ? "  DRAINING" : ""}  policy ${s.policy}  kinds ${s.kinds.join(",") || "-"}`,
-    `load: in-flight ${s.inFlight}/${s.capacity}  queued ${s.queueDepth}  coordinating ${s.coordinating}`,
+    `load: in-flight ${s.inFlight}/${s.capacity}  queued ${s.queueDepth}  coordinating ${s.coordinating}` +
+      `  event-loop delay p50 ${ms(s.eventLoopDelayP50Ms)} p99 ${ms(s.eventLoopDelayP99Ms)} max ${ms(s.eventLoopDelayMaxMs)} ms`,
     `decisions: ${s.fanouts} fan-outs  speculate ${d.speculate}  synchronous ${d.synchronous}  degrade ${d.degrade}` +
       `  violations ${s.violations}  abandon cost ${ms(s.abandonCostMs)} ms`,
   ];
