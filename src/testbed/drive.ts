@@ -5,6 +5,8 @@
  * drain. Reports the measured window and the testbed process's own event-loop delay over it.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { CoordinatorLoopPoll } from "./coordinator-loop-poll.js";
+import type { LoopDelaySummary } from "./coordinator-loop-poll.js";
 import type { LoadGenerator } from "./load-generator.js";
 import { buildReport } from "./report.js";
 import type { ProcessSummary, Report } from "./report.js";
@@ -24,6 +26,8 @@ export interface DriveResult {
     readonly p99: number | null;
     readonly max: number | null;
   };
+  /** Each coordinator's own event-loop delay over the measured window (empty when not read). */
+  readonly coordinatorLoopDelayMs: Readonly<Record<string, LoopDelaySummary>>;
 }
 
 export interface DriveHooks {
@@ -32,6 +36,8 @@ export interface DriveHooks {
   /** Called as the measured window opens and closes (e.g. to read CPU counters). */
   readonly onMeasureStart?: () => void;
   readonly onMeasureEnd?: () => void;
+  /** Coordinators (name → address) whose event-loop delay is read during the measured window. */
+  readonly coordinators?: ReadonlyMap<string, string>;
 }
 
 export async function driveLoad(
@@ -41,6 +47,8 @@ export async function driveLoad(
   hooks: DriveHooks,
 ): Promise<DriveResult> {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  let poll: CoordinatorLoopPoll | undefined;
+  let coordinatorLoops: Record<string, LoopDelaySummary> | undefined;
   let measuredStart = Date.now();
   let measuredEnd = measuredStart;
   if (!hooks.interrupted() && s.warmupS > 0) {
@@ -54,6 +62,8 @@ export async function driveLoad(
     measuredStart = Date.now();
     hooks.onMeasureStart?.();
     loopDelay.enable();
+    poll = hooks.coordinators === undefined ? undefined : new CoordinatorLoopPoll(hooks.coordinators);
+    poll?.start();
     gen.startMeasuring(measuredStart, stream);
     const timer = setInterval(() => {
       const c = gen.counters;
@@ -70,6 +80,7 @@ export async function driveLoad(
     measuredEnd = Date.now();
     hooks.onMeasureEnd?.();
     loopDelay.disable();
+    coordinatorLoops = await poll?.stop();
   }
   const measured = loopDelay.count > 0;
   return {
@@ -80,6 +91,7 @@ export async function driveLoad(
       p99: measured ? loopDelay.percentile(99) / 1e6 : null,
       max: measured ? loopDelay.max / 1e6 : null,
     },
+    coordinatorLoopDelayMs: coordinatorLoops ?? {},
   };
 }
 
@@ -115,6 +127,7 @@ export function driveReport(r: DrivenRun): Report {
     measures: r.gen.measures,
     processes: r.processes,
     loopDelayMs: r.driven?.loopDelayMs ?? { p50: null, p99: null, max: null },
+    coordinatorLoopDelayMs: r.driven?.coordinatorLoopDelayMs ?? {},
     score: scoreContext(r.peers, r.decision, s.valueModel.continuationMs, reserve),
     peerGroups: new Map(
       r.peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),

@@ -37,7 +37,12 @@ export function formatTable(r: Report): string {
           : `, ${pct(e.observed_share)} observed`),
     )
     .join("; ");
-  out.push(`coordinators' own fan-out estimates (median): ${est}`, "");
+  out.push(`coordinators' own fan-out estimates (median): ${est}`);
+  const loops = Object.entries(r.coordinator_event_loop_delay_ms ?? {})
+    .filter(([, l]) => l.readings > 0)
+    .map(([c, l]) => `${c} p50 ${l.p50_ms ?? "n/a"}, p99 ${l.p99_ms ?? "n/a"}, max ${l.max_ms ?? "n/a"}`);
+  if (loops.length > 0) out.push(`coordinators' event-loop delay while measuring (ms): ${loops.join("; ")}`);
+  out.push("");
   const w0 = Math.max(...ROWS.map(([, l]) => l.length));
   const w = Math.max(12, ...policies.map((p) => p.length + 1));
   out.push(`${"".padEnd(w0)} ${policies.map((p) => p.padStart(w)).join("")}`);

@@ -10,6 +10,7 @@ import type { CallRecord, MeasureRecord } from "./records.js";
 import type { Scenario } from "./scenario-types.js";
 import { scoreCall } from "./score-call.js";
 import type { ScoreContext, ScoredCall } from "./score-call.js";
+import type { LoopDelaySummary } from "./coordinator-loop-poll.js";
 import { round, sensitivity } from "./value-model.js";
 import type { SensitivityRow } from "./value-model.js";
 
@@ -45,6 +46,11 @@ export interface Report {
   readonly processes: ProcessSummary | null;
   /** Event-loop delay of the testbed process while measuring: how late its own timers and replies ran. */
   readonly testbed_event_loop_delay_ms: ReportInput["loopDelayMs"];
+  /**
+   * Each coordinator node's event-loop delay during the measured run (median p50, largest p99 and max of
+   * its status readings): a loop this late misses deadlines whatever the policy decides.
+   */
+  readonly coordinator_event_loop_delay_ms: Readonly<Record<string, LoopDelaySummary>>;
   readonly measured: {
     readonly fanout_p50_ms: number;
     readonly fanout_p99_ms: number;
@@ -99,6 +105,8 @@ export interface ReportInput {
     readonly p99: number | null;
     readonly max: number | null;
   };
+  /** Each coordinator's own event-loop delay over the measured run (from its status), ms. */
+  readonly coordinatorLoopDelayMs?: Readonly<Record<string, LoopDelaySummary>>;
   readonly score: ScoreContext;
   readonly peerGroups: ReadonlyMap<string, string>;
 }
@@ -148,6 +156,7 @@ export function buildReport(input: ReportInput): Report {
       p99: input.loopDelayMs.p99 === null ? null : round(input.loopDelayMs.p99, 2),
       max: input.loopDelayMs.max === null ? null : round(input.loopDelayMs.max, 2),
     },
+    coordinator_event_loop_delay_ms: input.coordinatorLoopDelayMs ?? {},
     measured: {
       fanout_p50_ms: round(quantile(fan, 0.5) ?? NaN, 2),
       fanout_p99_ms: round(quantile(fan, 0.99) ?? NaN, 2),

@@ -169,6 +169,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     // 2. warm-up, 3. measured load (drive.ts)
     driven = await driveLoad(run, s, progress, {
       interrupted: () => interrupted,
+      coordinators: new Map([...coordClients].map(([name, c]) => [name, c.address])),
       onMeasureStart: () => (cpuAtStart = launcher.cpuSeconds()),
       onMeasureEnd: () => {
         const cpuAtEnd = launcher.cpuSeconds();
