@@ -30,8 +30,8 @@ describe("EventLoopDelay", () => {
     while (Date.now() < spin);
     await sleep(40); // the overdue rotation ran: the stall is in the previous or the current slice
     expect(m.read().maxMs).toBeGreaterThanOrEqual(60);
-    await sleep(400); // slices rotated: the reading covers the last one or two, not the whole run
-    expect(m.read().windowMs).toBeLessThan(400);
+    await sleep(900); // slices rotated: the reading covers the last one or two, not the whole run
+    expect(m.read().windowMs).toBeLessThan(700);
   });
 
   it("is shared by the nodes of one process and closed by the last release", () => {
