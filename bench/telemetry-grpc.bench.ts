@@ -27,7 +27,7 @@
  * variant's. Target (issue 4): <= 5% cost.
  *
  * Knobs (environment): TELEMETRY_BENCH_ROUNDS, _ROUND_MS, _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none
- * (spans recorded, not exported); TELEMETRY_BENCH_VARIANTS=off,on (interleave a subset, print, record
+ * (spans recorded, not exported); TELEMETRY_BENCH_PARTS=traces,metrics,recorder (which parts run); TELEMETRY_BENCH_VARIANTS=off,on (interleave a subset, print, record
  * nothing); TELEMETRY_BENCH_ONLY=on (one variant alone, for a profile: `node --cpu-prof --import tsx
  * bench/telemetry-grpc.bench.ts`, with TELEMETRY_BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=d" for
  * the peers).
@@ -183,10 +183,16 @@ async function on(
   Object.assign(process.env, env);
   const sdk = await startTelemetry({ serviceName: "tailswarm-bench", serviceInstanceId: "coordinator" });
   restoreEnv(saved);
+  // TELEMETRY_BENCH_PARTS=traces|metrics|recorder (comma list): only these parts of the node's
+  // telemetry in the "on"-like variants, to price each apart. Default: all three, as a node runs.
+  const parts = (process.env.TELEMETRY_BENCH_PARTS ?? "traces,metrics,recorder").split(",");
   const t = createTelemetry({
     estimates: book,
     tracer: sdk.tracerProvider.getTracer(INSTRUMENTATION_SCOPE),
     meter: sdk.meterProvider.getMeter(INSTRUMENTATION_SCOPE),
+    tracing: parts.includes("traces"),
+    metrics: parts.includes("metrics"),
+    recorderCapacity: parts.includes("recorder") ? 256 : 0,
   });
   const c = new Coordinator({
     transport: t.wrapTransport(transport),
