@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChannelPool } from "../../src/mesh/channel-pool.js";
 import { GrpcTransport } from "../../src/mesh/grpc-transport.js";
 import { NodeClient } from "../../src/node/client.js";
-import { loadConfig } from "../../src/node/config/load-config.js";
 import { decisionModel } from "../../src/node/decision-model.js";
-import { SwarmNode } from "../../src/node/node.js";
-import { untilPeersUp } from "./helpers/peers-up.js";
+import type { SwarmNode } from "../../src/node/node.js";
+import { startNode, untilPeersUp } from "./helpers/in-process-node.js";
 
 const peers: SwarmNode[] = [];
 let coordinator: SwarmNode | undefined;
@@ -18,7 +17,6 @@ let client: NodeClient | undefined;
 
 beforeAll(async () => {
   for (const id of ["ctx-1", "ctx-2"]) {
-    const c = await loadConfig({ argv: ["--node-id", id, "--listen", "127.0.0.1:0"], env: {} });
     const handlers = [
       {
         kind: "context",
@@ -27,17 +25,13 @@ beforeAll(async () => {
         options: { capacity: 4, unitMs: 1, verifyOnMiss: 1, verifyOnHit: 0, verifyWork: 1 },
       },
     ];
-    peers.push(await SwarmNode.start({ config: { ...c.config, handlers } }));
+    peers.push(await startNode(["--node-id", id, "--listen", "127.0.0.1:0"], { handlers }));
   }
-  const c = await loadConfig({
-    argv: [
-      ...["--node-id", "ctx-coord", "--listen", "127.0.0.1:0"],
-      ...["--peers", peers.map((p) => p.address).join(",")],
-      ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
-    ],
-    env: {},
-  });
-  coordinator = await SwarmNode.start({ config: c.config });
+  coordinator = await startNode([
+    ...["--node-id", "ctx-coord", "--listen", "127.0.0.1:0"],
+    ...["--peers", peers.map((p) => p.address).join(",")],
+    ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
+  ]);
   await untilPeersUp(coordinator, 2);
   client = new NodeClient(coordinator.address);
 }, 60_000);

@@ -1,31 +1,22 @@
 /** The daemon routes when configured: `routing.policy` + `routing.k` pick k of the live peers. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
-import { loadConfig } from "../../src/node/config/load-config.js";
-import { SwarmNode } from "../../src/node/node.js";
-import { untilPeersUp } from "./helpers/peers-up.js";
+import type { SwarmNode } from "../../src/node/node.js";
+import { startNode, untilPeersUp } from "./helpers/in-process-node.js";
 
 const peers: SwarmNode[] = [];
 let coordinator: SwarmNode | undefined;
 
 beforeAll(async () => {
   for (const id of ["r-1", "r-2", "r-3"]) {
-    const c = await loadConfig({
-      argv: ["--node-id", id, "--listen", "127.0.0.1:0", "--handlers", "vote"],
-      env: {},
-    });
-    peers.push(await SwarmNode.start({ config: c.config }));
+    peers.push(await startNode(["--node-id", id, "--listen", "127.0.0.1:0", "--handlers", "vote"]));
   }
-  const c = await loadConfig({
-    argv: [
-      ...["--node-id", "r-coord", "--listen", "127.0.0.1:0"],
-      ...["--peers", peers.map((p) => p.address).join(",")],
-      ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
-      ...["--routing-policy", "jsq", "--routing-k", "1"],
-    ],
-    env: {},
-  });
-  coordinator = await SwarmNode.start({ config: c.config });
+  coordinator = await startNode([
+    ...["--node-id", "r-coord", "--listen", "127.0.0.1:0"],
+    ...["--peers", peers.map((p) => p.address).join(",")],
+    ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
+    ...["--routing-policy", "jsq", "--routing-k", "1"],
+  ]);
   await untilPeersUp(coordinator, 3);
 }, 60_000);
 

@@ -20,7 +20,7 @@ import { contextSignature } from "../../src/routing/context-task.js";
 import { configuredPrimitives } from "../../src/routing/configured-primitives.js";
 import type { PrimitivesConfig } from "../../src/routing/configured-primitives.js";
 import { NO_MEMORY } from "../../src/routing/signature.js";
-import { untilPeersUp } from "../node/helpers/peers-up.js";
+import { startNode, untilPeersUp } from "../node/helpers/in-process-node.js";
 
 const primitives: PrimitivesConfig = {
   "rag/0": {
@@ -37,24 +37,14 @@ let coordinator: SwarmNode | undefined;
 
 beforeAll(async () => {
   for (const id of ["p-1", "p-2"]) {
-    const file = join(dir, `${id}.json`);
-    writeFileSync(
-      file,
-      JSON.stringify({
-        nodeId: id,
-        listen: "127.0.0.1:0",
-        handlers: [
-          {
-            kind: "context",
-            use: "context",
-            options: { capacity: 4, unitMs: 1, verifyOnMiss: 0, memoryBudget: 50, retention: "lru" },
-          },
-        ],
-      }),
-    );
-    peers.push(
-      await SwarmNode.start({ config: (await loadConfig({ argv: ["--config", file], env: {} })).config }),
-    );
+    const handlers = [
+      {
+        kind: "context",
+        use: "context",
+        options: { capacity: 4, unitMs: 1, verifyOnMiss: 0, memoryBudget: 50, retention: "lru" },
+      },
+    ];
+    peers.push(await startNode(["--node-id", id, "--listen", "127.0.0.1:0"], { handlers }));
   }
   const file = join(dir, "coord.json");
   writeFileSync(

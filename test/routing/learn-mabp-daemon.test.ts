@@ -4,16 +4,11 @@
  * miss, new contexts go to the one whose misses cost less. Nodes run in this process on loopback.
  * (Kind `context` is decided by the context-result model: each routed branch is committed.)
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
-import { loadConfig } from "../../src/node/config/load-config.js";
-import { SwarmNode } from "../../src/node/node.js";
-import { untilPeersUp } from "../node/helpers/peers-up.js";
+import type { SwarmNode } from "../../src/node/node.js";
+import { startNode, untilPeersUp } from "../node/helpers/in-process-node.js";
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-learn-"));
 const peers: SwarmNode[] = [];
 let coordinator: SwarmNode | undefined;
 
@@ -22,42 +17,27 @@ beforeAll(async () => {
     ["slow", 8],
     ["cheap", 2],
   ] as const) {
-    const file = join(dir, `${id}.json`);
-    writeFileSync(
-      file,
-      JSON.stringify({
-        nodeId: id,
-        listen: "127.0.0.1:0",
-        handlers: [
-          {
-            kind: "context",
-            use: "context",
-            options: { capacity: 4, unitMs: 1, missFactor, verifyOnMiss: 0, memoryBudget: 50 },
-          },
-        ],
-      }),
-    );
-    peers.push(
-      await SwarmNode.start({ config: (await loadConfig({ argv: ["--config", file], env: {} })).config }),
-    );
+    const handlers = [
+      {
+        kind: "context",
+        use: "context",
+        options: { capacity: 4, unitMs: 1, missFactor, verifyOnMiss: 0, memoryBudget: 50 },
+      },
+    ];
+    peers.push(await startNode(["--node-id", id, "--listen", "127.0.0.1:0"], { handlers }));
   }
-  const c = await loadConfig({
-    argv: [
-      ...["--node-id", "coord", "--listen", "127.0.0.1:0"],
-      ...["--peers", peers.map((p) => p.address).join(",")],
-      ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
-      ...["--routing-policy", "mabp", "--routing-k", "1", "--routing-nu", "1"],
-    ],
-    env: {},
-  });
-  coordinator = await SwarmNode.start({ config: c.config });
+  coordinator = await startNode([
+    ...["--node-id", "coord", "--listen", "127.0.0.1:0"],
+    ...["--peers", peers.map((p) => p.address).join(",")],
+    ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
+    ...["--routing-policy", "mabp", "--routing-k", "1", "--routing-nu", "1"],
+  ]);
   await untilPeersUp(coordinator, 2);
 }, 60_000);
 
 afterAll(() => {
   coordinator?.forceStop();
   for (const p of peers) p.forceStop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("Learn-MABP in the daemon", () => {
