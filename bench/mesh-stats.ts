@@ -1,8 +1,9 @@
 /**
- * Small statistics for bench/mesh.bench.ts: quantiles, a seeded shuffle for the order of modes, and
+ * Small statistics for bench/mesh.bench.ts: quantiles, a shuffle for the order of modes, and
  * percentile-bootstrap confidence intervals, so that an "added latency" figure comes with the
  * interval it is known to within and a reader can tell a real difference from the run's noise.
  */
+import { createRng } from "../src/util/rng.js";
 
 /** The q-quantile of an ascending array (nearest rank, lower). NaN when empty. */
 export function quantile(sorted: readonly number[], q: number): number {
@@ -14,18 +15,6 @@ export function median(values: readonly number[]): number {
     [...values].sort((a, b) => a - b),
     0.5,
   );
-}
-
-/** mulberry32: a small seeded PRNG in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A shuffled copy (Fisher–Yates). */
@@ -58,7 +47,7 @@ export function pairedBootstrap(
   seed = 1,
 ): Estimate {
   const n = Math.min(a.length, b.length);
-  const random = seededRandom(seed);
+  const random = createRng(seed);
   const stats: number[] = [];
   const ra = new Array<number>(n);
   const rb = new Array<number>(n);

@@ -27,6 +27,7 @@ import { GrpcTransport } from "../src/mesh/grpc-transport.js";
 import { ChannelPool, DEFAULT_CHANNEL_OPTIONS } from "../src/mesh/channel-pool.js";
 import { swarmService } from "../src/mesh/proto.js";
 import type { WireBranchReply } from "../src/mesh/proto.js";
+import { createRng } from "../src/util/rng.js";
 import { recordFigures } from "./report.js";
 import type { Figure } from "./report.js";
 import {
@@ -36,7 +37,6 @@ import {
   medianOfDifferences,
   pairedBootstrap,
   quantile,
-  seededRandom,
   shuffled,
 } from "./mesh-stats.js";
 import type { Estimate } from "./mesh-stats.js";
@@ -348,7 +348,7 @@ export async function run(): Promise<void> {
   const time: Record<string, number> = {};
   const cpu: Record<string, number> = {};
   const lat: Record<string, LatencySamples> = {};
-  const random = seededRandom(SEED);
+  const random = createRng(SEED);
   try {
     for (const name of names) {
       await throughput(modes[name]!, CONCURRENCY, 300); // warm up connections and JIT
