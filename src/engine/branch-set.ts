@@ -243,39 +243,21 @@ export class BranchSet<Answer> {
     branch.endedAt = now;
     this.#unsettled--;
     if (branch.measurement) this.#unsettledMeasurements--;
-    this.#observe(branch, result, now);
-    switch (result.kind) {
-      case "answer":
-        branch.inFlight.complete(now - branch.issuedAt);
-        try {
-          branch.answer = { value: this.#ctx.model.parseAnswer(result.answer) };
-        } catch (error) {
-          branch.result = {
-            kind: "failed",
-            code: "INVALID_ANSWER",
-            message: error instanceof Error ? error.message : String(error),
-          };
-        }
-        if (branch.answer !== undefined && this.#open && !branch.abandonedByUs) {
-          branch.inTime = true;
-          this.answers.set(branch.peer, branch.answer.value);
-        }
-        break;
-      case "deadline":
-        branch.inFlight.timedOut();
-        break;
-      case "abandoned": {
-        const at = branch.abandonedAt ?? now;
-        if (branch.abandonCause === "deadline" || at >= branch.deadline - DEADLINE_HAIR_MS) {
-          branch.inFlight.timedOut();
-        } else {
-          branch.inFlight.abandoned(Math.max(0, at - branch.issuedAt));
-        }
-        break;
+    this.#learn(branch, endOf(branch, result, now), now);
+    if (result.kind === "answer") {
+      try {
+        branch.answer = { value: this.#ctx.model.parseAnswer(result.answer) };
+      } catch (error) {
+        branch.result = {
+          kind: "failed",
+          code: "INVALID_ANSWER",
+          message: error instanceof Error ? error.message : String(error),
+        };
       }
-      case "failed":
-        branch.inFlight.failed();
-        break;
+      if (branch.answer !== undefined && this.#open && !branch.abandonedByUs) {
+        branch.inTime = true;
+        this.answers.set(branch.peer, branch.answer.value);
+      }
     }
     if (!this.#open) this.onSettledAfterClose?.(branch);
     this.wake();
@@ -291,30 +273,43 @@ export class BranchSet<Answer> {
     }
   }
 
-  /** Reports a branch's end to the fan-out's observed completion time (the same reading as the peer's). */
-  #observe(branch: Branch<Answer>, result: BranchResult, now: number): void {
+  /** One end, read once, taught to the peer's estimate and to the fan-out's observed completion time. */
+  #learn(branch: Branch<Answer>, end: LatencyEnd, now: number): void {
     const observed = this.#observed;
-    if (observed === undefined) return;
     const start = this.#startedAt;
-    switch (result.kind) {
+    switch (end) {
       case "answer":
-        observed.answered(now);
+        branch.inFlight.complete(now - branch.issuedAt);
+        observed?.answered(now);
         break;
       case "deadline":
-        observed.ended("deadline", branch.deadline - start);
+        branch.inFlight.timedOut();
+        observed?.ended("deadline", branch.deadline - start);
         break;
       case "abandoned": {
         const at = branch.abandonedAt ?? now;
-        if (branch.abandonCause === "deadline" || at >= branch.deadline - DEADLINE_HAIR_MS) {
-          observed.ended("deadline", branch.deadline - start);
-        } else observed.ended("abandoned", at - start);
+        branch.inFlight.abandoned(Math.max(0, at - branch.issuedAt));
+        observed?.ended("abandoned", at - start);
         break;
       }
       case "failed":
-        observed.ended("failed", now - start);
+        branch.inFlight.failed();
+        observed?.ended("failed", now - start);
         break;
     }
   }
+}
+
+/** How a branch ended, as the latency books read it (see the module comment). */
+type LatencyEnd = "answer" | "deadline" | "abandoned" | "failed";
+
+/** An abandon at (or within `DEADLINE_HAIR_MS` of) the deadline is a timeout: no answer in the whole budget. */
+function endOf(branch: Branch<unknown>, result: BranchResult, now: number): LatencyEnd {
+  if (result.kind !== "abandoned") return result.kind;
+  const at = branch.abandonedAt ?? now;
+  return branch.abandonCause === "deadline" || at >= branch.deadline - DEADLINE_HAIR_MS
+    ? "deadline"
+    : "abandoned";
 }
 
 const ALL: Requirement = { kind: "all" };
