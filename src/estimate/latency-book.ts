@@ -77,7 +77,9 @@ export class LatencyBook {
     nowMs: number,
     deadlineMs: number,
   ): ObservedFanout | undefined {
-    return this.observed.begin(peers, requirement, nowMs, deadlineMs);
+    if (this.observed.maxSets === 0 || peers.length === 0) return undefined;
+    const key = this.options.fanoutTickMs > 0 ? cacheKey(peers, requirement) : "";
+    return this.observed.begin(peers, requirement, nowMs, deadlineMs, this.setKey(key, peers, requirement));
   }
 
   /** Starts tracking a call to `peer` issued at `nowMs` with an absolute deadline (epoch ms). */

@@ -54,15 +54,19 @@ export class ObservedFanouts {
     return this.sets.get(key);
   }
 
-  /** Starts observing one fan-out to `peers` issued at `nowMs`; undefined when observation is off. */
+  /**
+   * Starts observing one fan-out to `peers` issued at `nowMs`; undefined when observation is off. `key` is
+   * the set's `observedSetKey`, for a caller that has it already.
+   */
   begin(
     peers: readonly PeerId[],
     requirement: Requirement,
     nowMs: number,
     deadlineMs: number,
+    key?: string,
   ): ObservedFanout | undefined {
     if (this.maxSets === 0 || peers.length === 0) return undefined;
-    const key = observedSetKey(peers, requirement);
+    key ??= observedSetKey(peers, requirement);
     let set = this.sets.get(key);
     if (set === undefined) {
       if (this.sets.size >= this.maxSets) {
