@@ -19,6 +19,8 @@
  * fan-out returning as before — when its peer's estimate needs samples (unknown, or fewer than
  * `measureBelowSamples` completed samples in the window) or, otherwise, with probability `explorationRate`
  * (so that peers with enough samples keep some completions and their estimate stays fresh and unbiased).
+ * Whether a branch may be measured is settled as it is issued (the estimate then, and the exploration
+ * draw): only such a candidate gets an abort signal of its own, the others share the fan-out's.
  * At most `maxMeasurementsPerPeer` measurement branches run per peer at once. A measurement branch still
  * ends by its own deadline, a caller abort still stops it, and its latency feeds the book when it settles;
  * its record says `measurement: true` (outcome `abandoned`, lostWorkMs 0) and it is not charged to the
@@ -82,7 +84,8 @@ export interface CoordinatorOptions {
   readonly decideMode?: ModeDecider;
   /**
    * Probability, in [0, 1], that a branch given up because the decision was settled runs on as a
-   * measurement branch although its peer's estimate has enough samples (see the class comment). Default 0.05.
+   * measurement branch although its peer's estimate has enough samples (see the class comment); drawn as
+   * the branch is issued. Default 0.05.
    */
   readonly explorationRate?: number;
   /**
@@ -248,6 +251,7 @@ export class Coordinator {
       signal: o.signal,
       continuation: o.continuation,
       settleGraceMs: this.#graceMs,
+      candidate: (peer) => this.#candidate(peer, estimate),
       measure: (peer) => this.#measure(peer),
     }); // 8
 
@@ -298,15 +302,28 @@ export class Coordinator {
   }
 
   /**
-   * Whether a branch to `peer`, about to be abandoned because the decision is settled, runs on as a
-   * measurement branch (see the class comment). A true answer reserves one of the peer's measurement slots.
+   * Asked as a branch to `peer` is issued: whether it may run on as a measurement branch if the decision
+   * is settled without it (see the class comment) — the peer's estimate needs samples, or the exploration
+   * draw says so. Only such a branch gets an abort signal of its own.
+   */
+  #candidate(peer: PeerId, fanout: FanoutEstimate): boolean {
+    if ((this.#measuring.get(peer) ?? 0) >= this.#maxMeasurements) return false;
+    // the fan-out's estimate (step 4) answers for every peer at once when all are fresh and sampled enough
+    const allSampled = fanout.status === "fresh" && (fanout.minCompletedSamples ?? 0) >= this.#measureBelow;
+    if (this.#measureBelow > 0 && !allSampled) {
+      const e = this.#book.estimate(peer, this.#clock.now());
+      if (e.status !== "fresh" || e.samples < this.#measureBelow) return true;
+    }
+    return this.#explorationRate > 0 && this.#random() < this.#explorationRate;
+  }
+
+  /**
+   * A candidate branch to `peer` is about to be abandoned because the decision is settled: true (a
+   * measurement slot of the peer was free, and is now reserved) keeps it running as a measurement branch.
    */
   #measure(peer: PeerId): boolean {
     const running = this.#measuring.get(peer) ?? 0;
     if (running >= this.#maxMeasurements) return false;
-    const e = this.#book.estimate(peer, this.#clock.now());
-    const needsSamples = this.#measureBelow > 0 && (e.status !== "fresh" || e.samples < this.#measureBelow);
-    if (!needsSamples && !(this.#explorationRate > 0 && this.#random() < this.#explorationRate)) return false;
     this.#measuring.set(peer, running + 1);
     return true;
   }

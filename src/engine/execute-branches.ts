@@ -44,8 +44,14 @@ export interface ExecuteContext<Answer> {
   /** How long to wait for abandoned/late branches to report before deciding without them, ms. */
   readonly settleGraceMs: number;
   /**
-   * Asked for each branch about to be abandoned only because the decision is settled: true keeps it
-   * running as a measurement branch. Default: never.
+   * Asked for each peer as its branch is issued: true makes the branch a measurement candidate (it gets
+   * an abort signal of its own, see BranchSet). Only candidates can become measurement branches.
+   * Default: none.
+   */
+  readonly candidate?: (peer: PeerId) => boolean;
+  /**
+   * Asked for each candidate branch about to be abandoned only because the decision is settled: true
+   * keeps it running as a measurement branch. Default: never.
    */
   readonly measure?: (peer: PeerId) => boolean;
 }
@@ -65,19 +71,21 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
   let aborted = false;
   let release: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => (release = resolve));
-  const contController = new AbortController();
+  // only a speculation's continuation needs a signal (an AbortSignal is not free: see BranchSet)
+  const contController =
+    mode === "speculate" && ctx.continuation !== undefined ? new AbortController() : undefined;
   const stop = (): void => {
     set.wake();
     release();
   };
   const timer = clock.setTimer(() => {
     expired = true;
-    contController.abort(new TailswarmError("DEADLINE_EXCEEDED", "fan-out deadline passed"));
+    contController?.abort(new TailswarmError("DEADLINE_EXCEEDED", "fan-out deadline passed"));
     stop();
   }, ctx.deadline - clock.now());
   const onAbort = (): void => {
     aborted = true;
-    contController.abort(signal?.reason);
+    contController?.abort(signal?.reason);
     stop();
   };
   signal?.addEventListener("abort", onAbort, { once: true });
@@ -95,22 +103,23 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
 
   let continuation: Promise<Settled> | undefined;
   try {
-    if (mode === "speculate" && ctx.continuation !== undefined) {
+    if (contController !== undefined && ctx.continuation !== undefined) {
       const run = ctx.continuation;
+      const contSignal = contController.signal;
       continuation = Promise.resolve()
-        .then(() => run(contController.signal))
+        .then(() => run(contSignal))
         .then(
           (value): Settled => ({ status: "fulfilled", value }),
           (reason: unknown): Settled => ({ status: "rejected", reason }),
         );
     }
-    set.issue(peers);
+    set.issue(peers, ctx.candidate);
     while (!expired && !aborted && !decided()) await set.changed();
   } catch (error) {
     // A decision model that throws: stop the continuation and everything still out, then surface it.
     timer.cancel();
     signal?.removeEventListener("abort", onAbort);
-    contController.abort(error);
+    contController?.abort(error);
     set.close();
     set.abandonOutstanding("decision model failed", "error");
     throw error;
@@ -125,8 +134,8 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
       const measure = ctx.measure;
       for (const b of set.branches) {
         if (b.result !== undefined || b.abandonedByUs) continue;
-        if (measure !== undefined && measure(b.peer)) set.detach(b);
-        else set.abandon(b, reason, "decided");
+        if (b.own === undefined || measure === undefined || !measure(b.peer) || !set.detach(b))
+          set.abandon(b, reason, "decided");
       }
     }
   }
@@ -154,7 +163,6 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
   // Late synchronous branches: the peer should already have stopped at its deadline; make sure.
   // (Measurement branches run on to their own deadline: the transport ends them there.)
   if (set.unsettledAttached > 0)
-    for (const b of set.branches)
-      if (b.result === undefined && !b.measurement) b.controller.abort("deadline");
+    for (const b of set.branches) if (b.result === undefined && !b.measurement) set.stop(b, "deadline");
   return { requirementMet: met, aborted, expired, continuation: result };
 }

@@ -43,7 +43,9 @@ export type BranchResult =
 export interface BranchCallOptions {
   /**
    * Abort to abandon the branch. The transport must then stop the peer's work and still settle the
-   * promise — with `abandoned` and the real lost work when the peer reports it.
+   * promise — with `abandoned` and the real lost work when the peer reports it. The engine shares one
+   * signal among the branches of a fan-out (an AbortSignal is costly in Node 20): a transport must not
+   * assume a signal per branch, and must settle every branch still out on it when it aborts.
    */
   readonly signal: AbortSignal;
 }

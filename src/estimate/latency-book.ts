@@ -157,6 +157,7 @@ export class LatencyBook {
     let unknown: PeerId[] | undefined;
     let maxAgeMs = 0;
     let minSamples = n === 0 ? 0 : Infinity;
+    let minCompleted = minSamples;
     let complete = true;
     for (let i = 0; i < n; i++) {
       const id = peers[i] as PeerId;
@@ -166,6 +167,7 @@ export class LatencyBook {
         (unknown ??= []).push(id);
         maxAgeMs = Infinity;
         minSamples = 0;
+        minCompleted = 0;
         complete = false;
         versions[i] = -1;
         continue;
@@ -176,6 +178,7 @@ export class LatencyBook {
       if (p.ageMs > maxAgeMs) maxAgeMs = p.ageMs;
       const seen = p.samples + p.censored;
       if (seen < minSamples) minSamples = seen;
+      if (p.samples < minCompleted) minCompleted = p.samples;
       const cdf = p.cdf(nowMs);
       if (cdf.empty) complete = false;
       cdfs.push(cdf);
@@ -201,6 +204,7 @@ export class LatencyBook {
       size: n,
       maxAgeMs,
       minSamples,
+      minCompletedSamples: minCompleted,
       basis: useObserved ? "observed" : "independent",
       observedSamples: observed?.samples ?? 0,
     };

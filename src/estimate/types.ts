@@ -52,6 +52,8 @@ export interface FanoutEstimate {
   /** Oldest estimate age among the set, and the smallest sample count: what the decision rests on. */
   readonly maxAgeMs: number;
   readonly minSamples: number;
+  /** The smallest count of completed samples in the set (calls in flight not counted). */
+  readonly minCompletedSamples?: number;
   /**
    * Where p50/p99 come from: `observed` — the set's own completion times, observed per fan-out (they see
    * peers whose tails are correlated); `independent` — Π F_i of the per-peer CDFs, used while the set has

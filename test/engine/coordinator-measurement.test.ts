@@ -204,14 +204,15 @@ describe("Coordinator — measurement branches against starvation", () => {
           model: quorumVote({ prior: "no" }),
         }),
       );
-    const first = await run(); // draw 0.01 < 0.05: measured
+    // every branch of a sampled peer draws as it is issued (a, b, c): c draws 0.01, then 0.99
+    const first = await run(); // c's draw 0.01 < 0.05: a candidate, measured
     await h.clock.runUntilIdle();
-    const second = await run(); // draw 0.99: abandoned, censored
+    const second = await run(); // c's draw 0.99: abandoned, censored
     await h.clock.runUntilIdle();
     expect(recordOf(first, "c").measurement).toBe(true);
     expect(recordOf(second, "c")).toMatchObject({ outcome: "abandoned", lostWorkMs: 20 });
     expect(recordOf(second, "c").measurement).toBeUndefined();
-    expect(draws).toHaveLength(2); // only decided-out branches of sampled peers draw
+    expect(draws).toHaveLength(6); // one draw per branch issued to a sampled peer
     expect(h.book.estimate("c", h.clock.now())).toMatchObject({ samples: 101, censoredEnds: 1 });
   });
 

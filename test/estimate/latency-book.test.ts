@@ -93,6 +93,17 @@ describe("LatencyBook.fanout", () => {
     expect(h.p99Ms).toBeGreaterThanOrEqual(h.p50Ms);
   });
 
+  it("gives the smallest completed sample count apart from the calls in flight", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({ fanoutTickMs: 0 }, clock);
+    feed(book, "a", 10, 30, clock.t);
+    feed(book, "b", 10, 20, clock.t);
+    for (let i = 0; i < 15; i++) book.begin("b", clock.t);
+    const f = book.fanout(["a", "b"], { kind: "all" }, clock.t);
+    expect(f).toMatchObject({ minSamples: 30, minCompletedSamples: 20 });
+    expect(book.fanout(["a", "c"], { kind: "all" }, clock.t).minCompletedSamples).toBe(0);
+  });
+
   it("caches within a tick and drops the entry when a member records, or the tick passes", () => {
     const clock = new ManualClock();
     const book = new LatencyBook({ fanoutTickMs: 5 }, clock);
