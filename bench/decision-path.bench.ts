@@ -7,6 +7,7 @@
 import { pathToFileURL } from "node:url";
 import { build } from "hdr-histogram-js";
 import { SimClock } from "../src/clock/sim-clock.js";
+import { predicateModel } from "../src/decision/predicate-model.js";
 import { quorumVote } from "../src/decision/quorum-vote.js";
 import { Coordinator } from "../src/engine/coordinator.js";
 import type { PeerTransport } from "../src/engine/transport.js";
@@ -52,7 +53,56 @@ export async function run(resultsFile?: string): Promise<void> {
       ...(n === 40 ? { target: 10 } : {}),
     };
   }
+  Object.assign(figures, await wholeFanout());
   recordFigures("engine", figures, resultsFile);
+}
+
+/**
+ * A whole synchronous fan-out to 8 peers through the engine (steps 1–9: decide, issue, collect, record)
+ * over a transport that answers every branch on the next turn of the event loop: what the engine itself
+ * costs a fan-out, without I/O. The real clock and a real LatencyBook, warm.
+ */
+async function wholeFanout(): Promise<Record<string, Figure>> {
+  const answer = { kind: "answer", answer: { ok: true }, serviceMs: 1, queueMs: 0 } as const;
+  const transport: PeerTransport = {
+    branch: () => new Promise((resolve) => setImmediate(resolve, answer)),
+  };
+  const coordinator = new Coordinator({ transport, book: new LatencyBook() });
+  const peers = Array.from({ length: 8 }, (_, i) => `peer-${i}`);
+  const model = predicateModel<unknown, string>({ prior: "none", decide: () => "ok", canFlip: () => true });
+  const options = { peers, budgetMs: 5_000, model, policy: "always-sync" } as const;
+  const task = { kind: "echo", payload: { q: 1 } };
+  const fanOut = (): Promise<unknown> => coordinator.fanOut(task, options);
+  for (let i = 0; i < 5_000; i++) await fanOut();
+  const baseline = (): Promise<unknown> =>
+    Promise.all(peers.map(() => transport.branch("p", undefined as never, undefined as never)));
+  const perFanout = async (f: () => Promise<unknown>): Promise<{ wallUs: number; cpuUs: number }> => {
+    const n = 20_000;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) await f();
+    const cpu = process.cpuUsage(cpu0);
+    return { wallUs: ((performance.now() - t0) * 1000) / n, cpuUs: (cpu.user + cpu.system) / n };
+  };
+  const base = await perFanout(baseline);
+  const engine = await perFanout(fanOut);
+  return {
+    "whole fan-out, 8 peers, instant transport: engine wall": {
+      value: engine.wallUs,
+      unit: "µs",
+      note: "Coordinator.fanOut, synchronous, one at a time",
+    },
+    "whole fan-out, 8 peers, instant transport: engine CPU": { value: engine.cpuUs, unit: "µs" },
+    "whole fan-out, 8 peers, instant transport: Promise.all of the same 8 calls, wall": {
+      value: base.wallUs,
+      unit: "µs",
+      note: "the floor: the transport alone",
+    },
+    "whole fan-out, 8 peers: engine's own wall per fan-out": {
+      value: engine.wallUs - base.wallUs,
+      unit: "µs",
+    },
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await run();
