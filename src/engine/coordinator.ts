@@ -11,10 +11,12 @@
  *   9 record    latency samples (BranchSet), ledger, observer, the FanoutOutcome
  *
  * Measurement branches (against starvation). A branch given up only because the decision was settled
- * without it (a quorum already agrees, the requirement is met) would be abandoned, and an abandon only
- * says "slower than this" — a right-censored observation. A peer that is decided-out every time (the slow
- * one behind a congested gateway, in a quorum of fast ones) would then never complete a call, its estimate
- * would stay unknown, and every fan-out including it would stay "estimate-unknown" for ever. So when the
+ * without it (a speculation that a quorum of fast answers settled, a quorum requirement met) would be
+ * abandoned (a synchronous fan-out waits for its required answers and gives nothing up), and an abandon
+ * only says "slower than this": a right-censored observation. A peer that every speculation decides out
+ * (the slow one behind a congested gateway, in a quorum of fast ones) would then complete a call only when
+ * its estimate had aged out and a synchronous fan-out waited for it: speculation would stop, and start,
+ * and stop again, on an estimate that is most of the time stale or unknown. So when the
  * decision settles, an outstanding branch is instead left running — detached, its answer not used, the
  * fan-out returning as before — when its peer's estimate needs samples (unknown, or fewer than
  * `measureBelowSamples` completed samples in the window) or, otherwise, with probability `explorationRate`
@@ -246,7 +248,9 @@ export class Coordinator {
       peers,
       requirement,
       model: o.model,
-      stopWhenDecided: relevant,
+      // synchronous waits for the required answers (the seed: "use partial results without paying
+      // abandon cost"); only a speculation stops early and abandons what the answers made moot
+      stopWhenDecided: relevant && classification.mode === "speculate",
       deadline: start + budgetMs,
       signal: o.signal,
       continuation: o.continuation,

@@ -5,9 +5,11 @@
  *   that arrive before the branch deadline; stop as soon as the outstanding answers can no longer
  *   change the action (or the requirement is met), then abandon what is still out; at the deadline,
  *   abandon the rest.
- * - synchronous: issue and wait until the required answers are in (or they can no longer change the
- *   action) or the deadline; use partial results. Branches still out at the deadline end by their own
- *   deadline ("late"); branches no longer needed before it are cancelled.
+ * - synchronous: issue and wait until the required answers are in or the deadline; use partial
+ *   results. It does not stop when the answers in hand settle the action (the coordinator asks it
+ *   with `stopWhenDecided: false`): waiting for the required answers is what synchronous issue is, and
+ *   it pays no abandon cost (seed 000, DESIGN.md). Branches still out at the deadline end by their own
+ *   deadline ("late"); with a quorum, the branches beyond it are cancelled once it is met.
  *
  * Branches given up because the decision was settled without them (either mode) are abandoned — unless
  * `measure(peer)` says the peer's estimate needs the sample: then the branch is detached and runs on as a
@@ -33,8 +35,8 @@ export interface ExecuteContext<Answer> {
   readonly requirement: Requirement;
   readonly model: DecisionModel<Answer, unknown>;
   /**
-   * Stop early once the outstanding answers cannot change the action. True when the fan-out was
-   * decision-relevant at step 6; a fan-out that never could flip the action waits for its requirement.
+   * Stop early once the outstanding answers cannot change the action. The coordinator sets it for a
+   * speculation that was decision-relevant at step 6; otherwise the fan-out waits for its requirement.
    */
   readonly stopWhenDecided: boolean;
   /** Deadline the branches carry (epoch ms). */

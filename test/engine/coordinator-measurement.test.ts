@@ -103,12 +103,24 @@ describe("Coordinator — abandoned branches feed the estimate", () => {
 });
 
 describe("Coordinator — measurement branches against starvation", () => {
-  it("without measurement, a peer decided-out every time stays unknown for ever (the bug)", async () => {
+  it("without measurement, a speculation never completes a call to a peer it always decides out", async () => {
     const h = quorumSwarm({ coordinator: { explorationRate: 0, measureBelowSamples: 0 } });
-    for (let i = 0; i < 40; i++) await vote(h, 1_000);
-    const outcome = await vote(h, 1_000);
-    expect(outcome.classification.reason).toBe("estimate-unknown");
-    expect(h.book.estimate("gw", h.clock.now())).toMatchObject({ status: "unknown", samples: 0 });
+    h.warm("fast-1", 8);
+    h.warm("fast-2", 12);
+    h.warm("gw", 20, 20); // fresh, on 20 samples
+    const modes = new Set<string>();
+    for (let i = 0; i < 40; i++) modes.add((await vote(h, 1_000)).classification.mode);
+    await h.clock.runUntilIdle();
+    expect([...modes]).toEqual(["speculate"]);
+    // every speculation settled on the two fast yes votes and abandoned gw: only censored ends
+    expect(h.book.estimate("gw", h.clock.now())).toMatchObject({ samples: 20, censoredEnds: 40 });
+    // once its samples leave the window the estimate is unknown, and the synchronous fan-out that
+    // follows waits for gw (it pays no abandon cost): the estimate heals only through that
+    await h.clock.advance(61_000);
+    expect(h.book.estimate("gw", h.clock.now()).status).toBe("unknown");
+    const sync = await vote(h, 1_000);
+    expect(sync.classification.reason).toBe("estimate-unknown");
+    expect(recordOf(sync, "gw").outcome).toBe("committed");
   });
 
   it("a quorum's slow peer that is always decided-out reaches a fresh estimate", async () => {
@@ -133,8 +145,11 @@ describe("Coordinator — measurement branches against starvation", () => {
 
   it("measurement branches are labelled, not charged as lost work, and the ledger reports them apart", async () => {
     const h = quorumSwarm();
+    h.warm("fast-1", 8);
+    h.warm("fast-2", 12);
+    h.warm("gw", 20, 20); // fresh, but fewer completed samples than measureBelowSamples (40)
     const outcome = await vote(h, 1_000);
-    expect(outcome.classification.mode).toBe("synchronous"); // unknown estimates never speculate
+    expect(outcome.classification.mode).toBe("speculate");
     expect(outcome.elapsedMs).toBe(12); // the fan-out did not wait for the measurement
     expect(outcome.action).toBe("yes");
     const gw = recordOf(outcome, "gw");
@@ -146,7 +161,7 @@ describe("Coordinator — measurement branches against starvation", () => {
     expect(settled?.result.kind).toBe("answer");
     expect(settled?.measurementWorkMs).toBeGreaterThan(0);
     expect(h.transport.stats("gw")).toMatchObject({ answered: 1, abandoned: 0, workLostMs: 0 });
-    expect(h.book.estimate("gw", h.clock.now()).samples).toBe(1);
+    expect(h.book.estimate("gw", h.clock.now()).samples).toBe(21);
     expect(h.ledger.stats()).toMatchObject({
       abandonedBranches: 0,
       chargedMs: 0,
@@ -221,6 +236,9 @@ describe("Coordinator — measurement branches against starvation", () => {
     h.transport.addPeer("a", { latency: 5, handler: () => ({ vote: "yes" }) });
     h.transport.addPeer("b", { latency: 5, handler: () => ({ vote: "yes" }) });
     h.transport.addPeer("slow", { latency: 500, handler: () => ({ vote: "no" }) });
+    h.warm("a", 5);
+    h.warm("b", 5);
+    h.warm("slow", 20, 20); // fresh enough to speculate on, too few samples: every branch a candidate
     const outcomes = [];
     for (let i = 0; i < 3; i++) {
       outcomes.push(
@@ -235,7 +253,7 @@ describe("Coordinator — measurement branches against starvation", () => {
     }
     expect(outcomes.map((o) => recordOf(o, "slow").measurement === true)).toEqual([true, false, false]);
     await h.clock.runUntilIdle();
-    expect(h.book.estimate("slow", h.clock.now())).toMatchObject({ samples: 1, censoredEnds: 2 });
+    expect(h.book.estimate("slow", h.clock.now())).toMatchObject({ samples: 21, censoredEnds: 2 });
     // the slot is free again once the measurement ended
     const next = await h.clock.runUntilSettled(
       h.coordinator.fanOut(task, {

@@ -73,7 +73,7 @@ describe("Coordinator.fanOut — synchronous", () => {
     expect(outcome.decisionChanged).toBe(false);
   });
 
-  it("cancels the branches no longer needed once the vote is decided", async () => {
+  it("waits for the required answers even once the vote is decided: no abandon cost", async () => {
     const h = harness();
     for (const p of ["a", "b", "c"]) h.warm(p, TAILED);
     h.transport.addPeer("a", { latency: 10, handler: () => ({ vote: "yes" }) });
@@ -87,10 +87,11 @@ describe("Coordinator.fanOut — synchronous", () => {
       }),
     );
     expect(outcome.classification.mode).toBe("synchronous");
-    expect(outcome.elapsedMs).toBe(20);
+    expect(outcome.elapsedMs).toBe(150);
     expect(outcome.action).toBe("yes");
-    expect(recordOf(outcome, "a").outcome).toBe("partial");
-    expect(recordOf(outcome, "c").outcome).toBe("abandoned");
+    expect(outcome.branches.map((b) => b.outcome)).toEqual(["committed", "committed", "committed"]);
+    expect(outcome.abandonCostMs).toBe(0);
+    expect(h.transport.stats("c")).toMatchObject({ answered: 1, abandoned: 0 });
   });
 });
 
