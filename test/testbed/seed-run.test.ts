@@ -94,12 +94,24 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         }
         const naive = r.policies["naive-p50"];
         const rule = r.policies["p99-boundary"];
-        // What every run shows, short or long: the rule speculates less (commits per fan-out down).
-        // The seed's other predictions (decision-relevant commit rate up, abandon cost per fan-out
-        // down, net value above naive-p50 across the grid) mostly hold in the full run (docs/testbed.md,
-        // "What the runs show") but rest, in a run this short, on a handful of relevant commits and
-        // gateway episodes: they are computed in report.checks and printed here, not asserted.
+        // What every run shows, short or long: the rule speculates less (commits per fan-out down),
+        // loses less peer work (abandon cost per fan-out down: it speculates less, and its
+        // synchronous fan-outs cancel nothing), and comes out ahead on net value at every point of
+        // the sensitivity grid (in 4 quiet runs the smallest margin was 8.8 per fan-out, at
+        // abandonPerMs 0.1 with latencyPerMs 0.5, where naive-p50's overlap is worth most).
         expect(rule.commits_per_fanout).toBeLessThan(naive.commits_per_fanout);
+        expect(rule.abandon_cost_ms_per_fanout).toBeLessThan(naive.abandon_cost_ms_per_fanout);
+        for (const row of r.sensitivity) {
+          const v = row.net_value_per_fanout;
+          expect(v["p99-boundary"], JSON.stringify(row.weights)).toBeGreaterThan(v["naive-p50"]);
+        }
+        // The decision-relevant commit rate is printed, not asserted: a relevant commit needs a
+        // gateway episode (~14% of requests) under a speculating coordinator, and in 12 s the rule
+        // speculates only at coord-800ms, on a dozen requests, so it has none or one. The full run
+        // shows the inversion (docs/testbed.md, "What the runs show").
+        console.info(
+          `decision-relevant commit rate: naive-p50 ${naive.decision_relevant_commit_rate}, p99-boundary ${rule.decision_relevant_commit_rate}`,
+        );
         // Per instance: under the rule the coordinator whose budget sits between the fan-out's p50
         // and p99 (90 ms), and the one below its p50 (20 ms), never speculate. (The one well above
         // its p99, 800 ms, speculated on 19-60% of its requests in longer runs, but a 12 s run gives
