@@ -97,7 +97,7 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         // What every run shows, short or long: the rule speculates less (commits per fan-out down),
         // loses less peer work (abandon cost per fan-out down: it speculates less, and its
         // synchronous fan-outs cancel nothing), and comes out ahead on net value at every point of
-        // the sensitivity grid (in 4 quiet runs the smallest margin was 8.8 per fan-out, at
+        // the sensitivity grid (in 5 quiet runs the smallest margin was 8.8 per fan-out, at
         // abandonPerMs 0.1 with latencyPerMs 0.5, where naive-p50's overlap is worth most).
         expect(rule.commits_per_fanout).toBeLessThan(naive.commits_per_fanout);
         expect(rule.abandon_cost_ms_per_fanout).toBeLessThan(naive.abandon_cost_ms_per_fanout);
