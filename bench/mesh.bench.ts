@@ -43,9 +43,9 @@ import type { Estimate } from "./mesh-stats.js";
 
 const PEERS = 8;
 const CONCURRENCY = 8;
-const ROUNDS = Number(process.env.MESH_BENCH_ROUNDS ?? 4);
+const ROUNDS = Number(process.env.MESH_BENCH_ROUNDS ?? 8);
 const ROUND_MS = Number(process.env.MESH_BENCH_ROUND_MS ?? 1_500);
-const LATENCY_SAMPLES = Number(process.env.MESH_BENCH_LATENCY_SAMPLES ?? 400);
+const LATENCY_SAMPLES = Number(process.env.MESH_BENCH_LATENCY_SAMPLES ?? 1_200);
 /** Idle time before each latency sample, ms (0: back to back). */
 const GAP_MS = Number(process.env.MESH_BENCH_GAP_MS ?? 1);
 const SEED = Number(process.env.MESH_BENCH_SEED ?? 1);

@@ -1,6 +1,6 @@
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
-import { checkRequirement, fanoutQuantiles } from "./fanout.js";
+import { checkRequirement, fanoutQuantile, fanoutQuantiles } from "./fanout.js";
 import type { CdfLike } from "./fanout.js";
 import { ObservedFanouts, observedSetKey } from "./observed-fanouts.js";
 import type { ObservedFanout } from "./observed-fanouts.js";
@@ -172,7 +172,7 @@ export class LatencyBook {
         versions[i] = -1;
         continue;
       }
-      p.refresh(nowMs);
+      p.refresh(nowMs, false);
       versions[i] = p.version;
       if (p.status !== "fresh") (unknown ??= []).push(id);
       if (p.ageMs > maxAgeMs) maxAgeMs = p.ageMs;
@@ -186,15 +186,15 @@ export class LatencyBook {
     const observed = n === 0 ? undefined : this.observed.get(this.setKey(key, peers, requirement));
     observed?.refresh(nowMs);
     const useObserved = observed !== undefined && observed.status === "fresh";
-    const independent = complete ? fanoutQuantiles(cdfs, requirement) : { p50Ms: NaN, p99Ms: NaN };
-    const q = useObserved
-      ? {
-          p50Ms: observed.p50Ms,
-          p99Ms: Number.isNaN(independent.p99Ms)
-            ? observed.p99Ms
-            : Math.max(observed.p99Ms, independent.p99Ms),
-        }
-      : independent;
+    let q: { p50Ms: number; p99Ms: number };
+    if (useObserved) {
+      // the observed p50 stands; the product's p99 is still the floor of the p99 (its p50 is not needed)
+      const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99) : NaN;
+      q = {
+        p50Ms: observed.p50Ms,
+        p99Ms: Number.isNaN(independentP99) ? observed.p99Ms : Math.max(observed.p99Ms, independentP99),
+      };
+    } else q = complete ? fanoutQuantiles(cdfs, requirement) : { p50Ms: NaN, p99Ms: NaN };
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
