@@ -22,6 +22,7 @@
  * when every branch on it still out has been abandoned — the engine abandons them together anyway
  * (a settled decision, the deadline, the caller's abort).
  */
+import { setMaxListeners } from "node:events";
 import { nanoid } from "nanoid";
 import type { Clock } from "../clock/clock.js";
 import type { DecisionModel } from "../decision/types.js";
@@ -142,8 +143,7 @@ export class BranchSet<Answer> {
       let signal: AbortSignal;
       if (own !== undefined) signal = own.signal;
       else {
-        this.#shared ??= new AbortController();
-        signal = this.#shared.signal;
+        signal = (this.#shared ??= sharedController()).signal;
         this.#sharedLive++;
       }
       const branch: Branch<Answer> = {
@@ -378,3 +378,13 @@ function endOf(branch: Branch<unknown>, result: BranchResult, now: number): Late
 }
 
 const ALL: Requirement = { kind: "all" };
+
+/**
+ * The fan-out's shared controller. A transport may add one "abort" listener per branch to its signal
+ * (MemoryTransport does): 40 branches are 40 listeners by design, not the leak Node warns about past 10.
+ */
+function sharedController(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(0, c.signal);
+  return c;
+}

@@ -111,3 +111,22 @@ describe("BranchSet abort signals", () => {
     expect(calls.get("b")!.signal.aborted).toBe(false);
   });
 });
+
+describe("BranchSet shared signal and listeners", () => {
+  it("lets a transport add a listener per branch to the shared signal without Node's leak warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const { transport } = heldTransport();
+      const set = branchSet(transport);
+      set.issue(Array.from({ length: 40 }, (_, i) => `p${i}`));
+      set.abandonOutstanding("done", "decided");
+      await set.settled();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
