@@ -93,6 +93,27 @@ describe("Coordinator.fanOut — synchronous", () => {
     expect(outcome.abandonCostMs).toBe(0);
     expect(h.transport.stats("c")).toMatchObject({ answered: 1, abandoned: 0 });
   });
+
+  it("with a quorum requirement, cancels the branches beyond the quorum once it is met", async () => {
+    const h = harness({ coordinator: { explorationRate: 0, measureBelowSamples: 0 } });
+    for (const p of ["a", "b", "c"]) h.warm(p, TAILED);
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.transport.addPeer("b", { latency: 20, handler: () => "b" });
+    h.transport.addPeer("c", { latency: 150, handler: () => "c" });
+    const outcome = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["a", "b", "c"],
+        budgetMs: 200,
+        required: { kind: "quorum", k: 2 },
+        model: collectModel(),
+      }),
+    );
+    expect(outcome.classification.mode).toBe("synchronous");
+    expect(outcome.elapsedMs).toBe(20);
+    expect(outcome.branches.map((b) => b.outcome)).toEqual(["committed", "committed", "abandoned"]);
+    await h.clock.runUntilIdle();
+    expect(h.transport.stats("c")).toMatchObject({ answered: 0, abandoned: 1 });
+  });
 });
 
 describe("Coordinator.fanOut — degrade and violations", () => {
