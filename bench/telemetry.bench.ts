@@ -40,11 +40,14 @@ import { ATTR } from "../src/telemetry/attributes.js";
 import { startServerRpcSpan } from "../src/telemetry/rpc-spans.js";
 import { createTelemetry } from "../src/telemetry/telemetry.js";
 import { recordFigures } from "./report.js";
+import type { Figure } from "./report.js";
 
 const PEERS = Array.from({ length: 8 }, (_, i) => `peer-${i}`);
 const ROUNDS = 9;
 const PER_ROUND = 400;
 const SPANS_PER_ROUND = 4_000;
+/** Attribute counts of the SDK floor part (see plainSpans). */
+const ATTRIBUTE_COUNTS = [0, 5, 13, 25] as const;
 
 const instant: PeerTransport = {
   branch: (peer) => Promise.resolve({ kind: "answer", answer: peer, serviceMs: 0, queueMs: 0 }),
@@ -198,6 +201,26 @@ async function serverSpans(provider: BasicTracerProvider, flags: "00" | "01", n:
   return (d.user + d.system) / n;
 }
 
+/**
+ * The SDK's own floor per span, by attribute count: `n` spans started with `attributes` string and
+ * number attributes and ended, batched and exported over OTLP/gRPC to the sink; returns CPU µs per span.
+ * Our fan-out span carries about 25 attributes, a branch span 8, a peer's server span 12–14.
+ */
+async function plainSpans(provider: BasicTracerProvider, attributes: number, n: number): Promise<number> {
+  const tracer = provider.getTracer("tailswarm");
+  const attrs: Record<string, string | number> = {};
+  for (let i = 0; i < attributes; i++)
+    attrs[`tailswarm.bench.a${i}`] = i % 2 === 0 ? `v${i}-V1StGXR8_Z5jdHi6B` : i * 1.5;
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    tracer.startSpan("tailswarm.bench", { attributes: attrs }).end();
+    if (i % 128 === 127) await new Promise((r) => setImmediate(r));
+  }
+  await provider.forceFlush();
+  const d = process.cpuUsage(cpu0);
+  return (d.user + d.system) / n;
+}
+
 export async function run(): Promise<void> {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(
@@ -229,7 +252,24 @@ export async function run(): Promise<void> {
       unsampled.push(await serverSpans(provider, "00", SPANS_PER_ROUND));
       recorded.push(await serverSpans(provider, "01", SPANS_PER_ROUND));
     }
+    const byAttributes = new Map<number, number[]>();
+    for (const a of ATTRIBUTE_COUNTS) await plainSpans(provider, a, SPANS_PER_ROUND); // warm-up
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const a of ATTRIBUTE_COUNTS) {
+        const runs = byAttributes.get(a) ?? [];
+        runs.push(await plainSpans(provider, a, SPANS_PER_ROUND));
+        byAttributes.set(a, runs);
+      }
+    }
     await provider.shutdown();
+    const floor: Record<string, Figure> = {};
+    for (const [a, runs] of byAttributes) {
+      floor[`a span with ${a} attributes, recorded and exported: CPU per span`] = {
+        value: median(runs),
+        unit: "µs",
+        note: "the SDK's floor: start, end, batch, OTLP protobuf and gRPC export, no context or propagation",
+      };
+    }
 
     const offWall = median(offRuns.map((x) => x.wall));
     const onWall = median(onRuns.map((x) => x.wall));
@@ -259,6 +299,7 @@ export async function run(): Promise<void> {
         unit: "µs",
         note: "extract, start, attributes, end, batch, OTLP protobuf serialization and export",
       },
+      ...floor,
     });
   } finally {
     context.disable();
