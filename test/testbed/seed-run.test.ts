@@ -2,9 +2,12 @@
  * The seed scenario as real processes, short: the report's fields, the orderings the seed predicts,
  * and no testbed process alive afterwards. Runs the built CLI (npm run build first).
  *
- * The ordering is asserted only when the run reproduced the scenario's latency (the measured
- * fan-out p50 within 3x of the model's): on a machine so loaded that a 22 ms fan-out takes 500 ms,
- * the run measures the machine, and the test says so instead of asserting on it.
+ * The orderings are asserted only when the run reproduced the seed's regime: the measured all-of-40
+ * fan-out p50 below the seed coordinator's 90 ms budget and the p99 above it (what makes coord-90ms
+ * the seed's coordinator). On a machine so loaded that the median fan-out no longer fits 90 ms, the
+ * run measures the machine, and the test says so instead of asserting on it. (Until 2026-11-30 the
+ * bar was 3x the model's p50, 64.5 ms: it skipped about one short run in three on an idle 2-core
+ * machine, although the orderings held in every run measured, up to a p50 of 88 ms.)
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -13,7 +16,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const MAIN = resolve("dist/cli/main.js");
-const MODEL_FANOUT_P50_MS = 21.5; // the seed scenario's calibration (docs/testbed.md)
+const SEED_BUDGET_MS = 90; // coord-90ms, the seed's coordinator (testbed/scenarios/seed-nat-tail.yaml)
 
 function runCli(args: string[], interruptAfterMs?: number): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done) => {
@@ -87,9 +90,11 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         expect(r.sensitivity.length).toBeGreaterThan(1);
         expect(readFileSync(join(out, "report.html"), "utf8")).toContain("<svg");
 
-        if (!(r.measured.fanout_p50_ms <= 3 * MODEL_FANOUT_P50_MS)) {
+        const { fanout_p50_ms: p50, fanout_p99_ms: p99 } = r.measured;
+        console.info(`measured fan-out p50 ${p50} ms, p99 ${p99} ms`);
+        if (!(p50 < SEED_BUDGET_MS && p99 > SEED_BUDGET_MS)) {
           ctx.skip(
-            `orderings not asserted: measured fan-out p50 ${r.measured.fanout_p50_ms} ms vs the model's ${MODEL_FANOUT_P50_MS} ms — the machine, not the scenario, set the latency`,
+            `orderings not asserted: measured fan-out p50 ${p50} ms, p99 ${p99} ms, not around the seed's ${SEED_BUDGET_MS} ms budget (p50 < budget < p99) — the machine, not the scenario, set the latency`,
           );
         }
         const naive = r.policies["naive-p50"];
