@@ -172,7 +172,7 @@ export class LatencyBook {
         versions[i] = -1;
         continue;
       }
-      p.refresh(nowMs, false);
+      p.refresh(nowMs);
       versions[i] = p.version;
       if (p.status !== "fresh") (unknown ??= []).push(id);
       if (p.ageMs > maxAgeMs) maxAgeMs = p.ageMs;
@@ -190,9 +190,11 @@ export class LatencyBook {
     if (useObserved) {
       // the observed p50 stands; the product's p99 is still the floor of the p99 (its p50 is not needed)
       const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99) : NaN;
+      const own = observed.cdf(nowMs); // fresh: at least one completed fan-out, so not empty
+      const observedP99 = own.quantile(0.99);
       q = {
-        p50Ms: observed.p50Ms,
-        p99Ms: Number.isNaN(independentP99) ? observed.p99Ms : Math.max(observed.p99Ms, independentP99),
+        p50Ms: own.quantile(0.5),
+        p99Ms: Number.isNaN(independentP99) ? observedP99 : Math.max(observedP99, independentP99),
       };
     } else q = complete ? fanoutQuantiles(cdfs, requirement) : { p50Ms: NaN, p99Ms: NaN };
     const result: FanoutEstimate = {

@@ -62,8 +62,6 @@ export class PeerLatency {
   /** Fields of the last `refresh`. */
   status: "fresh" | "unknown" = "unknown";
   reason: UnknownReason | undefined = "never-sampled";
-  p50Ms = NaN;
-  p99Ms = NaN;
   samples = 0;
   censored = 0;
   censoredEnds = 0;
@@ -133,11 +131,12 @@ export class PeerLatency {
   /** The estimate at `nowMs`. */
   estimate(nowMs: number): PeerEstimate {
     this.refresh(nowMs);
+    const cdf = this.snapshot;
     const e: PeerEstimate = {
       peer: this.peer,
       status: this.status,
-      p50Ms: this.p50Ms,
-      p99Ms: this.p99Ms,
+      p50Ms: cdf.empty ? NaN : cdf.quantile(0.5),
+      p99Ms: cdf.empty ? NaN : cdf.quantile(0.99),
       samples: this.samples,
       censored: this.censored,
       censoredEnds: this.censoredEnds,
@@ -186,22 +185,15 @@ export class PeerLatency {
   }
 
   /**
-   * Recomputes the public fields for `nowMs` (cheap when nothing changed). `quantiles: false` leaves
-   * p50Ms/p99Ms as they were: a fan-out estimate reads only the status, counts and age of each peer
-   * (and the CDF itself), and two quantile searches per peer per fan-out were most of its cost.
+   * Recomputes the public fields for `nowMs` (cheap when nothing changed). The quantiles are not among
+   * them: `estimate` reads them off the CDF, and a fan-out estimate, which reads only each peer's status,
+   * counts, age and CDF, does not pay two quantile searches per peer.
    */
-  refresh(nowMs: number, quantiles = true): void {
-    const cdf = this.cdf(nowMs);
+  refresh(nowMs: number): void {
+    this.cdf(nowMs);
     this.samples = this.window.totalCount;
     const newest = Math.max(this.lastCompletedAt, this.newestInFlight);
     this.ageMs = newest === -Infinity ? Infinity : Math.max(0, nowMs - newest);
-    if (cdf.empty) {
-      this.p50Ms = NaN;
-      this.p99Ms = NaN;
-    } else if (quantiles) {
-      this.p50Ms = cdf.quantile(0.5);
-      this.p99Ms = cdf.quantile(0.99);
-    }
     const o = this.options;
     // The freshness rule of the class comment: lower bounds alone are never fresh; ended-censored
     // observations count at most once per completion.
