@@ -98,7 +98,7 @@ export class BranchSet<Answer> {
   #shared: AbortController | undefined;
   /** Branches on the shared signal still out and not abandoned: at 0 with one abandoned, it aborts. */
   #sharedLive = 0;
-  #sharedAbandoned = false;
+  /** Why the first branch on the shared signal was abandoned (or stopped); undefined: none was. */
   #sharedReason: string | undefined;
   #wake: (() => void) | undefined;
   #allSettled: (() => void) | undefined;
@@ -130,7 +130,6 @@ export class BranchSet<Answer> {
     if (this.#shared?.signal.aborted === true) {
       // a later issue after the others were stopped: a fresh shared signal
       this.#shared = undefined;
-      this.#sharedAbandoned = false;
       this.#sharedReason = undefined;
     }
     if (this.branches.length === 0 && peers.length > 0) {
@@ -249,7 +248,6 @@ export class BranchSet<Answer> {
     branch.abandonCause = cause;
     if (branch.own !== undefined) branch.own.abort(reason);
     else {
-      this.#sharedAbandoned = true;
       this.#sharedReason ??= reason;
       this.#sharedLive--;
       this.#abortSharedWhenDone();
@@ -271,7 +269,7 @@ export class BranchSet<Answer> {
 
   /** The shared signal aborts once every branch on it that is still out has been abandoned. */
   #abortSharedWhenDone(): void {
-    if (this.#sharedLive === 0 && this.#sharedAbandoned) this.#shared?.abort(this.#sharedReason);
+    if (this.#sharedLive === 0 && this.#sharedReason !== undefined) this.#shared?.abort(this.#sharedReason);
   }
 
   abandonOutstanding(reason: string, cause: AbandonCause): void {
