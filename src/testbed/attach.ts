@@ -31,6 +31,7 @@ import type { DriveResult } from "./drive.js";
 import { waitMembership } from "./run-testbed.js";
 import type { Scenario } from "./scenario-types.js";
 import { SwarmClient } from "./swarm-client.js";
+import { round } from "./value-model.js";
 import { decisionOptions, gatewayModels, planPeers } from "./topology.js";
 
 export interface AttachOptions {
@@ -257,7 +258,7 @@ export async function runAttached(o: AttachOptions): Promise<AttachResult> {
   });
   const measuredStart = driven?.measuredStart ?? Date.now();
   const events: MembershipEvent[] = watch.events.map((e) => ({
-    t_s: round2((e.at - measuredStart) / 1000),
+    t_s: round((e.at - measuredStart) / 1000, 2),
     coordinator: e.coordinator,
     peer: e.peer,
     change: e.change,
@@ -325,15 +326,15 @@ export function summarize(
         deadline_misses: rows.filter((r) => r.deadlineMissed).length,
         failed: rows.filter((r) => !r.ok && !r.deadlineMissed).length,
         branches_to_lost_peer: outcomes,
-        max_overrun_ms: overrun.length === 0 ? null : round2(Math.max(...overrun)),
+        max_overrun_ms: overrun.length === 0 ? null : round(Math.max(...overrun), 2),
       };
     }
     lost.push({
       peer,
       marked_down_t_s: first,
       marked_down_by: [...new Set(downs.map((e) => e.coordinator))].sort(),
-      last_answer_t_s: lastMs === undefined ? null : round2(lastMs / 1000),
-      detection_s: lastMs === undefined ? null : round2(first - lastMs / 1000),
+      last_answer_t_s: lastMs === undefined ? null : round(lastMs / 1000, 2),
+      detection_s: lastMs === undefined ? null : round(first - lastMs / 1000, 2),
       fanouts_after: after,
     });
   }
@@ -419,8 +420,4 @@ async function waitAnswering(
     if (ready.size < clients.size) await new Promise((r) => setTimeout(r, 500));
   }
   progress.done();
-}
-
-function round2(x: number): number {
-  return Math.round(x * 100) / 100;
 }

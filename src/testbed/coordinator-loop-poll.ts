@@ -5,6 +5,7 @@
  * misses.
  */
 import { NodeClient } from "../node/client.js";
+import { round } from "./value-model.js";
 
 export interface LoopDelaySummary {
   /** Median of the readings' p50, and the largest p99 and max seen (ms); null without a reading. */
@@ -46,9 +47,9 @@ export class CoordinatorLoopPoll {
       const r = this.#readings.get(name);
       const p50 = [...(r?.p50 ?? [])].sort((a, b) => a - b);
       out[name] = {
-        p50_ms: p50.length === 0 ? null : round(p50[Math.floor(p50.length / 2)]!),
-        p99_ms: r === undefined || !Number.isFinite(r.p99) ? null : round(r.p99),
-        max_ms: r === undefined || !Number.isFinite(r.max) ? null : round(r.max),
+        p50_ms: p50.length === 0 ? null : round(p50[Math.floor(p50.length / 2)]!, 2),
+        p99_ms: r === undefined || !Number.isFinite(r.p99) ? null : round(r.p99, 2),
+        max_ms: r === undefined || !Number.isFinite(r.max) ? null : round(r.max, 2),
         readings: p50.length,
       };
     }
@@ -70,8 +71,4 @@ export class CoordinatorLoopPoll {
     this.#busy = run;
     await run;
   }
-}
-
-function round(v: number): number {
-  return Math.round(v * 100) / 100;
 }
