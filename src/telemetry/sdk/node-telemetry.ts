@@ -100,13 +100,14 @@ export function nodeTelemetry(
 ): (ctx: NodeTelemetryContext) => Promise<NodeTelemetryHandle> {
   return async (ctx) => {
     const port = ctx.config.metrics.prometheusPort;
+    const contextManager = ctx.config.telemetry?.contextManager ?? "async-hooks";
     const sdk = await startTelemetry({
       serviceName: options.serviceName ?? "tailswarm-node",
       serviceInstanceId: ctx.nodeId,
       resourceAttributes: { "tailswarm.node.id": ctx.nodeId },
       prometheusPort: port > 0 ? port : undefined,
       prometheusHost: port > 0 ? hostOf(ctx.config.listen) : undefined,
-      contextManager: ctx.config.telemetry?.contextManager ?? "async-hooks",
+      contextManager,
     });
     const telemetry = createTelemetry({
       estimates: statusEstimates(ctx.status),
@@ -116,7 +117,7 @@ export function nodeTelemetry(
       traces: sdk.exporters.traces,
       metrics: sdk.exporters.metrics,
       prometheus: sdk.prometheus?.url,
-      contextManager: ctx.config.telemetry?.contextManager ?? "async-hooks",
+      contextManager,
     });
     const recorder = telemetry.recorder!;
     return {
