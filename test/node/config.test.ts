@@ -25,6 +25,7 @@ describe("node config", () => {
     });
     expect(config.handlers.map((h) => h.kind)).toEqual(["echo", "vote"]);
     expect(config.tls).toEqual({ requireClientCert: false });
+    expect(config.telemetry).toEqual({ contextManager: "async-hooks", tracesPerSecond: 10 });
     expect(config.nodeId).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:-]+$/);
     expect(sources.listen).toBe("default");
   });
@@ -103,8 +104,11 @@ describe("node config", () => {
     );
     const err = (await loadConfig({
       argv: ["--config", yaml, "--listen", "localhost:99999"],
-      env: { TAILSWARM_PROBE_INTERVAL_MS: "fast" },
+      env: { TAILSWARM_PROBE_INTERVAL_MS: "fast", TAILSWARM_TELEMETRY_TRACES_PER_SECOND: "-1" },
     }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toContain(
+      'telemetry.tracesPerSecond: got "-1" (from env TAILSWARM_TELEMETRY_TRACES_PER_SECOND), expected a number >= 0',
+    );
     expect(err.message).toContain('listen: got "localhost:99999" (from flag --listen), expected host:port');
     expect(err.message).toContain(
       'probe.intervalMs: got "fast" (from env TAILSWARM_PROBE_INTERVAL_MS), expected an integer >= 10',

@@ -199,6 +199,12 @@ export const configFields: readonly FieldSpec[] = [
     "How trace context follows async work: async-hooks (AsyncLocalStorage, across every await) or sync (within synchronous calls only; no async hooks, about half the coordinator's telemetry CPU; docs/telemetry.md).",
   ),
   field(
+    "telemetry.tracesPerSecond",
+    num(0),
+    10,
+    "New traces per second the default sampler starts (a call from a sampled caller is always traced; every trace below this rate). Ignored when OTEL_TRACES_SAMPLER is set; parentbased_always_on traces every fan-out (docs/telemetry.md).",
+  ),
+  field(
     "logLevel",
     oneOf(["debug", "info", "warn", "error", "silent"] as const),
     "info",

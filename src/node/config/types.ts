@@ -67,7 +67,7 @@ export interface NodeConfig {
   readonly drainGraceMs: number;
   readonly tls: TlsConfig;
   readonly metrics: { readonly prometheusPort: number };
-  /** The OpenTelemetry SDK's context manager when telemetry is on (docs/telemetry.md). */
-  readonly telemetry: { readonly contextManager: "async-hooks" | "sync" };
+  /** The OpenTelemetry SDK's context manager and default sampler rate when telemetry is on (docs/telemetry.md). */
+  readonly telemetry: { readonly contextManager: "async-hooks" | "sync"; readonly tracesPerSecond: number };
   readonly logLevel: LogLevel;
 }

@@ -36,8 +36,11 @@ export interface NodeTelemetryContext {
   readonly config: {
     readonly listen: string;
     readonly metrics: { readonly prometheusPort: number };
-    /** Absent: AsyncLocalStorage. */
-    readonly telemetry?: { readonly contextManager: "async-hooks" | "sync" };
+    /** Absent: AsyncLocalStorage, and the default sampler rate. */
+    readonly telemetry?: {
+      readonly contextManager: "async-hooks" | "sync";
+      readonly tracesPerSecond?: number;
+    };
   };
   readonly nodeId: string;
   readonly status: () => { readonly peers: readonly NodePeerStatus[] };
@@ -108,6 +111,7 @@ export function nodeTelemetry(
       prometheusPort: port > 0 ? port : undefined,
       prometheusHost: port > 0 ? hostOf(ctx.config.listen) : undefined,
       contextManager,
+      tracesPerSecond: ctx.config.telemetry?.tracesPerSecond,
     });
     const telemetry = createTelemetry({
       estimates: statusEstimates(ctx.status),
@@ -117,6 +121,7 @@ export function nodeTelemetry(
       traces: sdk.exporters.traces,
       metrics: sdk.exporters.metrics,
       prometheus: sdk.prometheus?.url,
+      sampler: sdk.sampler,
       contextManager,
     });
     const recorder = telemetry.recorder!;

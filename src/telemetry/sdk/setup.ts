@@ -11,8 +11,11 @@
  * - OTEL_EXPORTER_OTLP_PROTOCOL (and _TRACES_/_METRICS_ variants): grpc | http/protobuf | http/json,
  *   default http/protobuf; the endpoint, headers, timeout and compression variables are read by the
  *   exporters themselves;
- * - OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: read by the tracer provider (default
- *   parentbased_always_on); OTEL_BSP_*: the batch span processor;
+ * - OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: the specification's samplers (sampler-from-env.ts).
+ *   Unset, tailswarm's default: parent-based, with a root sampler that starts at most
+ *   `tracesPerSecond` new traces per second (RateLimitingSampler; every trace at lower rates).
+ *   `OTEL_TRACES_SAMPLER=parentbased_always_on` traces every fan-out at any rate;
+ * - OTEL_BSP_*: the batch span processor;
  * - OTEL_METRIC_EXPORT_INTERVAL, OTEL_METRIC_EXPORT_TIMEOUT: the periodic OTLP/console reader;
  * - OTEL_EXPORTER_PROMETHEUS_HOST / _PORT: the Prometheus endpoint when `prometheus` is listed;
  * - OTEL_PROPAGATORS: tracecontext,baggage (default) or none;
@@ -43,6 +46,7 @@ import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trac
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { TailswarmError } from "../../errors.js";
 import { metricReaders, spanExporters } from "./exporters.js";
+import { samplerFromEnv } from "./sampler-from-env.js";
 import { SyncContextManager } from "./sync-context-manager.js";
 import type { PrometheusEndpoint } from "./exporters.js";
 
@@ -67,6 +71,11 @@ export interface TelemetrySetupOptions {
    * `context.with` calls; no async hooks, ≈ 12% less coordinator CPU per fan-out). Default `async-hooks`.
    */
   readonly contextManager?: "async-hooks" | "sync";
+  /**
+   * New traces per second the default sampler starts (a child of a sampled caller is always
+   * sampled); ignored when OTEL_TRACES_SAMPLER is set. Default DEFAULT_TRACES_PER_SECOND (10).
+   */
+  readonly tracesPerSecond?: number;
   /** Variables to read instead of process.env (the exporters still read process.env). */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -77,6 +86,8 @@ export interface TelemetrySdk {
   readonly resource: Resource;
   /** What was installed, for logs: e.g. { traces: ["otlp/grpc"], metrics: ["prometheus"] }. */
   readonly exporters: { readonly traces: readonly string[]; readonly metrics: readonly string[] };
+  /** The trace sampler, as its `toString()` gives it (for logs): e.g. "ParentBased{root=RateLimitingSampler{10/s}, …}". */
+  readonly sampler: string;
   /** The Prometheus endpoint when one is served. */
   readonly prometheus: PrometheusEndpoint | undefined;
   /** Exports what is buffered. */
@@ -114,8 +125,10 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     ? { readers: [], names: [], prometheus: undefined }
     : await metricReaders(env, { port: options.prometheusPort, host: options.prometheusHost });
 
+  const sampler = disabled ? undefined : samplerFromEnv(env, options.tracesPerSecond);
   const tracerProvider = new BasicTracerProvider({
     resource,
+    sampler,
     spanProcessors: [
       ...traces.processors.map((e) => new BatchSpanProcessor(e)),
       ...(options.spanProcessors ?? []),
@@ -145,6 +158,7 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     resource,
     exporters: { traces: traces.names, metrics: readers.names },
     prometheus: readers.prometheus,
+    sampler: sampler?.toString() ?? "none",
     async forceFlush() {
       await Promise.all([tracerProvider.forceFlush(), meterProvider.forceFlush()]);
     },

@@ -1,0 +1,58 @@
+import { SamplingDecision } from "@opentelemetry/sdk-trace-base";
+import type { Sampler, SamplingResult } from "@opentelemetry/sdk-trace-base";
+import { TailswarmError } from "../../errors.js";
+
+const SAMPLED: SamplingResult = { decision: SamplingDecision.RECORD_AND_SAMPLED };
+const DROPPED: SamplingResult = { decision: SamplingDecision.NOT_RECORD };
+
+/**
+ * Samples at most `tracesPerSecond` new traces per second: a token bucket that refills at that rate
+ * and holds at most one second's worth (at least one token), so a burst after a quiet spell is traced
+ * too. Below that rate every trace is sampled; above it, the cost of tracing stays bounded however
+ * many fan-outs the node runs.
+ *
+ * The node's default root sampler, under a parent-based sampler (a child of a sampled caller is always
+ * sampled, so a trace across hops is never cut in the middle): a swarm node at agent-swarm rates —
+ * a few fan-outs per second — has a trace of every decision, and one driven at hundreds of fan-outs per
+ * second traces a steady few of them (the flight recorder and the metrics still see all of them).
+ * The same idea as Jaeger's `ratelimiting` sampler and X-Ray's per-second reservoir.
+ *
+ * @example
+ * new BasicTracerProvider({ sampler: new ParentBasedSampler({ root: new RateLimitingSampler(10) }) });
+ */
+export class RateLimitingSampler implements Sampler {
+  readonly #rate: number;
+  readonly #capacity: number;
+  readonly #now: () => number;
+  #tokens: number;
+  #last: number;
+
+  /** `now`: a monotonic clock in ms (default `performance.now`), for tests. */
+  constructor(tracesPerSecond: number, now: () => number = () => performance.now()) {
+    if (!Number.isFinite(tracesPerSecond) || tracesPerSecond < 0) {
+      throw new TailswarmError(
+        "INVALID_CONFIG",
+        `traces per second: expected a finite number >= 0, got ${String(tracesPerSecond)}`,
+      );
+    }
+    this.#rate = tracesPerSecond / 1000;
+    this.#capacity = Math.max(1, tracesPerSecond);
+    this.#now = now;
+    this.#tokens = tracesPerSecond === 0 ? 0 : this.#capacity;
+    this.#last = now();
+  }
+
+  shouldSample(): SamplingResult {
+    if (this.#rate === 0) return DROPPED;
+    const t = this.#now();
+    this.#tokens = Math.min(this.#capacity, this.#tokens + (t - this.#last) * this.#rate);
+    this.#last = t;
+    if (this.#tokens < 1) return DROPPED;
+    this.#tokens -= 1;
+    return SAMPLED;
+  }
+
+  toString(): string {
+    return `RateLimitingSampler{${this.#rate * 1000}/s}`;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The trace sampler of a node: OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG when set (the values the
+ * OpenTelemetry specification defines), else tailswarm's default — parent-based over a
+ * RateLimitingSampler. Built here rather than left to the tracer provider so that a misspelt sampler is
+ * an error that names it (the SDK would log a warning and trace everything) and so that the `env`
+ * given to startTelemetry is the one read.
+ */
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from "@opentelemetry/sdk-trace-base";
+import type { Sampler } from "@opentelemetry/sdk-trace-base";
+import { TailswarmError } from "../../errors.js";
+import { RateLimitingSampler } from "./rate-limiting-sampler.js";
+
+/** New traces per second the node's default sampler starts. */
+export const DEFAULT_TRACES_PER_SECOND = 10;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const NAMES = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+] as const;
+
+function ratio(env: Env): number {
+  const raw = (env["OTEL_TRACES_SAMPLER_ARG"] ?? "").trim();
+  if (raw === "") return 1;
+  const r = Number(raw);
+  if (!Number.isFinite(r) || r < 0 || r > 1) {
+    throw new TailswarmError(
+      "INVALID_CONFIG",
+      `OTEL_TRACES_SAMPLER_ARG: got "${raw}", expected a ratio between 0 and 1`,
+    );
+  }
+  return r;
+}
+
+/**
+ * @example
+ * samplerFromEnv(process.env, 10).toString();
+ * // "ParentBased{root=RateLimitingSampler{10/s}, …}" unless OTEL_TRACES_SAMPLER says otherwise
+ */
+export function samplerFromEnv(env: Env, tracesPerSecond = DEFAULT_TRACES_PER_SECOND): Sampler {
+  const name = (env["OTEL_TRACES_SAMPLER"] ?? "").trim().toLowerCase();
+  if (name === "") return new ParentBasedSampler({ root: new RateLimitingSampler(tracesPerSecond) });
+  switch (name as (typeof NAMES)[number]) {
+    case "always_on":
+      return new AlwaysOnSampler();
+    case "always_off":
+      return new AlwaysOffSampler();
+    case "traceidratio":
+      return new TraceIdRatioBasedSampler(ratio(env));
+    case "parentbased_always_on":
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case "parentbased_always_off":
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case "parentbased_traceidratio":
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio(env)) });
+    default:
+      throw new TailswarmError(
+        "INVALID_CONFIG",
+        `OTEL_TRACES_SAMPLER: got "${name}", expected one of ${NAMES.join(", ")} (unset: at most ${tracesPerSecond} new traces/s, parent-based)`,
+      );
+  }
+}
