@@ -5,16 +5,18 @@
  *
  *   off  no SDK in the coordinator process (no context manager, propagator or tracer provider), the
  *        Coordinator without observer or transport wrapper — an embedding that installs nothing;
+ *   control the same as "off", again (its own Coordinator): an A/A pair, so that the cost this method
+ *           reads for no difference at all is printed beside the others;
  *   context no telemetry, only the AsyncLocalStorage context manager and W3C propagator registered
  *           (the process-wide part of the SDK set-up: Node 20's async_hooks on every promise, switched on
  *           as a node's servers switch them on, by a first context.with);
- *   on   what `tailswarm node` installs: startTelemetry() from OTEL_* (default sampler
- *        parentbased_always_on, BatchSpanProcessor, OTLP/gRPC traces and metrics to a sink process),
+ *   on   what `tailswarm node` installs: startTelemetry() from OTEL_* (the default sampler: parent-based,
+ *        at most 10 new traces/s; BatchSpanProcessor, OTLP/gRPC traces and metrics to a sink process),
  *        createTelemetry() (fan-out tracer, metrics, flight recorder) and the instrumented transport;
  *   sync as "on" with `telemetry.contextManager: sync` (SyncContextManager: no async hooks) in the
  *        coordinator; the peers keep AsyncLocalStorage (one process-wide choice, so in every round);
- *   sampled as "on" with OTEL_TRACES_SAMPLER=parentbased_traceidratio, ARG 0.1 (10% of fan-outs
- *           traced; metrics and flight recorder unchanged).
+ *   always as "on" with OTEL_TRACES_SAMPLER=parentbased_always_on: every fan-out traced, 17 spans each
+ *          (what a trace of every decision costs at this rate; metrics and flight recorder unchanged).
  *
  * The peers run the SDK too (OTLP to the same sink) with a parent-based sampler whose root sampler is
  * off: in "on" rounds the coordinator's sampled traceparent makes them record their Branch server
@@ -264,7 +266,7 @@ export async function run(): Promise<void> {
   const book = new LatencyBook({ windowMs: 10_000, minSamples: 20 });
   const peersCpu = async (): Promise<number> =>
     (await Promise.all(peers.map((p) => p.cpu()))).reduce((a, b) => a + b, 0);
-  const names = ["off", "context", "on", "sync", "sampled"] as const;
+  const names = ["off", "control", "context", "on", "sync", "always"] as const;
   type Name = (typeof names)[number];
   /**
    * TELEMETRY_BENCH_VARIANTS=off,on: interleave only these (off is always one), print the paired costs
@@ -282,27 +284,27 @@ export async function run(): Promise<void> {
   const complete = running.length === names.length;
   const rounds: Record<Name, { rate: number; cpu: number; peer: number }[]> = {
     off: [],
+    control: [],
     context: [],
     on: [],
     sync: [],
-    sampled: [],
+    always: [],
   };
   const totals = {
     off: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    control: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     context: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     on: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     sync: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
-    sampled: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    always: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
   };
   const variants: Record<(typeof names)[number], Variant> = {
     off: off(transport, book, addresses),
+    control: off(transport, book, addresses),
     context: contextOnly(transport, book, addresses),
     on: await on(transport, book, addresses),
     sync: await on(transport, book, addresses, {}, "sync"),
-    sampled: await on(transport, book, addresses, {
-      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-      OTEL_TRACES_SAMPLER_ARG: "0.1",
-    }),
+    always: await on(transport, book, addresses, { OTEL_TRACES_SAMPLER: "parentbased_always_on" }),
   };
   for (const v of Object.values(variants)) v.deactivate();
   try {
@@ -359,7 +361,7 @@ export async function run(): Promise<void> {
   } finally {
     await variants.on.close();
     await variants.sync.close();
-    await variants.sampled.close();
+    await variants.always.close();
     transport.close();
     pool.closeAll();
     restoreEnv(saved);
@@ -374,10 +376,7 @@ export async function run(): Promise<void> {
    * machine's load drifts between rounds much more than telemetry costs, so totals over the run are
    * dominated by that drift; pairs of neighbouring rounds see the same load.
    */
-  const cost = (
-    name: "context" | "on" | "sync" | "sampled",
-    key: "rate" | "cpu" | "peer" | "total",
-  ): number => {
+  const cost = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "peer" | "total"): number => {
     const ratios = rounds[name]
       .map((x, i) => {
         const base = rounds.off[i]!;
@@ -389,7 +388,7 @@ export async function run(): Promise<void> {
     return ratios[Math.floor(ratios.length / 2)]!;
   };
   /** The interquartile range of the same paired ratios: how far apart the rounds were. */
-  const spread = (name: "context" | "on" | "sync" | "sampled", key: "rate" | "cpu" | "total"): string => {
+  const spread = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "total"): string => {
     const base = (i: number) => rounds.off[i]!;
     const ratios = rounds[name]
       .map((x, i) =>
@@ -430,12 +429,25 @@ export async function run(): Promise<void> {
   const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS}×${ROUND_MS} ms interleaved rounds per variant`;
   recordFigures("telemetry-grpc", {
     "fan-outs/s, telemetry off (gRPC, 8 peers)": { value: rate(totals.off), unit: "1/s", note },
-    "fan-outs/s, telemetry on (default sampling, OTLP/gRPC)": { value: rate(totals.on), unit: "1/s" },
+    "fan-outs/s, telemetry on (default sampling: ≤ 10 new traces/s, OTLP/gRPC)": {
+      value: rate(totals.on),
+      unit: "1/s",
+    },
     "throughput cost of telemetry (wall)": {
       value: cost("on", "rate"),
       unit: "%",
       target: 5,
       note: `median over rounds of the paired ratio to the neighbouring off round; wall clock on a shared machine; ${spread("on", "rate")}`,
+    },
+    "A/A control: off against off again (wall)": {
+      value: cost("control", "rate"),
+      unit: "%",
+      note: `what this method reads for no difference; ${spread("control", "rate")}`,
+    },
+    "A/A control: total CPU": {
+      value: cost("control", "total"),
+      unit: "%",
+      note: spread("control", "total"),
     },
     "coordinator CPU per fan-out, off": { value: cpuPer(totals.off), unit: "µs" },
     "coordinator CPU per fan-out, on": { value: cpuPer(totals.on), unit: "µs" },
@@ -474,26 +486,18 @@ export async function run(): Promise<void> {
       target: 5,
       note: spread("sync", "total"),
     },
-    "total CPU cost of telemetry, 10% sampled": {
-      value: cost("sampled", "total"),
+    "fan-outs/s, every fan-out traced (parentbased_always_on)": { value: rate(totals.always), unit: "1/s" },
+    "throughput cost of telemetry, every fan-out traced (wall)": {
+      value: cost("always", "rate"),
       unit: "%",
-      target: 5,
-      note: spread("sampled", "total"),
+      note: `OTEL_TRACES_SAMPLER=parentbased_always_on: 17 spans recorded and exported per fan-out; ${spread("always", "rate")}`,
     },
-    "fan-outs/s, telemetry on, 10% sampled (parentbased_traceidratio 0.1)": {
-      value: rate(totals.sampled),
-      unit: "1/s",
-    },
-    "throughput cost of telemetry, 10% sampled (wall)": {
-      value: cost("sampled", "rate"),
+    "coordinator CPU per fan-out, every fan-out traced": { value: cpuPer(totals.always), unit: "µs" },
+    "coordinator CPU cost of telemetry, every fan-out traced": { value: cost("always", "cpu"), unit: "%" },
+    "total CPU cost of telemetry, every fan-out traced": {
+      value: cost("always", "total"),
       unit: "%",
-      target: 5,
-    },
-    "coordinator CPU per fan-out, 10% sampled": { value: cpuPer(totals.sampled), unit: "µs" },
-    "coordinator CPU cost of telemetry, 10% sampled": {
-      value: cost("sampled", "cpu"),
-      unit: "%",
-      target: 5,
+      note: spread("always", "total"),
     },
     "peers' CPU per fan-out (8 summed), off": { value: peerPer(totals.off), unit: "µs" },
     "peers' CPU per fan-out (8 summed), on": { value: peerPer(totals.on), unit: "µs" },
