@@ -24,7 +24,7 @@ export interface HandlerContext {
   readonly origin: string;
   /**
    * The branch's trace context (its server span). The handler runs inside it; with the daemon's
-   * `telemetry.contextManager: sync` it is not active after an `await`, so a handler that calls other
+   * default `telemetry.contextManager: sync` it is not active after an `await`, so a handler that calls other
    * nodes after awaiting wraps the call in `context.with(ctx.traceContext, ...)` to keep one trace.
    * Absent where no server made one.
    */

@@ -195,8 +195,8 @@ export const configFields: readonly FieldSpec[] = [
   field(
     "telemetry.contextManager",
     oneOf(["async-hooks", "sync"] as const),
-    "async-hooks",
-    "How trace context follows async work: async-hooks (AsyncLocalStorage, across every await) or sync (within synchronous calls only; no async hooks, about half the coordinator's telemetry CPU; docs/telemetry.md).",
+    "sync",
+    "How trace context follows async work: sync (within synchronous calls only, no async hooks; tailswarm's own traces across hops need no more) or async-hooks (AsyncLocalStorage, across every await, for handlers whose instrumented libraries run after an await; ≈ 9% of gRPC fan-out throughput; docs/telemetry.md).",
   ),
   field(
     "telemetry.tracesPerSecond",

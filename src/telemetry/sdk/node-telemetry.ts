@@ -36,7 +36,7 @@ export interface NodeTelemetryContext {
   readonly config: {
     readonly listen: string;
     readonly metrics: { readonly prometheusPort: number };
-    /** Absent: AsyncLocalStorage, and the default sampler rate. */
+    /** Absent: the sync context manager and the default sampler rate. */
     readonly telemetry?: {
       readonly contextManager: "async-hooks" | "sync";
       readonly tracesPerSecond?: number;
@@ -103,7 +103,7 @@ export function nodeTelemetry(
 ): (ctx: NodeTelemetryContext) => Promise<NodeTelemetryHandle> {
   return async (ctx) => {
     const port = ctx.config.metrics.prometheusPort;
-    const contextManager = ctx.config.telemetry?.contextManager ?? "async-hooks";
+    const contextManager = ctx.config.telemetry?.contextManager ?? "sync";
     const sdk = await startTelemetry({
       serviceName: options.serviceName ?? "tailswarm-node",
       serviceInstanceId: ctx.nodeId,

@@ -22,7 +22,7 @@
  * - OTEL_LOG_LEVEL: the SDK's own diagnostics on stderr.
  *
  * Registers globally: the tracer and meter providers, the W3C trace-context (and baggage) propagator
- * and the context manager (AsyncLocalStorage, or SyncContextManager with `contextManager: "sync"`).
+ * and the context manager (SyncContextManager, or AsyncLocalStorage with `contextManager: "async-hooks"`).
  */
 import { context, diag, DiagConsoleLogger, metrics, propagation, trace } from "@opentelemetry/api";
 import type { Attributes, TextMapPropagator } from "@opentelemetry/api";
@@ -66,9 +66,11 @@ export interface TelemetrySetupOptions {
   /** Extra metric readers. */
   readonly metricReaders?: readonly IMetricReader[];
   /**
-   * How the active context crosses async boundaries: `async-hooks` (AsyncLocalStorage, the SDK's usual
-   * choice: the context follows every await) or `sync` (SyncContextManager: only within synchronous
-   * `context.with` calls; no async hooks, ≈ 12% less coordinator CPU per fan-out). Default `async-hooks`.
+   * How the active context crosses async boundaries: `sync` (SyncContextManager: only within synchronous
+   * `context.with` calls, no async hooks) or `async-hooks` (AsyncLocalStorage, the SDK's usual choice:
+   * the context follows every await, and Node 20's async hooks run for every promise in the process,
+   * ≈ 9% of gRPC fan-out throughput in bench/telemetry-grpc.bench.ts). Default `sync`: tailswarm's own
+   * spans and its traces across hops name their contexts explicitly.
    */
   readonly contextManager?: "async-hooks" | "sync";
   /**
@@ -141,9 +143,9 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
 
   if (!disabled) {
     context.setGlobalContextManager(
-      options.contextManager === "sync"
-        ? new SyncContextManager().enable()
-        : new AsyncLocalStorageContextManager().enable(),
+      options.contextManager === "async-hooks"
+        ? new AsyncLocalStorageContextManager().enable()
+        : new SyncContextManager().enable(),
     );
     const propagator = propagatorFrom(env["OTEL_PROPAGATORS"]);
     if (propagator !== undefined) propagation.setGlobalPropagator(propagator);

@@ -12,7 +12,7 @@ import type { Context, ContextManager } from "@opentelemetry/api";
  * parent explicitly, and `traceparent` is injected inside the synchronous `context.with` of each branch.
  * What it does not do: carry the context into code that runs later — a handler that awaits something
  * and then calls another node starts a new trace unless it passes `ctx.traceContext` on itself.
- * Choose it with `telemetry.contextManager: sync` (the default is `async-hooks`).
+ * The node's default (`telemetry.contextManager: sync`); `async-hooks` installs AsyncLocalStorage instead.
  *
  * @example
  * context.setGlobalContextManager(new SyncContextManager().enable());
