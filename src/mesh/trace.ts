@@ -6,14 +6,31 @@ import { context, propagation, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { Context } from "@opentelemetry/api";
 import type { Metadata } from "@grpc/grpc-js";
 
+/**
+ * The last context injected and what the propagator wrote for it. A fan-out that is not sampled sends
+ * all its branches in one context (its own, non-recording), so the propagator runs once per fan-out
+ * instead of once per branch. A propagator writes a function of the context only, and contexts are
+ * immutable; the root context is never cached, so that a propagator installed or removed later is seen.
+ */
+let lastContext: Context | undefined;
+let lastEntries: readonly (readonly [string, string])[] = [];
+
 /** Injects the active context into `metadata`; returns the `traceparent` it wrote, or "". */
 export function injectTraceContext(metadata: Metadata): string {
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  const ctx = context.active();
+  if (ctx !== lastContext) {
+    const carrier: Record<string, string> = {};
+    propagation.inject(ctx, carrier);
+    const entries: [string, string][] = [];
+    for (const key in carrier) {
+      const value = carrier[key];
+      if (value !== undefined) entries.push([key, value]);
+    }
+    lastEntries = entries;
+    lastContext = ctx === ROOT_CONTEXT ? undefined : ctx;
+  }
   let traceparent = "";
-  for (const key in carrier) {
-    const value = carrier[key];
-    if (value === undefined) continue;
+  for (const [key, value] of lastEntries) {
     metadata.set(key, value);
     if (key === "traceparent") traceparent = value;
   }
