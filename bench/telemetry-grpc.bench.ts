@@ -58,6 +58,11 @@ const CONCURRENCY = Number(process.env.TELEMETRY_BENCH_CONCURRENCY ?? 8);
 const ROUNDS = Number(process.env.TELEMETRY_BENCH_ROUNDS ?? 10);
 const ROUND_MS = Number(process.env.TELEMETRY_BENCH_ROUND_MS ?? 2_000);
 const PAYLOAD = { q: "bench", n: 1 };
+/**
+ * TELEMETRY_BENCH_CONTROL_SPIN_US: the control variant burns this much CPU per fan-out in the
+ * coordinator (default 0, the A/A pair): what the method reads for a known added cost.
+ */
+const CONTROL_SPIN_US = Number(process.env.TELEMETRY_BENCH_CONTROL_SPIN_US ?? 0);
 const SCRIPT = fileURLToPath(new URL("./telemetry-peer.ts", import.meta.url));
 
 interface Child {
@@ -128,17 +133,22 @@ function restoreEnv(saved: Record<string, string | undefined>): void {
 /** Fan-outs that ended with fewer answers than peers (deadline or abandon under load). */
 let incomplete = 0;
 
-function fanOutWith(c: Coordinator, peers: string[]): () => Promise<void> {
+function fanOutWith(c: Coordinator, peers: string[], spinUs = 0): () => Promise<void> {
   return async () => {
+    if (spinUs > 0) {
+      const until = performance.now() + spinUs / 1000;
+      while (performance.now() < until);
+    }
     const o = await c.fanOut({ kind: "echo", payload: PAYLOAD }, { peers, budgetMs: 5_000, model });
     if (o.answered !== peers.length) incomplete++;
   };
 }
 
-function off(transport: GrpcTransport, book: LatencyBook, peers: string[]): Variant {
+/** `spinUs`: CPU the coordinator burns per fan-out before it starts (the calibrated control). */
+function off(transport: GrpcTransport, book: LatencyBook, peers: string[], spinUs = 0): Variant {
   const c = new Coordinator({ transport, book, nodeId: "bench" });
   return {
-    fanOut: fanOutWith(c, peers),
+    fanOut: fanOutWith(c, peers, spinUs),
     activate() {},
     deactivate() {},
     flush: async () => {},
@@ -301,7 +311,7 @@ export async function run(): Promise<void> {
   };
   const variants: Record<(typeof names)[number], Variant> = {
     off: off(transport, book, addresses),
-    control: off(transport, book, addresses),
+    control: off(transport, book, addresses, CONTROL_SPIN_US),
     context: contextOnly(transport, book, addresses),
     on: await on(transport, book, addresses),
     hooks: await on(transport, book, addresses, {}, "async-hooks"),
