@@ -125,7 +125,11 @@ export class GrpcTransport implements PeerTransport {
     }
     const link = this.#link(address);
     const metadata = new Metadata();
-    const traceparent = injectTraceContext(metadata);
+    // W3C trace context travels in the metadata only, where OpenTelemetry's gRPC conventions put it;
+    // the request's own `traceparent` field stays empty (not on the wire): a copy per branch cost every
+    // branch its encoding and decoding, unsampled ones included. Servers still read it from callers
+    // that send it there.
+    injectTraceContext(metadata);
     const message: WireBranchRequest = {
       fanoutId: req.fanoutId,
       branchId: req.branchId,
@@ -135,7 +139,7 @@ export class GrpcTransport implements PeerTransport {
       hop: req.hop,
       deadlineUnixMs: req.deadline,
       deadlineGraceMs: this.#grace,
-      traceparent,
+      traceparent: "",
     };
     const m = this.#method;
     return new Promise<BranchResult>((resolve) => {
