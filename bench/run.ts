@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every bench in the list below, in order, each printing its figures and merging them
  * into bench/results/latest.json (see report.ts). `npm run bench -- estimate` runs only the benches whose
- * name contains one of the arguments.
+ * name contains one of the arguments; an argument that is a bench's whole name runs just that one.
  *
  * Each bench runs in its own process (`tsx bench/run.ts --one <name>`), one after the other: a bench's
  * global state (an OpenTelemetry context manager, warm JIT, heap) does not leak into the next one's
@@ -86,7 +86,12 @@ function spawnOne(name: string): Promise<Result> {
 }
 
 async function main(args: readonly string[]): Promise<number> {
-  const selected = BENCHES.filter(([name]) => args.length === 0 || args.some((f) => name.includes(f)));
+  // An argument that names a bench exactly selects that one (`telemetry` is not also `telemetry-grpc`);
+  // any other selects every bench whose name contains it.
+  const exact = (f: string): boolean => BENCHES.some(([n]) => n === f);
+  const selected = BENCHES.filter(
+    ([name]) => args.length === 0 || args.some((f) => (exact(f) ? name === f : name.includes(f))),
+  );
   if (selected.length === 0) {
     console.error(`no bench matches ${args.join(", ")}; known: ${BENCHES.map(([n]) => n).join(", ")}`);
     return 2;
