@@ -55,7 +55,7 @@ import { recordFigures } from "./report.js";
 
 const PEERS = 8;
 const CONCURRENCY = Number(process.env.TELEMETRY_BENCH_CONCURRENCY ?? 8);
-const ROUNDS = Number(process.env.TELEMETRY_BENCH_ROUNDS ?? 10);
+const ROUNDS = Number(process.env.TELEMETRY_BENCH_ROUNDS ?? 12); // a multiple of the design's rows (6 for 3 or 6 variants)
 const ROUND_MS = Number(process.env.TELEMETRY_BENCH_ROUND_MS ?? 2_000);
 const PAYLOAD = { q: "bench", n: 1 };
 /**
@@ -240,6 +240,19 @@ async function on(
 
 const now = (): number => performance.timeOrigin + performance.now();
 
+/**
+ * Rows of a Williams Latin square for `n` treatments (n rows when n is even, 2n when odd): each
+ * treatment appears once per row, in each position equally often, and immediately after each other
+ * treatment equally often, so that what a round leaves behind (garbage, warm caches, a peer's export)
+ * falls on every variant alike.
+ */
+export function williams(n: number): number[][] {
+  const first: number[] = [];
+  for (let i = 0, lo = 0, hi = n - 1; i < n; i++) first.push(i % 2 === 0 ? lo++ : hi--);
+  const rows = Array.from({ length: n }, (_, r) => first.map((x) => (x + r) % n));
+  return n % 2 === 0 ? rows : [...rows, ...rows.map((row) => [...row].reverse())];
+}
+
 async function closedLoop(f: () => Promise<void>, ms: number): Promise<number> {
   const end = now() + ms;
   let done = 0;
@@ -342,9 +355,12 @@ export async function run(): Promise<void> {
       variants[name].deactivate();
     }
     await peersCpu(); // the peers export what the warm-up left
+    const orders = williams(running.length);
     for (let r = 0; r < ROUNDS; r++) {
-      // Rotate the order so that no variant always follows the same one.
-      const order = running.map((_, i) => running[(i + r) % running.length]!);
+      // A Williams design: over its rows every variant runs in every position and right after every
+      // other variant equally often. A plain rotation put "off" after "on" two times in three and
+      // "control" after "off" two times in three, and the A/A pair read 3% apart.
+      const order = orders[r % orders.length]!.map((i) => running[i]!);
       for (const name of order) {
         variants[name].activate();
         const p0 = await peersCpu();
@@ -398,6 +414,28 @@ export async function run(): Promise<void> {
       .sort((a, b) => a - b);
     return ratios[Math.floor(ratios.length / 2)]!;
   };
+  /**
+   * A 95% bootstrap interval of the throughput cost (the median paired ratio, rounds resampled with
+   * replacement): how far this run's figure could be from the method's own answer, given how much the
+   * rounds moved. Seeded, so the same rounds give the same interval.
+   */
+  const interval = (name: Exclude<Name, "off">): string => {
+    const ratios = rounds[name].map((x, i) => (1 - x.rate / rounds.off[i]!.rate) * 100);
+    let seed = 0x2545f491;
+    const random = (): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) / 2 ** 32;
+    };
+    const medians: number[] = [];
+    for (let b = 0; b < 2000; b++) {
+      const sample = ratios.map(() => ratios[Math.floor(random() * ratios.length)]!).sort((x, y) => x - y);
+      medians.push(sample[Math.floor(sample.length / 2)]!);
+    }
+    medians.sort((x, y) => x - y);
+    return `${medians[50]!.toFixed(1)} .. ${medians[1949]!.toFixed(1)} %`;
+  };
   /** The interquartile range of the same paired ratios: how far apart the rounds were. */
   const spread = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "total"): string => {
     const base = (i: number) => rounds.off[i]!;
@@ -426,6 +464,7 @@ export async function run(): Promise<void> {
               ? {}
               : {
                   "wall %": Number(cost(name, "rate").toFixed(1)),
+                  "wall 95% CI": interval(name),
                   "coord %": Number(cost(name, "cpu").toFixed(1)),
                   "peers %": Number(cost(name, "peer").toFixed(1)),
                   "total CPU %": Number(cost(name, "total").toFixed(1)),
@@ -448,12 +487,12 @@ export async function run(): Promise<void> {
       value: cost("on", "rate"),
       unit: "%",
       target: 5,
-      note: `median over rounds of the paired ratio to the neighbouring off round; wall clock on a shared machine; ${spread("on", "rate")}`,
+      note: `median over rounds of the paired ratio to the neighbouring off round; wall clock on a shared machine; 95% bootstrap interval ${interval("on")}; ${spread("on", "rate")}`,
     },
     "A/A control: off against off again (wall)": {
       value: cost("control", "rate"),
       unit: "%",
-      note: `what this method reads for no difference; ${spread("control", "rate")}`,
+      note: `what this method reads for no difference; 95% bootstrap interval ${interval("control")}; ${spread("control", "rate")}`,
     },
     "A/A control: total CPU": {
       value: cost("control", "total"),
