@@ -26,6 +26,8 @@ export class RateLimitingSampler implements Sampler {
   readonly #now: () => number;
   #tokens: number;
   #last: number;
+  #sampled = 0;
+  #dropped = 0;
 
   /** `now`: a monotonic clock in ms (default `performance.now`), for tests. */
   constructor(tracesPerSecond: number, now: () => number = () => performance.now()) {
@@ -42,14 +44,31 @@ export class RateLimitingSampler implements Sampler {
     this.#last = now();
   }
 
+  /** The rate, new traces per second. */
+  get rate(): number {
+    return this.#rate * 1000;
+  }
+
   shouldSample(): SamplingResult {
-    if (this.#rate === 0) return DROPPED;
+    if (this.#rate === 0) {
+      this.#dropped++;
+      return DROPPED;
+    }
     const t = this.#now();
     this.#tokens = Math.min(this.#capacity, this.#tokens + (t - this.#last) * this.#rate);
     this.#last = t;
-    if (this.#tokens < 1) return DROPPED;
+    if (this.#tokens < 1) {
+      this.#dropped++;
+      return DROPPED;
+    }
     this.#tokens -= 1;
+    this.#sampled++;
     return SAMPLED;
+  }
+
+  /** New traces started and not started since construction (the node exports them as a metric). */
+  get counts(): { readonly sampled: number; readonly dropped: number } {
+    return { sampled: this.#sampled, dropped: this.#dropped };
   }
 
   toString(): string {

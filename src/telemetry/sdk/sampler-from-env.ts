@@ -42,6 +42,14 @@ function ratio(env: Env): number {
   return r;
 }
 
+/** The rate limiter under each default sampler built here. */
+const LIMITERS = new WeakMap<Sampler, RateLimitingSampler>();
+
+/** The default sampler's rate limiter, when the default is in use (its counts become a metric). */
+export function rateLimiterOf(sampler: Sampler): RateLimitingSampler | undefined {
+  return LIMITERS.get(sampler);
+}
+
 /**
  * @example
  * samplerFromEnv(process.env, 10).toString();
@@ -49,7 +57,12 @@ function ratio(env: Env): number {
  */
 export function samplerFromEnv(env: Env, tracesPerSecond = DEFAULT_TRACES_PER_SECOND): Sampler {
   const name = (env["OTEL_TRACES_SAMPLER"] ?? "").trim().toLowerCase();
-  if (name === "") return new ParentBasedSampler({ root: new RateLimitingSampler(tracesPerSecond) });
+  if (name === "") {
+    const root = new RateLimitingSampler(tracesPerSecond);
+    const sampler = new ParentBasedSampler({ root });
+    LIMITERS.set(sampler, root);
+    return sampler;
+  }
   switch (name as (typeof NAMES)[number]) {
     case "always_on":
       return new AlwaysOnSampler();

@@ -24,7 +24,7 @@
  * Registers globally: the tracer and meter providers, the W3C trace-context (and baggage) propagator
  * and the context manager (SyncContextManager, or AsyncLocalStorage with `contextManager: "async-hooks"`).
  */
-import { context, diag, DiagConsoleLogger, metrics, propagation, trace } from "@opentelemetry/api";
+import { context, diag, DiagConsoleLogger, metrics, propagation, trace, ValueType } from "@opentelemetry/api";
 import type { Attributes, TextMapPropagator } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
@@ -45,8 +45,9 @@ import type { IMetricReader } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { TailswarmError } from "../../errors.js";
+import { INSTRUMENTATION_SCOPE } from "../attributes.js";
 import { metricReaders, spanExporters } from "./exporters.js";
-import { samplerFromEnv } from "./sampler-from-env.js";
+import { rateLimiterOf, samplerFromEnv } from "./sampler-from-env.js";
 import { SyncContextManager } from "./sync-context-manager.js";
 import type { PrometheusEndpoint } from "./exporters.js";
 
@@ -122,12 +123,13 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     .merge(resourceFromAttributes(base))
     .merge(detectResources({ detectors: [envDetector] }));
 
+  // Everything that can refuse the configuration before anything starts (the Prometheus server does).
+  const sampler = disabled ? undefined : samplerFromEnv(env, options.tracesPerSecond);
   const traces = disabled ? { processors: [], names: [] } : spanExporters(env);
   const readers = disabled
     ? { readers: [], names: [], prometheus: undefined }
     : await metricReaders(env, { port: options.prometheusPort, host: options.prometheusHost });
 
-  const sampler = disabled ? undefined : samplerFromEnv(env, options.tracesPerSecond);
   const tracerProvider = new BasicTracerProvider({
     resource,
     sampler,
@@ -140,6 +142,21 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     resource,
     readers: [...readers.readers, ...(options.metricReaders ?? [])],
   });
+  const limiter = sampler === undefined ? undefined : rateLimiterOf(sampler);
+  if (limiter !== undefined) {
+    meterProvider
+      .getMeter(INSTRUMENTATION_SCOPE)
+      .createObservableCounter(METRIC_TRACE_ROOTS, {
+        description: `New traces the default sampler was asked to start (at most ${limiter.rate}/s), by ${ATTR_SAMPLED}`,
+        unit: "{trace}",
+        valueType: ValueType.INT,
+      })
+      .addCallback((r) => {
+        const { sampled, dropped } = limiter.counts;
+        r.observe(sampled, SAMPLED_TRUE);
+        r.observe(dropped, SAMPLED_FALSE);
+      });
+  }
 
   if (!disabled) {
     context.setGlobalContextManager(
@@ -184,6 +201,12 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     },
   };
 }
+
+/** New traces the default sampler started or not, by `tailswarm.trace.sampled`. */
+export const METRIC_TRACE_ROOTS = "tailswarm.trace.roots";
+const ATTR_SAMPLED = "tailswarm.trace.sampled";
+const SAMPLED_TRUE = Object.freeze({ [ATTR_SAMPLED]: true });
+const SAMPLED_FALSE = Object.freeze({ [ATTR_SAMPLED]: false });
 
 function propagatorFrom(value: string | undefined): TextMapPropagator | undefined {
   const names = (value ?? "tracecontext,baggage")
