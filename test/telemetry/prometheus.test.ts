@@ -192,6 +192,11 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
     expect(budget.length).toBeGreaterThan(0);
   });
 
+  it("counts the new traces the default sampler started", async () => {
+    const roots = await until('tailswarm_trace_roots_total{tailswarm_trace_sampled="true"}');
+    expect(Number(roots[0]!.value[1])).toBeGreaterThanOrEqual(3); // one per fan-out, under 10/s
+  });
+
   it("evaluates every query of the Grafana dashboard", async () => {
     await until("tailswarm_fanouts_total");
     const dash = JSON.parse(readFileSync("docker/grafana/dashboards/tailswarm.json", "utf8")) as {
