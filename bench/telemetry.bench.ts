@@ -130,7 +130,10 @@ function coordinator(
   }
   const { exporter, exported } = countingOtlp(url);
   const tracerProvider = new BasicTracerProvider({
-    sampler: mode === "always" ? new ParentBasedSampler({ root: new AlwaysOnSampler() }) : samplerFromEnv({}),
+    sampler:
+      mode === "always"
+        ? new ParentBasedSampler({ root: new AlwaysOnSampler() })
+        : samplerFromEnv({}).sampler,
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
   const meterProvider = new MeterProvider({
@@ -275,7 +278,7 @@ export async function run(): Promise<void> {
     // "No caller context" under the node's default sampler (a root: rate-limited, so it records only
     // the first few), as a peer serves a Branch from a caller that sends no traceparent.
     const nodeProvider = new BasicTracerProvider({
-      sampler: samplerFromEnv({}),
+      sampler: samplerFromEnv({}).sampler,
       spanProcessors: [new BatchSpanProcessor(countingOtlp(sink.url).exporter)],
     });
     await serverSpans(nodeProvider, "none", SPANS_PER_ROUND); // warm-up, and the bucket emptied

@@ -3,31 +3,36 @@ import { samplerFromEnv } from "../../src/telemetry/sdk/sampler-from-env.js";
 
 describe("samplerFromEnv", () => {
   it("defaults to parent-based over a rate limit of new traces", () => {
-    expect(samplerFromEnv({}).toString()).toMatch(/^ParentBased\{root=RateLimitingSampler\{10\/s\}/);
-    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: " " }, 2.5).toString()).toContain(
+    expect(samplerFromEnv({}).sampler.toString()).toMatch(/^ParentBased\{root=RateLimitingSampler\{10\/s\}/);
+    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: " " }, 2.5).sampler.toString()).toContain(
       "RateLimitingSampler{2.5/s}",
     );
   });
 
   it("builds the specification's samplers from OTEL_TRACES_SAMPLER and _ARG", () => {
-    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "always_on" }).toString()).toBe("AlwaysOnSampler");
-    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "always_off" }).toString()).toBe("AlwaysOffSampler");
-    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "parentbased_always_on" }).toString()).toMatch(
+    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "always_on" }).sampler.toString()).toBe("AlwaysOnSampler");
+    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "always_off" }).sampler.toString()).toBe("AlwaysOffSampler");
+    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "parentbased_always_on" }).sampler.toString()).toMatch(
       /^ParentBased\{root=AlwaysOnSampler/,
     );
-    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "parentbased_always_off" }).toString()).toMatch(
+    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "parentbased_always_off" }).sampler.toString()).toMatch(
       /^ParentBased\{root=AlwaysOffSampler/,
     );
     expect(
-      samplerFromEnv({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }).toString(),
+      samplerFromEnv({
+        OTEL_TRACES_SAMPLER: "traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25",
+      }).sampler.toString(),
     ).toBe("TraceIdRatioBased{0.25}");
     expect(
       samplerFromEnv({
         OTEL_TRACES_SAMPLER: "PARENTBASED_TRACEIDRATIO",
         OTEL_TRACES_SAMPLER_ARG: "0.1",
-      }).toString(),
+      }).sampler.toString(),
     ).toMatch(/^ParentBased\{root=TraceIdRatioBased\{0.1\}/);
-    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "traceidratio" }).toString()).toBe("TraceIdRatioBased{1}");
+    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: "traceidratio" }).sampler.toString()).toBe(
+      "TraceIdRatioBased{1}",
+    );
   });
 
   it("names a misspelt sampler and a bad ratio instead of tracing everything", () => {

@@ -21,7 +21,10 @@ const DROPPED: SamplingResult = { decision: SamplingDecision.NOT_RECORD };
  * new BasicTracerProvider({ sampler: new ParentBasedSampler({ root: new RateLimitingSampler(10) }) });
  */
 export class RateLimitingSampler implements Sampler {
-  readonly #rate: number;
+  /** New traces per second. */
+  readonly rate: number;
+  /** The same, per ms. */
+  readonly #perMs: number;
   readonly #capacity: number;
   readonly #now: () => number;
   #tokens: number;
@@ -37,25 +40,17 @@ export class RateLimitingSampler implements Sampler {
         `traces per second: expected a finite number >= 0, got ${String(tracesPerSecond)}`,
       );
     }
-    this.#rate = tracesPerSecond / 1000;
+    this.rate = tracesPerSecond;
+    this.#perMs = tracesPerSecond / 1000;
     this.#capacity = Math.max(1, tracesPerSecond);
     this.#now = now;
     this.#tokens = tracesPerSecond === 0 ? 0 : this.#capacity;
     this.#last = now();
   }
 
-  /** The rate, new traces per second. */
-  get rate(): number {
-    return this.#rate * 1000;
-  }
-
   shouldSample(): SamplingResult {
-    if (this.#rate === 0) {
-      this.#dropped++;
-      return DROPPED;
-    }
     const t = this.#now();
-    this.#tokens = Math.min(this.#capacity, this.#tokens + (t - this.#last) * this.#rate);
+    this.#tokens = Math.min(this.#capacity, this.#tokens + (t - this.#last) * this.#perMs);
     this.#last = t;
     if (this.#tokens < 1) {
       this.#dropped++;
@@ -72,6 +67,6 @@ export class RateLimitingSampler implements Sampler {
   }
 
   toString(): string {
-    return `RateLimitingSampler{${this.#rate * 1000}/s}`;
+    return `RateLimitingSampler{${this.rate}/s}`;
   }
 }

@@ -42,27 +42,27 @@ function ratio(env: Env): number {
   return r;
 }
 
-/** The rate limiter under each default sampler built here. */
-const LIMITERS = new WeakMap<Sampler, RateLimitingSampler>();
-
-/** The default sampler's rate limiter, when the default is in use (its counts become a metric). */
-export function rateLimiterOf(sampler: Sampler): RateLimitingSampler | undefined {
-  return LIMITERS.get(sampler);
+export interface EnvSampler {
+  readonly sampler: Sampler;
+  /** The default sampler's rate limiter (its counts become a metric); undefined when the env named one. */
+  readonly limiter: RateLimitingSampler | undefined;
 }
 
 /**
  * @example
- * samplerFromEnv(process.env, 10).toString();
+ * samplerFromEnv(process.env, 10).sampler.toString();
  * // "ParentBased{root=RateLimitingSampler{10/s}, …}" unless OTEL_TRACES_SAMPLER says otherwise
  */
-export function samplerFromEnv(env: Env, tracesPerSecond = DEFAULT_TRACES_PER_SECOND): Sampler {
+export function samplerFromEnv(env: Env, tracesPerSecond = DEFAULT_TRACES_PER_SECOND): EnvSampler {
   const name = (env["OTEL_TRACES_SAMPLER"] ?? "").trim().toLowerCase();
   if (name === "") {
-    const root = new RateLimitingSampler(tracesPerSecond);
-    const sampler = new ParentBasedSampler({ root });
-    LIMITERS.set(sampler, root);
-    return sampler;
+    const limiter = new RateLimitingSampler(tracesPerSecond);
+    return { sampler: new ParentBasedSampler({ root: limiter }), limiter };
   }
+  return { sampler: named(name, env, tracesPerSecond), limiter: undefined };
+}
+
+function named(name: string, env: Env, tracesPerSecond: number): Sampler {
   switch (name as (typeof NAMES)[number]) {
     case "always_on":
       return new AlwaysOnSampler();

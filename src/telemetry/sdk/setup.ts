@@ -47,7 +47,7 @@ import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { TailswarmError } from "../../errors.js";
 import { INSTRUMENTATION_SCOPE } from "../attributes.js";
 import { metricReaders, spanExporters } from "./exporters.js";
-import { rateLimiterOf, samplerFromEnv } from "./sampler-from-env.js";
+import { samplerFromEnv } from "./sampler-from-env.js";
 import { SyncContextManager } from "./sync-context-manager.js";
 import type { PrometheusEndpoint } from "./exporters.js";
 
@@ -124,7 +124,9 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     .merge(detectResources({ detectors: [envDetector] }));
 
   // Everything that can refuse the configuration before anything starts (the Prometheus server does).
-  const sampler = disabled ? undefined : samplerFromEnv(env, options.tracesPerSecond);
+  const { sampler, limiter } = disabled
+    ? { sampler: undefined, limiter: undefined }
+    : samplerFromEnv(env, options.tracesPerSecond);
   const traces = disabled ? { processors: [], names: [] } : spanExporters(env);
   const readers = disabled
     ? { readers: [], names: [], prometheus: undefined }
@@ -142,7 +144,6 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     resource,
     readers: [...readers.readers, ...(options.metricReaders ?? [])],
   });
-  const limiter = sampler === undefined ? undefined : rateLimiterOf(sampler);
   if (limiter !== undefined) {
     meterProvider
       .getMeter(INSTRUMENTATION_SCOPE)
