@@ -15,8 +15,8 @@ import type { Metadata } from "@grpc/grpc-js";
 let lastContext: Context | undefined;
 let lastEntries: readonly (readonly [string, string])[] = [];
 
-/** Injects the active context into `metadata`; returns the `traceparent` it wrote, or "". */
-export function injectTraceContext(metadata: Metadata): string {
+/** Injects the active context into `metadata` (nothing for the root context). */
+export function injectTraceContext(metadata: Metadata): void {
   const ctx = context.active();
   if (ctx !== lastContext) {
     const carrier: Record<string, string> = {};
@@ -29,12 +29,7 @@ export function injectTraceContext(metadata: Metadata): string {
     lastEntries = entries;
     lastContext = ctx === ROOT_CONTEXT ? undefined : ctx;
   }
-  let traceparent = "";
-  for (const [key, value] of lastEntries) {
-    metadata.set(key, value);
-    if (key === "traceparent") traceparent = value;
-  }
-  return traceparent;
+  for (const [key, value] of lastEntries) metadata.set(key, value);
 }
 
 /** The context carried by an incoming call's metadata (ROOT_CONTEXT + nothing when none). */
