@@ -6,13 +6,12 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PeerTransport } from "../../src/engine/transport.js";
 import { startTelemetry } from "../../src/telemetry/sdk/setup.js";
+import { freePorts } from "../../src/testbed/free-port.js";
 import type { TelemetrySdk } from "../../src/telemetry/sdk/setup.js";
 import { createTelemetry } from "../../src/telemetry/telemetry.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
@@ -25,17 +24,6 @@ const have = requireBackend(
   existsSync(PROMETHEUS),
   "apt-get install prometheus (npm test does it when run as root)",
 );
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Sample {
   metric: Record<string, string>;
@@ -92,7 +80,7 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
     await run(h.coordinator.fanOut(task, { peers: ["fast-1"], budgetMs: 1, model, fallback: () => "local" }));
     await h.clock.runUntilIdle();
 
-    const port = await freePort();
+    const [port] = await freePorts(1);
     dir = mkdtempSync(join(tmpdir(), "tailswarm-prom-"));
     writeFileSync(
       join(dir, "prometheus.yml"),

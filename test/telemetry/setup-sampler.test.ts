@@ -3,11 +3,11 @@
  * refusing the whole set-up before anything (a Prometheus server) has started.
  */
 import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { MetricReader } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it } from "vitest";
 import { METRIC_TRACE_ROOTS, startTelemetry } from "../../src/telemetry/sdk/setup.js";
 import type { TelemetrySdk } from "../../src/telemetry/sdk/setup.js";
+import { freePorts } from "../../src/testbed/free-port.js";
 
 class TestReader extends MetricReader {
   protected onForceFlush(): Promise<void> {
@@ -16,17 +16,6 @@ class TestReader extends MetricReader {
   protected onShutdown(): Promise<void> {
     return Promise.resolve();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 let sdk: TelemetrySdk | undefined;
@@ -69,7 +58,7 @@ describe("startTelemetry's sampler", () => {
   });
 
   it("refuses a misspelt sampler before it starts the Prometheus server", async () => {
-    const port = await freePort();
+    const [port] = await freePorts(1);
     await expect(
       startTelemetry({
         env: { OTEL_TRACES_SAMPLER: "ratelimited" },
