@@ -403,8 +403,9 @@ export async function run(): Promise<void> {
    * machine's load drifts between rounds much more than telemetry costs, so totals over the run are
    * dominated by that drift; pairs of neighbouring rounds see the same load.
    */
-  const cost = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "peer" | "total"): number => {
-    const ratios = rounds[name]
+  /** Each round's cost in %, against the `off` round of the same cycle, sorted. */
+  const paired = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "peer" | "total"): number[] =>
+    rounds[name]
       .map((x, i) => {
         const base = rounds.off[i]!;
         if (key === "rate") return (1 - x.rate / base.rate) * 100;
@@ -412,15 +413,16 @@ export async function run(): Promise<void> {
         return (x[key] / base[key] - 1) * 100;
       })
       .sort((a, b) => a - b);
-    return ratios[Math.floor(ratios.length / 2)]!;
-  };
+  const median = (sorted: readonly number[]): number => sorted[Math.floor(sorted.length / 2)]!;
+  const cost = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "peer" | "total"): number =>
+    median(paired(name, key));
   /**
    * A 95% bootstrap interval of the throughput cost (the median paired ratio, rounds resampled with
    * replacement): how far this run's figure could be from the method's own answer, given how much the
    * rounds moved. Seeded, so the same rounds give the same interval.
    */
   const interval = (name: Exclude<Name, "off">): string => {
-    const ratios = rounds[name].map((x, i) => (1 - x.rate / rounds.off[i]!.rate) * 100);
+    const ratios = paired(name, "rate");
     let seed = 0x2545f491;
     const random = (): number => {
       seed ^= seed << 13;
@@ -430,24 +432,16 @@ export async function run(): Promise<void> {
     };
     const medians: number[] = [];
     for (let b = 0; b < 2000; b++) {
-      const sample = ratios.map(() => ratios[Math.floor(random() * ratios.length)]!).sort((x, y) => x - y);
-      medians.push(sample[Math.floor(sample.length / 2)]!);
+      medians.push(
+        median(ratios.map(() => ratios[Math.floor(random() * ratios.length)]!).sort((x, y) => x - y)),
+      );
     }
     medians.sort((x, y) => x - y);
     return `${medians[50]!.toFixed(1)} .. ${medians[1949]!.toFixed(1)} %`;
   };
   /** The interquartile range of the same paired ratios: how far apart the rounds were. */
   const spread = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "total"): string => {
-    const base = (i: number) => rounds.off[i]!;
-    const ratios = rounds[name]
-      .map((x, i) =>
-        key === "rate"
-          ? (1 - x.rate / base(i).rate) * 100
-          : key === "total"
-            ? ((x.cpu + x.peer) / (base(i).cpu + base(i).peer) - 1) * 100
-            : (x.cpu / base(i).cpu - 1) * 100,
-      )
-      .sort((a, b) => a - b);
+    const ratios = paired(name, key);
     const q = (f: number): string => ratios[Math.floor((ratios.length - 1) * f)]!.toFixed(1);
     return `rounds' interquartile range ${q(0.25)} .. ${q(0.75)} %`;
   };
