@@ -10,6 +10,9 @@
  *   context no telemetry, only the AsyncLocalStorage context manager and W3C propagator registered
  *           (the process-wide part of the SDK set-up: Node 20's async_hooks on every promise, switched on
  *           as a node's servers switch them on, by a first context.with);
+ *   wire "off", but each fan-out's branches carry an unsampled W3C traceparent of their own (a fresh
+ *        trace id per fan-out, as an unsampled root has) through the propagator and the sync context
+ *        manager: what sending the trace context costs at both ends of the wire, by itself;
  *   on   what `tailswarm node` installs: startTelemetry() from OTEL_* (the default sampler: parent-based,
  *        at most 10 new traces/s; the default context manager, sync; BatchSpanProcessor, OTLP/gRPC
  *        traces and metrics to a sink process),
@@ -29,7 +32,19 @@
  * before it reports its CPU), so that a round's spans are paid for in that round and not in the next
  * variant's. Target (issue 4): <= 5% cost.
  *
- * Knobs (environment): TELEMETRY_BENCH_ROUNDS, _ROUND_MS, _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none
+ * Rounds: every variant's round sits between two "off" rounds (off, X, off, Y, off, …) and its cost is
+ * read against their mean; the variants take turns in a Williams design. Before them, each variant
+ * runs WARMUP_ROUNDS rounds unmeasured: on this 2-core machine the processes take some 15 s of hot
+ * code before the optimizing compiler is done (the rate of a fresh run climbs from ~140 to ~400
+ * fan-outs/s over its first 20 s).
+ *
+ * All variants share one coordinator process. Giving each its own process (tried, one and three per
+ * variant) makes "off" cleaner but adds each process's own luck: two processes running the same "off"
+ * code differed by up to 8% in throughput, persistently within a run; with three per variant the A/A
+ * pair still read 3.3%, and `on` read 0.7–14.6% from run to run. Sharing one process, the A/A pair
+ * reads −0.4 to 1.8%.
+ *
+ * Knobs (environment): TELEMETRY_BENCH_ROUNDS (cycles), _ROUND_MS, _WARMUP_ROUNDS, _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none
  * (spans recorded, not exported); TELEMETRY_BENCH_PARTS=traces,metrics,recorder (which parts run); TELEMETRY_BENCH_VARIANTS=off,on (interleave a subset, print, record
  * nothing); TELEMETRY_BENCH_ONLY=on (one variant alone, for a profile: `node --cpu-prof --import tsx
  * bench/telemetry-grpc.bench.ts`, with TELEMETRY_BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=d" for
@@ -39,7 +54,8 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { context, propagation } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, trace, TraceFlags } from "@opentelemetry/api";
+import type { Context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { predicateModel } from "../src/decision/predicate-model.js";
@@ -47,6 +63,7 @@ import { Coordinator } from "../src/engine/coordinator.js";
 import { LatencyBook } from "../src/estimate/latency-book.js";
 import { ChannelPool } from "../src/mesh/channel-pool.js";
 import { GrpcTransport } from "../src/mesh/grpc-transport.js";
+import type { PeerTransport } from "../src/engine/transport.js";
 import { INSTRUMENTATION_SCOPE } from "../src/telemetry/attributes.js";
 import { startTelemetry } from "../src/telemetry/sdk/setup.js";
 import { SyncContextManager } from "../src/telemetry/sdk/sync-context-manager.js";
@@ -55,8 +72,14 @@ import { recordFigures } from "./report.js";
 
 const PEERS = 8;
 const CONCURRENCY = Number(process.env.TELEMETRY_BENCH_CONCURRENCY ?? 8);
-const ROUNDS = Number(process.env.TELEMETRY_BENCH_ROUNDS ?? 12); // a multiple of the design's rows (6 for 3 or 6 variants)
-const ROUND_MS = Number(process.env.TELEMETRY_BENCH_ROUND_MS ?? 2_000);
+/**
+ * Cycles: each runs every variant but "off" once, each followed by an "off" round. A multiple of the
+ * Williams design's rows over those variants (6 for all six; n for n even, 2n for n odd).
+ */
+const ROUNDS = Number(process.env.TELEMETRY_BENCH_ROUNDS ?? 24);
+const ROUND_MS = Number(process.env.TELEMETRY_BENCH_ROUND_MS ?? 1_000);
+/** Unmeasured rounds per variant first, while the optimizing compiler catches up. */
+const WARMUP_ROUNDS = Number(process.env.TELEMETRY_BENCH_WARMUP_ROUNDS ?? 8);
 const PAYLOAD = { q: "bench", n: 1 };
 /**
  * TELEMETRY_BENCH_CONTROL_SPIN_US: the control variant burns this much CPU per fan-out in the
@@ -180,6 +203,49 @@ function contextOnly(transport: GrpcTransport, book: LatencyBook, peers: string[
 }
 
 /**
+ * No SDK: each fan-out's branches carry an unsampled span context of their own, which GrpcTransport
+ * writes into the metadata as a `traceparent` through the propagator.
+ */
+function wire(transport: GrpcTransport, book: LatencyBook, peers: string[]): Variant {
+  let lastFanout = "";
+  let lastCtx: Context = ROOT_CONTEXT;
+  const hex = (n: number): string => {
+    let s = "";
+    for (let i = 0; i < n; i++) s += ((Math.random() * 16) | 0).toString(16);
+    return s;
+  };
+  const send = transport.branch.bind(transport);
+  const wrapped: PeerTransport = {
+    branch(peer, req, opts) {
+      if (req.fanoutId !== lastFanout) {
+        lastFanout = req.fanoutId;
+        lastCtx = trace.setSpanContext(ROOT_CONTEXT, {
+          traceId: hex(32),
+          spanId: hex(16),
+          traceFlags: TraceFlags.NONE,
+        });
+      }
+      return context.with(lastCtx, send, undefined, peer, req, opts);
+    },
+  };
+  const c = new Coordinator({ transport: wrapped, book, nodeId: "bench" });
+  const propagator = new W3CTraceContextPropagator();
+  return {
+    fanOut: fanOutWith(c, peers),
+    activate() {
+      context.setGlobalContextManager(new SyncContextManager().enable());
+      propagation.setGlobalPropagator(propagator);
+    },
+    deactivate() {
+      context.disable();
+      propagation.disable();
+    },
+    flush: async () => {},
+    close: async () => {},
+  };
+}
+
+/**
  * The SDK starts once (providers, exporters, their channels and timers live through the run); the
  * globals that make it active for the whole process — the AsyncLocalStorage context manager and the
  * W3C propagator — are registered for "on" rounds and removed for "off" rounds.
@@ -290,7 +356,7 @@ export async function run(): Promise<void> {
   const book = new LatencyBook({ windowMs: 10_000, minSamples: 20 });
   const peersCpu = async (): Promise<number> =>
     (await Promise.all(peers.map((p) => p.cpu()))).reduce((a, b) => a + b, 0);
-  const names = ["off", "control", "context", "on", "hooks", "always"] as const;
+  const names = ["off", "control", "context", "wire", "on", "hooks", "always"] as const;
   type Name = (typeof names)[number];
   /**
    * TELEMETRY_BENCH_VARIANTS=off,on: interleave only these (off is always one), print the paired costs
@@ -306,18 +372,22 @@ export async function run(): Promise<void> {
   }
   const running = names.filter((n) => n === "off" || picked.includes(n));
   const complete = running.length === names.length;
-  const rounds: Record<Name, { rate: number; cpu: number; peer: number }[]> = {
-    off: [],
-    control: [],
-    context: [],
-    on: [],
-    hooks: [],
-    always: [],
-  };
+  /** A round's figures: fan-outs/s, and CPU µs per fan-out of the coordinator and of the peers summed. */
+  interface Figures {
+    readonly rate: number;
+    readonly cpu: number;
+    readonly peer: number;
+  }
+  /** A variant's round with its baseline: the mean of the two "off" rounds on either side of it. */
+  interface Paired extends Figures {
+    readonly base: Figures;
+  }
+  const rounds = Object.fromEntries(names.map((n) => [n, [] as Paired[]])) as Record<Name, Paired[]>;
   const totals = {
     off: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     control: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     context: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    wire: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     on: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     hooks: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     always: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
@@ -326,6 +396,7 @@ export async function run(): Promise<void> {
     off: off(transport, book, addresses),
     control: off(transport, book, addresses, CONTROL_SPIN_US),
     context: contextOnly(transport, book, addresses),
+    wire: wire(transport, book, addresses),
     on: await on(transport, book, addresses),
     hooks: await on(transport, book, addresses, {}, "async-hooks"),
     always: await on(transport, book, addresses, { OTEL_TRACES_SAMPLER: "parentbased_always_on" }),
@@ -335,7 +406,7 @@ export async function run(): Promise<void> {
     if (only !== undefined) {
       const v = variants[only as Name];
       v.activate();
-      await closedLoop(v.fanOut, 1_000);
+      await closedLoop(v.fanOut, WARMUP_ROUNDS * ROUND_MS);
       const p0 = await peersCpu();
       const c0 = process.cpuUsage();
       const n = await closedLoop(v.fanOut, ROUNDS * ROUND_MS);
@@ -348,41 +419,56 @@ export async function run(): Promise<void> {
       );
       return;
     }
-    for (const name of running) {
-      variants[name].activate();
-      await closedLoop(variants[name].fanOut, 1_000); // warm-up: connections, JIT, estimates
-      await variants[name].flush();
-      variants[name].deactivate();
+    /** One round of `name`, measured: fan-outs/s, coordinator and peers' CPU per fan-out. */
+    const measure = async (name: Name): Promise<Figures> => {
+      const v = variants[name];
+      v.activate();
+      const p0 = await peersCpu();
+      const c0 = process.cpuUsage();
+      const t0 = now();
+      const n = await closedLoop(v.fanOut, ROUND_MS);
+      const t1 = now();
+      // Spans still batched are exported now, in their own round (peers: before they report CPU).
+      await v.flush();
+      const c1 = process.cpuUsage(c0);
+      const p1 = await peersCpu();
+      v.deactivate();
+      const tot = totals[name];
+      tot.n += n;
+      tot.ms += t1 - t0;
+      tot.cpu += c1.user + c1.system;
+      tot.peerCpu += p1 - p0;
+      return { rate: (n / (t1 - t0)) * 1000, cpu: (c1.user + c1.system) / n, peer: (p1 - p0) / n };
+    };
+    for (let r = 0; r < WARMUP_ROUNDS; r++) {
+      for (const name of running) {
+        variants[name].activate();
+        await closedLoop(variants[name].fanOut, ROUND_MS);
+        await variants[name].flush();
+        variants[name].deactivate();
+      }
     }
     await peersCpu(); // the peers export what the warm-up left
-    const orders = williams(running.length);
+    // A chain off, X, off, Y, off, …: every variant's round sits between two "off" rounds and is read
+    // against their mean, which takes out the machine's drift over the seconds around it (it moves far
+    // more than telemetry costs). The others take turns in a Williams design: over its rows each runs
+    // in every position of a cycle, and after each other one's "off" round, equally often.
+    const others = running.filter((n) => n !== "off");
+    const orders = williams(Math.max(1, others.length));
+    let before = await measure("off");
     for (let r = 0; r < ROUNDS; r++) {
-      // A Williams design: over its rows every variant runs in every position and right after every
-      // other variant equally often. A plain rotation put "off" after "on" two times in three and
-      // "control" after "off" two times in three, and the A/A pair read 3% apart.
-      const order = orders[r % orders.length]!.map((i) => running[i]!);
-      for (const name of order) {
-        variants[name].activate();
-        const p0 = await peersCpu();
-        const c0 = process.cpuUsage();
-        const t0 = now();
-        const n = await closedLoop(variants[name].fanOut, ROUND_MS);
-        const t1 = now();
-        // Spans still batched are exported now, in their own round (peers: before they report CPU).
-        await variants[name].flush();
-        const c1 = process.cpuUsage(c0);
-        const p1 = await peersCpu();
-        variants[name].deactivate();
-        rounds[name].push({
-          rate: (n / (t1 - t0)) * 1000,
-          cpu: (c1.user + c1.system) / n,
-          peer: (p1 - p0) / n,
-        });
-        const tot = totals[name];
-        tot.n += n;
-        tot.ms += t1 - t0;
-        tot.cpu += c1.user + c1.system;
-        tot.peerCpu += p1 - p0;
+      if (others.length === 0) await measure("off");
+      for (const i of others.length === 0 ? [] : orders[r % orders.length]!) {
+        const name = others[i]!;
+        const x = await measure(name);
+        const after = await measure("off");
+        const base = {
+          rate: (before.rate + after.rate) / 2,
+          cpu: (before.cpu + after.cpu) / 2,
+          peer: (before.peer + after.peer) / 2,
+        };
+        rounds[name].push({ ...x, base });
+        before = after;
       }
     }
   } finally {
@@ -399,15 +485,13 @@ export async function run(): Promise<void> {
   const cpuPer = (t: typeof totals.on): number => t.cpu / t.n;
   const peerPer = (t: typeof totals.on): number => t.peerCpu / t.n;
   /**
-   * Cost in %, as the median over rounds of the ratio to the "off" round of the same rotation: the
-   * machine's load drifts between rounds much more than telemetry costs, so totals over the run are
-   * dominated by that drift; pairs of neighbouring rounds see the same load.
+   * Each round's cost in %, against the mean of the "off" rounds on either side of it, sorted. Costs are
+   * medians of these: totals over the run would be dominated by the machine's drift.
    */
-  /** Each round's cost in %, against the `off` round of the same cycle, sorted. */
   const paired = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "peer" | "total"): number[] =>
     rounds[name]
-      .map((x, i) => {
-        const base = rounds.off[i]!;
+      .map((x) => {
+        const base = x.base;
         if (key === "rate") return (1 - x.rate / base.rate) * 100;
         if (key === "total") return ((x.cpu + x.peer) / (base.cpu + base.peer) - 1) * 100;
         return (x[key] / base[key] - 1) * 100;
@@ -470,7 +554,7 @@ export async function run(): Promise<void> {
     console.log(`load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}`);
     return;
   }
-  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS}×${ROUND_MS} ms interleaved rounds per variant`;
+  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS}×${ROUND_MS} ms rounds per variant, each between two off rounds, after ${WARMUP_ROUNDS} warm-up rounds each`;
   recordFigures("telemetry-grpc", {
     "fan-outs/s, telemetry off (gRPC, 8 peers)": { value: rate(totals.off), unit: "1/s", note },
     "fan-outs/s, telemetry on (default sampling: ≤ 10 new traces/s, OTLP/gRPC)": {
@@ -512,6 +596,12 @@ export async function run(): Promise<void> {
       target: 5,
       note: `what the throughput cost comes to when these processes share all the cores; ${spread("on", "total")}`,
     },
+    "throughput cost of sending the trace context alone (wire)": {
+      value: cost("wire", "rate"),
+      unit: "%",
+      note: `no SDK; an unsampled traceparent in every branch's metadata, extracted by the peers; 95% bootstrap interval ${interval("wire")}; ${spread("wire", "rate")}`,
+    },
+    "peers' CPU cost of the trace context alone (wire)": { value: cost("wire", "peer"), unit: "%" },
     "throughput cost of telemetry, async-hooks context manager (wall)": {
       value: cost("hooks", "rate"),
       unit: "%",
