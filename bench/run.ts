@@ -25,6 +25,7 @@ const BENCHES: readonly (readonly [string, () => Promise<BenchModule>])[] = [
   ["routing", () => import("./routing.bench.js")],
   ["telemetry", () => import("./telemetry.bench.js")],
   ["telemetry-grpc", () => import("./telemetry-grpc.bench.js")],
+  ["trace-header", () => import("./trace-header.bench.js")],
   ["mesh", () => import("./mesh.bench.js")],
 ];
 
