@@ -272,6 +272,7 @@ async function on(
     tracing: parts.includes("traces"),
     metrics: parts.includes("metrics"),
     recorderCapacity: parts.includes("recorder") ? 256 : 0,
+    sampling: sdk.sampling, // as the node passes it
   });
   const c = new Coordinator({
     transport: t.wrapTransport(transport),

@@ -48,6 +48,11 @@ import { startServerRpcSpan } from "../src/telemetry/rpc-spans.js";
 import { samplerFromEnv } from "../src/telemetry/sdk/sampler-from-env.js";
 import { SyncContextManager } from "../src/telemetry/sdk/sync-context-manager.js";
 import { createTelemetry } from "../src/telemetry/telemetry.js";
+import { FanoutTracer } from "../src/telemetry/fanout-tracer.js";
+import type { BranchRecord, FanoutOutcome } from "../src/engine/outcome.js";
+import type { BranchRequest } from "../src/engine/transport.js";
+import type { FanoutEstimate } from "../src/estimate/types.js";
+import type { Classification } from "../src/policy/types.js";
 import { recordFigures } from "./report.js";
 import type { Figure } from "./report.js";
 
@@ -129,11 +134,9 @@ function coordinator(
     };
   }
   const { exporter, exported } = countingOtlp(url);
+  const env = samplerFromEnv({});
   const tracerProvider = new BasicTracerProvider({
-    sampler:
-      mode === "always"
-        ? new ParentBasedSampler({ root: new AlwaysOnSampler() })
-        : samplerFromEnv({}).sampler,
+    sampler: mode === "always" ? new ParentBasedSampler({ root: new AlwaysOnSampler() }) : env.sampler,
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
   const meterProvider = new MeterProvider({
@@ -148,6 +151,7 @@ function coordinator(
     tracer: tracerProvider.getTracer("tailswarm"),
     meter: meterProvider.getMeter("tailswarm"),
     estimates: book,
+    sampling: mode === "always" ? { parentBased: true } : env.hints, // as the node passes them
   });
   const c = new Coordinator({ transport: t.wrapTransport(instant), book, observer: t.observer });
   return {
@@ -220,6 +224,64 @@ async function serverSpans(
     if (i % 128 === 127) await new Promise((r) => setImmediate(r));
   }
   await provider.forceFlush();
+  const d = process.cpuUsage(cpu0);
+  return (d.user + d.system) / n;
+}
+
+/**
+ * The fan-out tracer's own hooks for `n` unsampled fan-outs of 8 branches each (decision, 8 branches
+ * started and reported, end), driven directly; returns CPU µs per fan-out. With the node's sampling
+ * hints the tracer starts no SDK span for a fan-out the sampler declines; without them it asks the SDK.
+ */
+function tracerHooks(ft: FanoutTracer, n: number): number {
+  const c = {
+    mode: "speculate",
+    reason: "budget-above-p99-plus-abandon-cost",
+    relevant: true,
+    budgetMs: 500,
+    fanoutP50Ms: 10,
+    fanoutP99Ms: 50,
+    abandonCostMs: 3,
+  } as unknown as Classification;
+  const e = {
+    size: 8,
+    requirement: { kind: "all" },
+    status: "fresh",
+    minSamples: 20,
+    basis: "independent",
+    observedSamples: 0,
+    maxAgeMs: 100,
+    unknownPeers: [],
+  } as unknown as FanoutEstimate;
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    const id = `f${i}`;
+    ft.onDecision(id, c, e);
+    for (let b = 0; b < PEERS.length; b++) {
+      ft.startBranch(PEERS[b]!, {
+        fanoutId: id,
+        branchId: `${id}.${b}`,
+        task: { kind: "echo", payload: null },
+      } as BranchRequest);
+    }
+    for (let b = 0; b < PEERS.length; b++) {
+      ft.onBranchEnd(id, {
+        branchId: `${id}.${b}`,
+        peer: PEERS[b]!,
+        outcome: "committed",
+        latencyMs: 1,
+        decisionRelevant: true,
+        lostWorkMs: 0,
+        result: { kind: "answer" },
+      } as unknown as BranchRecord);
+    }
+    ft.onFanoutEnd({
+      fanoutId: id,
+      classification: c,
+      branches: [],
+      elapsedMs: 5,
+    } as unknown as FanoutOutcome);
+  }
   const d = process.cpuUsage(cpu0);
   return (d.user + d.system) / n;
 }
@@ -301,6 +363,21 @@ export async function run(): Promise<void> {
     }
     await provider.shutdown();
     await nodeProvider.shutdown();
+
+    // The fan-out tracer's hooks alone, unsampled (a sampler that never starts a trace), with and
+    // without the sampling hints the node passes.
+    const never = samplerFromEnv({}, 0);
+    const hooksTracer = new BasicTracerProvider({ sampler: never.sampler }).getTracer("tailswarm");
+    const asked = new FanoutTracer({ tracer: hooksTracer });
+    const hinted = new FanoutTracer({ tracer: hooksTracer, sampling: never.hints });
+    tracerHooks(asked, 20 * PER_ROUND); // warm-up
+    tracerHooks(hinted, 20 * PER_ROUND);
+    const askedRuns: number[] = [];
+    const hintedRuns: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      askedRuns.push(tracerHooks(asked, 20 * PER_ROUND));
+      hintedRuns.push(tracerHooks(hinted, 20 * PER_ROUND));
+    }
     const floor: Record<string, Figure> = {};
     for (const [a, runs] of byAttributes) {
       floor[`a span with ${a} attributes, recorded and exported: CPU per span`] = {
@@ -354,6 +431,16 @@ export async function run(): Promise<void> {
         note: "extract, start, attributes, end, batch, OTLP protobuf serialization and export",
       },
       ...floor,
+      "fan-out tracer hooks per unsampled fan-out of 8 branches, with the node's sampling hints": {
+        value: median(hintedRuns),
+        unit: "µs",
+        note: "no SDK span for a fan-out the sampler declines, nothing kept per branch",
+      },
+      "fan-out tracer hooks per unsampled fan-out of 8 branches, without hints (the SDK asked)": {
+        value: median(askedRuns),
+        unit: "µs",
+        note: "a non-recording SDK span per fan-out, nothing kept per branch",
+      },
     });
   } finally {
     context.disable();

@@ -120,6 +120,7 @@ export { PROTO_ROOT, SWARM_PROTO_FILE, SWARM_SERVICE_NAME, swarmPackageDefinitio
 // until the application installs an SDK; the daemon's SDK set-up, src/telemetry/sdk, is not exported).
 export { createTelemetry } from "./telemetry/telemetry.js";
 export type { Telemetry, TelemetryOptions } from "./telemetry/telemetry.js";
+export type { SamplingHints } from "./telemetry/sampling-hints.js";
 export { FanoutTracer } from "./telemetry/fanout-tracer.js";
 export type { FanoutTracerOptions } from "./telemetry/fanout-tracer.js";
 export { FanoutMetrics, METRIC as TELEMETRY_METRICS } from "./telemetry/metrics.js";

@@ -7,7 +7,7 @@
  * made the active context — so the mesh's `propagation.inject(context.active(), metadata)` carries the
  * branch span to the peer and the peer's server span hangs under it.
  */
-import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, TraceFlags } from "@opentelemetry/api";
 import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
 import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
@@ -23,6 +23,7 @@ import {
   SPAN_BRANCH,
   SPAN_FANOUT,
 } from "./attributes.js";
+import type { SamplingHints } from "./sampling-hints.js";
 
 export interface FanoutTracerOptions {
   /** Default: `trace.getTracer("tailswarm")` (a no-op until an SDK registers a provider). */
@@ -31,6 +32,11 @@ export interface FanoutTracerOptions {
   readonly clock?: Clock;
   /** Fan-outs kept open at once; beyond this the oldest is ended (guards against a lost onFanoutEnd). */
   readonly maxOpenFanouts?: number;
+  /**
+   * What the tracer provider's sampler is, so that fan-outs it would not sample start no span at all
+   * (the node passes its own; without hints every fan-out span is started and the sampler asked).
+   */
+  readonly sampling?: SamplingHints;
 }
 
 interface OpenFanout {
@@ -44,6 +50,22 @@ interface OpenFanout {
   decided: boolean;
   /** The task kind was set (from the first branch request). */
   kindSet: boolean;
+  /** Not recording: branches sent (startBranch) whose settled report has not come yet. */
+  outstanding: number;
+}
+
+const ID_BUFFER = Buffer.allocUnsafe(16);
+
+/** A random W3C trace (16 bytes) or span (8 bytes) id in hex, never all zero (as the SDK makes them). */
+function randomId(bytes: 8 | 16): string {
+  let zero = true;
+  for (let i = 0; i < bytes; i += 4) {
+    const word = (Math.random() * 0x1_0000_0000) >>> 0;
+    if (word !== 0) zero = false;
+    ID_BUFFER.writeUInt32BE(word, i);
+  }
+  if (zero) ID_BUFFER[bytes - 1] = 1;
+  return ID_BUFFER.toString("hex", 0, bytes);
 }
 
 /** Finite numbers only: OTLP/JSON and Prometheus have no good place for NaN or Infinity. */
@@ -65,19 +87,25 @@ export class FanoutTracer implements FanoutObserver {
   readonly #tracer: Tracer;
   readonly #clock: Clock;
   readonly #max: number;
+  readonly #sampling: SamplingHints | undefined;
   readonly #open = new Map<string, OpenFanout>();
   /** Branch spans not yet ended, by branch id (they may outlive their fan-out's span). */
   readonly #branches = new Map<string, Span>();
+  /** Ended fan-outs that are not recording, until their branches' late reports are in. */
+  readonly #lingering = new Map<string, OpenFanout>();
+  /** Branches of non-recording fan-outs sent and not yet reported (they have no span to keep). */
+  #unreported = 0;
 
   constructor(options: FanoutTracerOptions = {}) {
     this.#tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE);
     this.#clock = options.clock ?? systemClock;
     this.#max = options.maxOpenFanouts ?? 10_000;
+    this.#sampling = options.sampling;
   }
 
   /** Fan-out and branch spans still open (for tests and leak checks). */
   get open(): { fanouts: number; branches: number } {
-    return { fanouts: this.#open.size, branches: this.#branches.size };
+    return { fanouts: this.#open.size, branches: this.#branches.size + this.#unreported };
   }
 
   /**
@@ -85,32 +113,14 @@ export class FanoutTracer implements FanoutObserver {
    * so the span's parent is an incoming RPC's server span when there is one) with the decision.
    */
   onDecision(fanoutId: string, c: Classification, e: FanoutEstimate): void {
-    const a: Attributes = {
-      [ATTR.fanoutId]: fanoutId,
-      [ATTR.mode]: c.mode,
-      [ATTR.reason]: c.reason,
-      [ATTR.decisionRelevant]: c.relevant,
-      [ATTR.fanoutSize]: e.size,
-      [ATTR.requirement]: e.requirement.kind,
-      [ATTR.estimateStatus]: e.status,
-      [ATTR.estimateMinSamples]: e.minSamples,
-      [ATTR.estimateBasis]: e.basis ?? "independent",
-      [ATTR.estimateObservedSamples]: e.observedSamples ?? 0,
-    };
-    finite(a, ATTR.budgetMs, c.budgetMs);
-    finite(a, ATTR.fanoutP50Ms, c.fanoutP50Ms);
-    finite(a, ATTR.fanoutP99Ms, c.fanoutP99Ms);
-    finite(a, ATTR.abandonCostMs, c.abandonCostMs);
-    finite(a, ATTR.estimateAgeMs, e.maxAgeMs);
-    if (e.requirement.kind === "quorum") a[ATTR.quorumK] = e.requirement.k;
-    if (e.unknownPeers.length > 0) a[ATTR.estimateUnknownPeers] = [...e.unknownPeers];
     const open = this.#open.get(fanoutId);
     // One attribute pass: a new span gets them at creation (where a sampler can see them); one opened
-    // by a violation gets them now.
-    if (open === undefined) this.#start(fanoutId, undefined, a).decided = true;
+    // by a violation gets them now; a fan-out the sampler would not sample never builds them.
+    if (open === undefined)
+      this.#start(fanoutId, undefined, () => decisionAttributes(fanoutId, c, e)).decided = true;
     else {
       open.decided = true;
-      if (open.span.isRecording()) open.span.setAttributes(a);
+      if (open.span.isRecording()) open.span.setAttributes(decisionAttributes(fanoutId, c, e));
     }
   }
 
@@ -122,11 +132,11 @@ export class FanoutTracer implements FanoutObserver {
     const open = this.#open.get(req.fanoutId);
     if (open !== undefined && !open.recording) {
       // Not sampled: a child of a non-sampled span is not sampled either (parent-based and ratio
-      // samplers decide alike for the whole trace), so no span object per branch. The branch goes out
-      // in the fan-out's context, whose traceparent tells the peers "not sampled"; the fan-out's
-      // non-recording span stands in for the branch in onBranchEnd (ending it there is a no-op).
-      if (this.#branches.size >= this.#max) this.#evictOldestBranch();
-      this.#branches.set(req.branchId, open.span);
+      // samplers decide alike for the whole trace), so no span object per branch and nothing kept by
+      // branch id: a count on the fan-out. The branch goes out in the fan-out's context, whose
+      // traceparent tells the peers "not sampled".
+      open.outstanding++;
+      this.#unreported++;
       return open.ctx;
     }
     if (open !== undefined && !open.kindSet) {
@@ -159,6 +169,18 @@ export class FanoutTracer implements FanoutObserver {
    */
   onBranchEnd(fanoutId: string, record: BranchRecord): void {
     let span = this.#branches.get(record.branchId);
+    if (span === undefined) {
+      const open = this.#open.get(fanoutId) ?? this.#lingering.get(fanoutId);
+      if (open !== undefined && !open.recording) {
+        // A branch of a fan-out that is not recording: nothing to record, one fewer to wait for.
+        if (record.unsettled !== true && open.outstanding > 0) {
+          open.outstanding--;
+          this.#unreported--;
+          if (open.outstanding === 0) this.#lingering.delete(fanoutId);
+        }
+        return;
+      }
+    }
     if (record.unsettled === true) {
       span?.setAttribute(ATTR.branchOutcome, record.outcome);
       return;
@@ -204,6 +226,7 @@ export class FanoutTracer implements FanoutObserver {
     queueMicrotask(() => {
       if (this.#open.get(fanoutId) !== open) return;
       this.#open.delete(fanoutId);
+      this.#linger(fanoutId, open);
       open.span.setStatus({ code: SpanStatusCode.ERROR, message: violation.message });
       open.span.setAttribute(ATTR_ERROR_TYPE, code);
       open.span.end();
@@ -218,6 +241,7 @@ export class FanoutTracer implements FanoutObserver {
     this.#open.delete(outcome.fanoutId);
     const span = open.span;
     if (!span.isRecording()) {
+      this.#linger(outcome.fanoutId, open);
       span.end();
       return;
     }
@@ -273,12 +297,30 @@ export class FanoutTracer implements FanoutObserver {
     return open?.span.isRecording() === true ? open.span.spanContext().traceId : undefined;
   }
 
-  #start(fanoutId: string, startTime?: number, attributes?: Attributes): OpenFanout {
+  #start(fanoutId: string, startTime?: number, attributes?: () => Attributes): OpenFanout {
     if (this.#open.size >= this.#max) this.#evictOldest();
     const parent = context.active();
+    const skipped = this.#unsampled(parent);
+    if (skipped !== undefined) {
+      const open: OpenFanout = {
+        span: skipped.span,
+        ctx: skipped.ctx,
+        recording: false,
+        violated: false,
+        decided: false,
+        kindSet: false,
+        outstanding: 0,
+      };
+      this.#open.set(fanoutId, open);
+      return open;
+    }
     const span = this.#tracer.startSpan(
       SPAN_FANOUT,
-      { kind: SpanKind.INTERNAL, attributes: attributes ?? { [ATTR.fanoutId]: fanoutId }, startTime },
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: attributes === undefined ? { [ATTR.fanoutId]: fanoutId } : attributes(),
+        startTime,
+      },
       parent,
     );
     const open: OpenFanout = {
@@ -288,9 +330,32 @@ export class FanoutTracer implements FanoutObserver {
       violated: false,
       decided: false,
       kindSet: false,
+      outstanding: 0,
     };
     this.#open.set(fanoutId, open);
     return open;
+  }
+
+  /**
+   * A fan-out the sampler would not sample, by the hints: its stand-in span (non-recording; ending it
+   * does nothing) and the context its branches go out in. Undefined: start the span and ask.
+   */
+  #unsampled(parent: Context): { span: Span; ctx: Context } | undefined {
+    const hints = this.#sampling;
+    if (hints === undefined) return undefined;
+    const sc = trace.getSpanContext(parent);
+    if (sc === undefined || !isSpanContextValid(sc)) {
+      if (hints.declinesRoot?.() !== true) return undefined;
+      const span = trace.wrapSpanContext({
+        traceId: randomId(16),
+        spanId: randomId(8),
+        traceFlags: TraceFlags.NONE,
+      });
+      return { span, ctx: trace.setSpan(parent, span) };
+    }
+    if (!hints.parentBased || (sc.traceFlags & TraceFlags.SAMPLED) !== 0) return undefined;
+    if (trace.getSpan(parent)?.isRecording() === true) return undefined; // recorded, not sampled: ask
+    return { span: trace.wrapSpanContext(sc), ctx: parent };
   }
 
   #evictOldestBranch(): void {
@@ -301,14 +366,52 @@ export class FanoutTracer implements FanoutObserver {
     first.value[1].end();
   }
 
+  /** Keeps an ended non-recording fan-out while its branches' reports are still to come. */
+  #linger(fanoutId: string, open: OpenFanout): void {
+    if (open.recording || open.outstanding === 0) return;
+    if (this.#lingering.size >= this.#max) {
+      const first = this.#lingering.entries().next();
+      if (first.done !== true) {
+        this.#lingering.delete(first.value[0]);
+        this.#unreported -= first.value[1].outstanding;
+      }
+    }
+    this.#lingering.set(fanoutId, open);
+  }
+
   #evictOldest(): void {
     const first = this.#open.entries().next();
     if (first.done === true) return;
     const [id, open] = first.value;
     this.#open.delete(id);
+    this.#linger(id, open);
     open.span.setStatus({ code: SpanStatusCode.ERROR, message: "fan-out end never reported" });
     open.span.end();
   }
+}
+
+/** The span attributes that explain a fan-out's decision. */
+function decisionAttributes(fanoutId: string, c: Classification, e: FanoutEstimate): Attributes {
+  const a: Attributes = {
+    [ATTR.fanoutId]: fanoutId,
+    [ATTR.mode]: c.mode,
+    [ATTR.reason]: c.reason,
+    [ATTR.decisionRelevant]: c.relevant,
+    [ATTR.fanoutSize]: e.size,
+    [ATTR.requirement]: e.requirement.kind,
+    [ATTR.estimateStatus]: e.status,
+    [ATTR.estimateMinSamples]: e.minSamples,
+    [ATTR.estimateBasis]: e.basis ?? "independent",
+    [ATTR.estimateObservedSamples]: e.observedSamples ?? 0,
+  };
+  finite(a, ATTR.budgetMs, c.budgetMs);
+  finite(a, ATTR.fanoutP50Ms, c.fanoutP50Ms);
+  finite(a, ATTR.fanoutP99Ms, c.fanoutP99Ms);
+  finite(a, ATTR.abandonCostMs, c.abandonCostMs);
+  finite(a, ATTR.estimateAgeMs, e.maxAgeMs);
+  if (e.requirement.kind === "quorum") a[ATTR.quorumK] = e.requirement.k;
+  if (e.unknownPeers.length > 0) a[ATTR.estimateUnknownPeers] = [...e.unknownPeers];
+  return a;
 }
 
 function endBranchSpan(span: Span, r: BranchRecord): void {

@@ -13,6 +13,7 @@ import { FlightRecorder } from "./flight-recorder.js";
 import { instrumentTransport } from "./instrument-transport.js";
 import { FanoutMetrics } from "./metrics.js";
 import type { EstimateSource } from "./peer-gauges.js";
+import type { SamplingHints } from "./sampling-hints.js";
 
 export interface TelemetryOptions {
   /** Spans per fan-out and branch. Default true. */
@@ -29,6 +30,11 @@ export interface TelemetryOptions {
   readonly estimates?: EstimateSource;
   /** Window of the commit-ratio gauges, ms. Default 60 s. */
   readonly ratioWindowMs?: number;
+  /**
+   * What the tracer provider's sampler is (the node's SDK set-up gives `sdk.sampling`): fan-outs it
+   * would not sample then start no span at all. Default: none, every fan-out span is started.
+   */
+  readonly sampling?: SamplingHints;
 }
 
 export interface Telemetry {
@@ -54,7 +60,10 @@ export interface Telemetry {
  */
 export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   const clock = options.clock;
-  const tracer = options.tracing === false ? undefined : new FanoutTracer({ tracer: options.tracer, clock });
+  const tracer =
+    options.tracing === false
+      ? undefined
+      : new FanoutTracer({ tracer: options.tracer, clock, sampling: options.sampling });
   const metrics =
     options.metrics === false
       ? undefined

@@ -27,6 +27,21 @@ describe("RateLimitingSampler", () => {
     }
   });
 
+  it("declines() asks without taking the token, and counts a decline as a trace not started", () => {
+    const c = clock();
+    const s = new RateLimitingSampler(2, c.now);
+    expect(s.declines()).toBe(false);
+    expect(s.declines()).toBe(false); // nothing taken
+    expect(sample(s)).toBe(true);
+    expect(sample(s)).toBe(true);
+    expect(s.declines()).toBe(true);
+    expect(s.counts).toEqual({ sampled: 2, dropped: 1 });
+    c.advance(500); // one token back
+    expect(s.declines()).toBe(false);
+    expect(sample(s)).toBe(true);
+    expect(s.counts).toEqual({ sampled: 3, dropped: 1 });
+  });
+
   it("samples a burst up to one second's worth, then refills at the rate", () => {
     const c = clock();
     const s = new RateLimitingSampler(10, c.now);

@@ -116,6 +116,7 @@ export function nodeTelemetry(
     const telemetry = createTelemetry({
       estimates: statusEstimates(ctx.status),
       recorderCapacity: options.recorderCapacity ?? 256,
+      sampling: sdk.sampling,
     });
     ctx.log?.info("telemetry started", {
       traces: sdk.exporters.traces,

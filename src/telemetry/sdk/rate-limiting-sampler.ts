@@ -49,16 +49,25 @@ export class RateLimitingSampler implements Sampler {
   }
 
   shouldSample(): SamplingResult {
-    const t = this.#now();
-    this.#tokens = Math.min(this.#capacity, this.#tokens + (t - this.#last) * this.#perMs);
-    this.#last = t;
-    if (this.#tokens < 1) {
-      this.#dropped++;
-      return DROPPED;
-    }
+    if (this.declines()) return DROPPED;
     this.#tokens -= 1;
     this.#sampled++;
     return SAMPLED;
+  }
+
+  /**
+   * True when a new trace asked for now would not be started, and then counts it as not started, as
+   * `shouldSample` would; false leaves the token for the `shouldSample` call that follows. A tracer
+   * that knows this sampler decides its roots asks first, and starts no span when it declines
+   * (FanoutTracer's `sampling.declinesRoot`).
+   */
+  declines(): boolean {
+    const t = this.#now();
+    this.#tokens = Math.min(this.#capacity, this.#tokens + (t - this.#last) * this.#perMs);
+    this.#last = t;
+    if (this.#tokens >= 1) return false;
+    this.#dropped++;
+    return true;
   }
 
   /** New traces started and not started since construction (the node exports them as a metric). */

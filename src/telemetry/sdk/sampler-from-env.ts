@@ -13,6 +13,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import type { Sampler } from "@opentelemetry/sdk-trace-base";
 import { TailswarmError } from "../../errors.js";
+import type { SamplingHints } from "../sampling-hints.js";
 import { RateLimitingSampler } from "./rate-limiting-sampler.js";
 
 /** New traces per second the node's default sampler starts. */
@@ -46,6 +47,8 @@ export interface EnvSampler {
   readonly sampler: Sampler;
   /** The default sampler's rate limiter (its counts become a metric); undefined when the env named one. */
   readonly limiter: RateLimitingSampler | undefined;
+  /** What the fan-out tracer may know of this sampler to skip spans it would not sample. */
+  readonly hints: SamplingHints;
 }
 
 /**
@@ -57,9 +60,18 @@ export function samplerFromEnv(env: Env, tracesPerSecond = DEFAULT_TRACES_PER_SE
   const name = (env["OTEL_TRACES_SAMPLER"] ?? "").trim().toLowerCase();
   if (name === "") {
     const limiter = new RateLimitingSampler(tracesPerSecond);
-    return { sampler: new ParentBasedSampler({ root: limiter }), limiter };
+    return {
+      sampler: new ParentBasedSampler({ root: limiter }),
+      limiter,
+      hints: { parentBased: true, declinesRoot: () => limiter.declines() },
+    };
   }
-  return { sampler: named(name, env, tracesPerSecond), limiter: undefined };
+  return {
+    sampler: named(name, env, tracesPerSecond),
+    limiter: undefined,
+    // The parentbased_* samplers keep the default delegates: a child of an unsampled span is not sampled.
+    hints: { parentBased: name.startsWith("parentbased_") },
+  };
 }
 
 function named(name: string, env: Env, tracesPerSecond: number): Sampler {

@@ -46,6 +46,7 @@ import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trac
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { TailswarmError } from "../../errors.js";
 import { INSTRUMENTATION_SCOPE } from "../attributes.js";
+import type { SamplingHints } from "../sampling-hints.js";
 import { metricReaders, spanExporters } from "./exporters.js";
 import { samplerFromEnv } from "./sampler-from-env.js";
 import { SyncContextManager } from "./sync-context-manager.js";
@@ -91,6 +92,11 @@ export interface TelemetrySdk {
   readonly exporters: { readonly traces: readonly string[]; readonly metrics: readonly string[] };
   /** The trace sampler, as its `toString()` gives it (for logs): e.g. "ParentBased{root=RateLimitingSampler{10/s}, …}". */
   readonly sampler: string;
+  /**
+   * What the sampler is, for `createTelemetry({ sampling })`: the fan-out tracer then starts no span
+   * for a fan-out the sampler would not sample. Undefined when OTEL_SDK_DISABLED.
+   */
+  readonly sampling: SamplingHints | undefined;
   /** The Prometheus endpoint when one is served. */
   readonly prometheus: PrometheusEndpoint | undefined;
   /** Exports what is buffered. */
@@ -124,8 +130,8 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     .merge(detectResources({ detectors: [envDetector] }));
 
   // Everything that can refuse the configuration before anything starts (the Prometheus server does).
-  const { sampler, limiter } = disabled
-    ? { sampler: undefined, limiter: undefined }
+  const { sampler, limiter, hints } = disabled
+    ? { sampler: undefined, limiter: undefined, hints: undefined }
     : samplerFromEnv(env, options.tracesPerSecond);
   const traces = disabled ? { processors: [], names: [] } : spanExporters(env);
   const readers = disabled
@@ -179,6 +185,7 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     exporters: { traces: traces.names, metrics: readers.names },
     prometheus: readers.prometheus,
     sampler: sampler?.toString() ?? "none",
+    sampling: hints,
     async forceFlush() {
       await Promise.all([tracerProvider.forceFlush(), meterProvider.forceFlush()]);
     },
