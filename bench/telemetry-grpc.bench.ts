@@ -566,7 +566,7 @@ export async function run(): Promise<void> {
       value: cost("on", "rate"),
       unit: "%",
       target: 5,
-      note: `median over rounds of the paired ratio to the neighbouring off round; wall clock on a shared machine; 95% bootstrap interval ${interval("on")}; ${spread("on", "rate")}`,
+      note: `median over rounds of the ratio to the mean of the off rounds on either side; wall clock on a shared machine; 95% bootstrap interval ${interval("on")}; ${spread("on", "rate")}`,
     },
     "A/A control: off against off again (wall)": {
       value: cost("control", "rate"),
