@@ -42,7 +42,7 @@
  * variant) makes "off" cleaner but adds each process's own luck: two processes running the same "off"
  * code differed by up to 8% in throughput, persistently within a run; with three per variant the A/A
  * pair still read 3.3%, and `on` read 0.7–14.6% from run to run. Sharing one process, the A/A pair
- * reads −0.4 to 1.8%.
+ * read −0.8 to 3.1% in five runs.
  *
  * Knobs (environment): TELEMETRY_BENCH_ROUNDS (cycles), _ROUND_MS, _WARMUP_ROUNDS, _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none
  * (spans recorded, not exported); TELEMETRY_BENCH_PARTS=traces,metrics,recorder (which parts run); TELEMETRY_BENCH_VARIANTS=off,on (interleave a subset, print, record
