@@ -300,20 +300,27 @@ export class FanoutTracer implements FanoutObserver {
   #start(fanoutId: string, startTime?: number, attributes?: () => Attributes): OpenFanout {
     if (this.#open.size >= this.#max) this.#evictOldest();
     const parent = context.active();
-    const skipped = this.#unsampled(parent);
-    if (skipped !== undefined) {
-      const open: OpenFanout = {
-        span: skipped.span,
-        ctx: skipped.ctx,
-        recording: false,
-        violated: false,
-        decided: false,
-        kindSet: false,
-        outstanding: 0,
-      };
-      this.#open.set(fanoutId, open);
-      return open;
-    }
+    const { span, ctx } = this.#unsampled(parent) ?? this.#startSpan(fanoutId, parent, startTime, attributes);
+    const open: OpenFanout = {
+      span,
+      ctx,
+      recording: span.isRecording(),
+      violated: false,
+      decided: false,
+      kindSet: false,
+      outstanding: 0,
+    };
+    this.#open.set(fanoutId, open);
+    return open;
+  }
+
+  /** Starts the fan-out's span through the SDK (its sampler decides) and the context it is active in. */
+  #startSpan(
+    fanoutId: string,
+    parent: Context,
+    startTime?: number,
+    attributes?: () => Attributes,
+  ): { span: Span; ctx: Context } {
     const span = this.#tracer.startSpan(
       SPAN_FANOUT,
       {
@@ -323,17 +330,7 @@ export class FanoutTracer implements FanoutObserver {
       },
       parent,
     );
-    const open: OpenFanout = {
-      span,
-      ctx: trace.setSpan(parent, span),
-      recording: span.isRecording(),
-      violated: false,
-      decided: false,
-      kindSet: false,
-      outstanding: 0,
-    };
-    this.#open.set(fanoutId, open);
-    return open;
+    return { span, ctx: trace.setSpan(parent, span) };
   }
 
   /**
