@@ -1,7 +1,5 @@
 import { context, propagation, trace } from "@opentelemetry/api";
 import type { Span } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import {
   AlwaysOffSampler,
   BasicTracerProvider,
@@ -9,25 +7,18 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { BranchCallOptions, BranchRequest, PeerTransport } from "../../src/engine/transport.js";
 import { ATTR, SPAN_BRANCH, SPAN_FANOUT } from "../../src/telemetry/attributes.js";
 import { FanoutTracer } from "../../src/telemetry/fanout-tracer.js";
 import { instrumentTransport } from "../../src/telemetry/instrument-transport.js";
-import { collectModel, rig, START, task } from "./helpers.js";
+import { collectModel, rig, START, task, useAsyncContextAndW3C } from "./helpers.js";
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const tracer = provider.getTracer("test");
 
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-});
-afterAll(() => {
-  context.disable();
-  propagation.disable();
-});
+useAsyncContextAndW3C();
 beforeEach(() => exporter.reset());
 
 /** Remembers, for each branch sent, the span active while the transport sent it and the traceparent. */

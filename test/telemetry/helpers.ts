@@ -1,4 +1,8 @@
 /** Set-up shared by the telemetry tests: a Coordinator over a MemoryTransport on a SimClock, with telemetry. */
+import { context, propagation } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { afterAll, beforeAll } from "vitest";
 import { SimClock } from "../../src/clock/sim-clock.js";
 import { predicateModel } from "../../src/decision/predicate-model.js";
 import type { DecisionModel } from "../../src/decision/types.js";
@@ -10,6 +14,21 @@ import { LatencyBook } from "../../src/estimate/latency-book.js";
 import type { PeerId } from "../../src/estimate/types.js";
 
 export const START = 1_000_000;
+
+/**
+ * For the whole test file: the AsyncLocalStorage context manager and the W3C trace-context propagator
+ * as the process's globals, removed after its last test.
+ */
+export function useAsyncContextAndW3C(): void {
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
+  afterAll(() => {
+    context.disable();
+    propagation.disable();
+  });
+}
 
 export interface Rig {
   clock: SimClock;

@@ -1,13 +1,11 @@
 import { Metadata } from "@grpc/grpc-js";
-import { context, propagation, SpanKind, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { context, SpanKind, trace } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   currentTraceparent,
   grpcStatusName,
@@ -15,20 +13,14 @@ import {
   startClientRpcSpan,
   startServerRpcSpan,
 } from "../../src/telemetry/rpc-spans.js";
+import { useAsyncContextAndW3C } from "./helpers.js";
 
 const exporter = new InMemorySpanExporter();
 const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer(
   "t",
 );
 
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-});
-afterAll(() => {
-  context.disable();
-  propagation.disable();
-});
+useAsyncContextAndW3C();
 
 describe("RPC spans (OpenTelemetry RPC semantic conventions, gRPC)", () => {
   it("client span → metadata → server span: one trace, server under client, semconv attributes", () => {

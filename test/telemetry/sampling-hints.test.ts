@@ -1,7 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, trace, TraceFlags } from "@opentelemetry/api";
 import type { Tracer } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import {
   AlwaysOnSampler,
   BasicTracerProvider,
@@ -9,7 +7,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import type { Sampler } from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type {
   BranchCallOptions,
   BranchRequest,
@@ -21,16 +19,9 @@ import { FanoutTracer } from "../../src/telemetry/fanout-tracer.js";
 import { instrumentTransport } from "../../src/telemetry/instrument-transport.js";
 import type { SamplingHints } from "../../src/telemetry/sampling-hints.js";
 import { samplerFromEnv } from "../../src/telemetry/sdk/sampler-from-env.js";
-import { collectModel, rig, task } from "./helpers.js";
+import { collectModel, rig, task, useAsyncContextAndW3C } from "./helpers.js";
 
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-});
-afterAll(() => {
-  context.disable();
-  propagation.disable();
-});
+useAsyncContextAndW3C();
 
 /** A tracer provider with an in-memory exporter, and a count of the spans its tracer was asked to start. */
 function sdk(sampler: Sampler) {
