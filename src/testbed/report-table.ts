@@ -1,4 +1,5 @@
 /** The terminal table of a testbed report: policies side by side, then the sensitivity grid. */
+import type { PairedDifference } from "./paired-difference.js";
 import type { Report } from "./report.js";
 
 const ROWS: readonly [string, string][] = [
@@ -52,6 +53,16 @@ export function formatTable(r: Report): string {
     );
     out.push(`${label.padEnd(w0)} ${cells.join("")}`);
   }
+  const rvn = r.rule_vs_naive;
+  if (rvn !== null && rvn !== undefined) {
+    out.push(
+      "",
+      `p99-boundary - naive-p50, per request on the same ${rvn.pairs} requests (mean [95% interval]):`,
+      `  commits per fan-out            ${interval(rvn.commits_per_fanout)}`,
+      `  abandon cost per fan-out (ms)  ${interval(rvn.abandon_cost_ms_per_fanout)}`,
+      `  net value per fan-out          ${interval(rvn.net_value_per_fanout)}`,
+    );
+  }
   out.push("", "mode mix by coordinator (speculate/synchronous/degrade/error):");
   for (const p of policies) {
     const parts = Object.entries(r.by_coordinator[p] ?? {}).map(([c, s]) => {
@@ -63,12 +74,12 @@ export function formatTable(r: Report): string {
   out.push("", "sensitivity: net value per fan-out over the weight grid");
   const keys = ["correct", "latencyPerMs", "abandonPerMs", "miss"] as const;
   out.push(
-    `  ${keys.map((k) => k.padStart(12)).join("")}  ${policies.map((p) => p.padStart(w)).join("")}  best`,
+    `  ${keys.map((k) => k.padStart(13)).join("")}  ${policies.map((p) => p.padStart(w)).join("")}  ${"rule - naive [95%]".padEnd(30)}  best`,
   );
   for (const row of r.sensitivity) {
-    const ws = keys.map((k) => String(row.weights[k]).padStart(12)).join("");
+    const ws = keys.map((k) => String(row.weights[k]).padStart(13)).join("");
     const vs = policies.map((p) => (row.net_value_per_fanout[p] ?? NaN).toFixed(2).padStart(w)).join("");
-    out.push(`  ${ws}  ${vs}  ${row.best.join(",")}`);
+    out.push(`  ${ws}  ${vs}  ${interval(row.rule_minus_naive ?? null).padEnd(30)}  ${row.best.join(",")}`);
   }
   const checks = Object.entries(r.checks);
   if (checks.length > 0) {
@@ -99,4 +110,8 @@ function cell(v: unknown): string {
 
 function pct(x: number): string {
   return `${Math.round(x * 100)}%`;
+}
+
+function interval(d: PairedDifference | null): string {
+  return d === null ? "n/a" : `${d.mean.toFixed(2)} [${d.lo95.toFixed(2)}, ${d.hi95.toFixed(2)}]`;
 }

@@ -16,6 +16,8 @@ export type ScoredMode = "speculate" | "synchronous" | "degrade" | "error";
 export interface ScoredCall {
   readonly policy: string;
   readonly coordinator: string;
+  /** Index of the request in its coordinator's stream: the same request under every policy. */
+  readonly request: number;
   readonly t: number;
   readonly mode: ScoredMode;
   readonly correct: boolean;
@@ -75,6 +77,7 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
   const base = {
     policy: r.policy,
     coordinator: r.coordinator,
+    request: r.request,
     t: r.t,
     event: r.event,
   };

@@ -1,0 +1,65 @@
+/**
+ * How far apart two policies are on the same requests, and how sure the run is of it. Every request
+ * of the stream goes to its coordinator once per policy (docs/testbed.md), so a measure can be read
+ * as a difference per request, a − b, and its mean given with a 95% interval (Student's t). A
+ * point estimate alone says nothing of that: a 12 s run has about 31 requests per policy, where a
+ * margin of 10 net value per fan-out is inside the noise (the interval's half-width was 12–20 there).
+ */
+import type { ScoredCall } from "./score-call.js";
+import { round } from "./value-model.js";
+
+export interface PairedDifference {
+  /** Requests both policies answered (the pairs the mean is over). */
+  readonly pairs: number;
+  /** Mean of a − b over the pairs, and its 95% interval. */
+  readonly mean: number;
+  readonly lo95: number;
+  readonly hi95: number;
+}
+
+/** The requests of `a` and `b`, paired by coordinator and request index (stream order). */
+export function pairCalls(
+  a: readonly ScoredCall[],
+  b: readonly ScoredCall[],
+): readonly (readonly [ScoredCall, ScoredCall])[] {
+  const byRequest = new Map<string, ScoredCall>();
+  for (const c of b) byRequest.set(`${c.coordinator}#${c.request}`, c);
+  const out: (readonly [ScoredCall, ScoredCall])[] = [];
+  for (const c of a) {
+    const other = byRequest.get(`${c.coordinator}#${c.request}`);
+    if (other !== undefined) out.push([c, other]);
+  }
+  return out;
+}
+
+/** Mean of f(a) − f(b) over the pairs with its 95% interval; null under two pairs (no spread to read). */
+export function pairedDifference(
+  pairs: readonly (readonly [ScoredCall, ScoredCall])[],
+  f: (c: ScoredCall) => number,
+): PairedDifference | null {
+  const n = pairs.length;
+  if (n < 2) return null;
+  let sum = 0;
+  for (const [x, y] of pairs) sum += f(x) - f(y);
+  const mean = sum / n;
+  let ss = 0;
+  for (const [x, y] of pairs) ss += (f(x) - f(y) - mean) ** 2;
+  const half = tQuantile975(n - 1) * Math.sqrt(ss / (n - 1) / n);
+  return { pairs: n, mean: round(mean, 3), lo95: round(mean - half, 3), hi95: round(mean + half, 3) };
+}
+
+/**
+ * Student's t 97.5% quantile for `df` degrees of freedom: exact table to 30, then the Cornish–Fisher
+ * expansion around the normal's 1.96 (within 0.001 of the exact value from 30 on).
+ */
+export function tQuantile975(df: number): number {
+  if (df < 1) return Number.NaN;
+  if (df <= T975.length) return T975[df - 1]!;
+  const z = 1.959964;
+  return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df * df);
+}
+
+const T975 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131,
+  2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
