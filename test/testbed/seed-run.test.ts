@@ -99,30 +99,54 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         }
         const naive = r.policies["naive-p50"];
         const rule = r.policies["p99-boundary"];
-        // What every run shows, short or long: the rule speculates less (commits per fan-out down),
-        // loses less peer work (abandon cost per fan-out down: it speculates less, and its
-        // synchronous fan-outs cancel nothing), and comes out ahead on net value at every point of
-        // the sensitivity grid (in 5 quiet runs the smallest margin was 8.8 per fan-out, at
-        // abandonPerMs 0.1 with latencyPerMs 0.5, where naive-p50's overlap is worth most).
-        expect(rule.commits_per_fanout).toBeLessThan(naive.commits_per_fanout);
-        expect(rule.abandon_cost_ms_per_fanout).toBeLessThan(naive.abandon_cost_ms_per_fanout);
+        const paired = r.rule_vs_naive;
+        console.info(
+          `rule - naive on ${paired.pairs} requests: commits ${JSON.stringify(paired.commits_per_fanout)}, abandon ${JSON.stringify(paired.abandon_cost_ms_per_fanout)}, net value ${JSON.stringify(paired.net_value_per_fanout)}`,
+        );
+        // What every run shows, short or long: the rule speculates less (commits per fan-out down) and
+        // loses less peer work (abandon cost per fan-out down: it speculates less, and its synchronous
+        // fan-outs cancel nothing).
+        expect(rule.commits_per_fanout, JSON.stringify(paired)).toBeLessThan(naive.commits_per_fanout);
+        expect(rule.abandon_cost_ms_per_fanout, JSON.stringify(paired)).toBeLessThan(
+          naive.abandon_cost_ms_per_fanout,
+        );
+        // Net value: at no point of the sensitivity grid is the rule measurably below naive-p50 (the
+        // 95% interval of the per-request difference reaches above zero). Not "above at every point":
+        // a short run has about 2.5 requests a second per policy, and at the grid's corner where
+        // naive-p50's overlap is worth most (latencyPerMs 0.5, abandonPerMs 0.1) full runs put the
+        // margin at 8.5-13 per fan-out, against an interval half-width of 12-20 in 12 s. One of eight
+        // quiet 12 s runs here read -4.4 there (interval -27.7 to 18.9), and CI once failed on it.
         for (const row of r.sensitivity) {
+          const d = row.rule_minus_naive;
           const v = row.net_value_per_fanout;
-          expect(v["p99-boundary"], JSON.stringify(row.weights)).toBeGreaterThan(v["naive-p50"]);
+          expect(
+            d.hi95,
+            `${JSON.stringify(row.weights)}: ${JSON.stringify(d)}, ${JSON.stringify(v)}`,
+          ).toBeGreaterThan(0);
         }
+        const margins = r.sensitivity.map(
+          (row: { net_value_per_fanout: Record<string, number> }) =>
+            row.net_value_per_fanout["p99-boundary"]! - row.net_value_per_fanout["naive-p50"]!,
+        );
+        console.info(
+          `net value rule - naive: smallest margin on the grid ${Math.min(...margins).toFixed(2)}`,
+        );
         // The decision-relevant commit rate is printed, not asserted: a relevant commit needs a
-        // gateway episode (~14% of requests) under a speculating coordinator, and in 12 s the rule
-        // speculates only at coord-800ms, on a dozen requests, so it has none or one. The full run
-        // shows the inversion (docs/testbed.md, "What the runs show").
+        // gateway episode (~14% of requests) under a speculating coordinator, and in a short run the
+        // rule speculates only at coord-800ms, on a few dozen requests, so it has none or one or two.
+        // The full run shows the inversion (docs/testbed.md, "What the runs show").
         console.info(
           `decision-relevant commit rate: naive-p50 ${naive.decision_relevant_commit_rate}, p99-boundary ${rule.decision_relevant_commit_rate}`,
         );
         // Per instance: under the rule the coordinator whose budget sits between the fan-out's p50
-        // and p99 (90 ms), and the one below its p50 (20 ms), never speculate. (The one well above
-        // its p99, 800 ms, speculated on 19-60% of its requests in longer runs, but a 12 s run gives
-        // it a dozen requests and one here had none: printed, not asserted.)
+        // and p99 (90 ms) all but never speculates, and the one below its p50 (20 ms) never does. (At
+        // 90 ms the rule speculates only while its p99 estimate has fallen below the budget: one
+        // request in ~60 at coord-90ms in a full run, against naive-p50's 72-78%; a 12 s run gives
+        // it about ten requests, so one such request is a share of 0.09. The one well above its p99,
+        // 800 ms, speculated on 19-60% of its requests in longer runs, but one 12 s run had none:
+        // printed, not asserted.)
         const ruleBy = r.by_coordinator["p99-boundary"];
-        expect(ruleBy["coord-90ms"].mode_mix.speculate).toBe(0);
+        expect(ruleBy["coord-90ms"].mode_mix.speculate).toBeLessThanOrEqual(0.1);
         expect(ruleBy["coord-20ms"].mode_mix.speculate).toBe(0);
         console.info(`rule's speculation share at coord-800ms: ${ruleBy["coord-800ms"].mode_mix.speculate}`);
         console.info(`seed predictions on this run: ${JSON.stringify(r.checks)}`);
