@@ -66,6 +66,7 @@ if (role === "sink") {
   const server = createSwarmServer({
     nodeId: id ?? `peer-${process.pid}`,
     concurrency: 256,
+    sampling: sdk.sampling, // as a node passes it (node-telemetry.ts)
     handlers: new HandlerRegistry([{ kind: "echo", handle: async (task) => task.payload }]),
   });
   const { port } = await server.listen("127.0.0.1:0");

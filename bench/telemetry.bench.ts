@@ -46,6 +46,7 @@ import { extractTraceContext, injectTraceContext } from "../src/mesh/trace.js";
 import { ATTR } from "../src/telemetry/attributes.js";
 import { startServerRpcSpan } from "../src/telemetry/rpc-spans.js";
 import { samplerFromEnv } from "../src/telemetry/sdk/sampler-from-env.js";
+import type { SamplingHints } from "../src/telemetry/sampling-hints.js";
 import { SyncContextManager } from "../src/telemetry/sdk/sync-context-manager.js";
 import { createTelemetry } from "../src/telemetry/telemetry.js";
 import { FanoutTracer } from "../src/telemetry/fanout-tracer.js";
@@ -190,12 +191,14 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 /**
  * A peer's Branch server span, `n` times, under a caller whose traceparent is sampled (`flags` 01) or
- * not (00); returns CPU µs per call, export included.
+ * not (00), or with none; with `sampling`, the hints a node's server gets (`sdk.sampling`); returns
+ * CPU µs per call, export included.
  */
 async function serverSpans(
   provider: BasicTracerProvider,
   flags: "00" | "01" | "none",
   n: number,
+  sampling?: SamplingHints,
 ): Promise<number> {
   const tracer = provider.getTracer("tailswarm");
   const traceparent = `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-${flags}`;
@@ -206,6 +209,7 @@ async function serverSpans(
     const rpc = startServerRpcSpan("tailswarm.v1.Swarm/Branch", md, undefined, {
       parent: extractTraceContext(md),
       tracer,
+      sampling,
     });
     await context.with(rpc.context, () => Promise.resolve());
     if (rpc.span.isRecording()) {
@@ -339,18 +343,25 @@ export async function run(): Promise<void> {
     await serverSpans(provider, "00", SPANS_PER_ROUND);
     // "No caller context" under the node's default sampler (a root: rate-limited, so it records only
     // the first few), as a peer serves a Branch from a caller that sends no traceparent.
+    const nodeSampler = samplerFromEnv({});
     const nodeProvider = new BasicTracerProvider({
-      sampler: samplerFromEnv({}).sampler,
+      sampler: nodeSampler.sampler,
       spanProcessors: [new BatchSpanProcessor(countingOtlp(sink.url).exporter)],
     });
     await serverSpans(nodeProvider, "none", SPANS_PER_ROUND); // warm-up, and the bucket emptied
     const recorded: number[] = [];
     const unsampled: number[] = [];
     const noContext: number[] = [];
+    const unsampledHinted: number[] = [];
+    const noContextHinted: number[] = [];
+    const hints = nodeSampler.hints;
+    await serverSpans(nodeProvider, "00", SPANS_PER_ROUND, hints); // warm-up
     for (let r = 0; r < ROUNDS; r++) {
       noContext.push(await serverSpans(nodeProvider, "none", SPANS_PER_ROUND));
       unsampled.push(await serverSpans(provider, "00", SPANS_PER_ROUND));
       recorded.push(await serverSpans(provider, "01", SPANS_PER_ROUND));
+      unsampledHinted.push(await serverSpans(nodeProvider, "00", SPANS_PER_ROUND, hints));
+      noContextHinted.push(await serverSpans(nodeProvider, "none", SPANS_PER_ROUND, hints));
     }
     const byAttributes = new Map<number, number[]>();
     for (const a of ATTRIBUTE_COUNTS) await plainSpans(provider, a, SPANS_PER_ROUND); // warm-up
@@ -424,6 +435,16 @@ export async function run(): Promise<void> {
         value: median(noContext),
         unit: "µs",
         note: "under the node's default sampler (root: rate-limited, the bucket long empty); 'caller not sampled' minus this is what receiving an unsampled traceparent costs a peer",
+      },
+      "peer Branch server span, caller not sampled, with the node's sampling hints: CPU per call": {
+        value: median(unsampledHinted),
+        unit: "µs",
+        note: "the server is given sdk.sampling, as a node's is: no SDK span under an unsampled caller, the handler runs in the caller's context",
+      },
+      "peer Branch server span, no caller context, with the node's sampling hints: CPU per call": {
+        value: median(noContextHinted),
+        unit: "µs",
+        note: "the rate limiter declines (its bucket long empty): no SDK span, a fresh unsampled trace id",
       },
       "peer server span's recording and export, per span": {
         value: median(recorded) - median(unsampled),

@@ -67,6 +67,7 @@ export function makeBranchHandler(core: ServerCore): (call: Call, callback: Repl
   return (call, callback) => {
     const rpc = startServerRpcSpan(BRANCH_METHOD, call.metadata, undefined, {
       parent: extractTraceContext(call.metadata, call.request.traceparent),
+      sampling: core.sampling,
     });
     // Every answer goes through here, so the span ends with the status the caller sees.
     const done: Reply = (error, value, trailer, flags) => {

@@ -32,6 +32,7 @@ export function makeCoordinateHandler(
   return (call, reply) => {
     const rpc = startServerRpcSpan(COORDINATE_METHOD, call.metadata, undefined, {
       parent: extractTraceContext(call.metadata),
+      sampling: core.sampling,
     });
     // Every answer goes through here, so the span ends with the status the caller sees.
     const callback: Reply = (error, value, trailer, flags) => {

@@ -1,6 +1,7 @@
 /** State shared by the services of one swarm server: identity, clock, queue, abandon registry. */
 import type { Clock } from "../clock/clock.js";
 import { TailswarmError } from "../errors.js";
+import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import type { HandlerRegistry } from "./handler.js";
 import type { AbandonRegistry } from "./abandon-registry.js";
 import type { WorkQueue } from "./work-queue.js";
@@ -42,6 +43,8 @@ export interface ServerCore {
   readonly queue: WorkQueue;
   readonly abandons: AbandonRegistry;
   readonly limits: ServerLimits;
+  /** The sampler's hints for the server's RPC spans (SwarmServerOptions.sampling). */
+  readonly sampling: SamplingHints | undefined;
   draining: boolean;
   coordinating: number;
   load(): WirePeerLoad;

@@ -4,6 +4,7 @@
  * callback, credentials and the shutdown policy.
  */
 import * as grpc from "@grpc/grpc-js";
+import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
@@ -62,6 +63,12 @@ export interface SwarmServerOptions {
   readonly version?: string;
   /** Extra grpc-js server options. */
   readonly grpcOptions?: grpc.ServerOptions;
+  /**
+   * What the tracer provider's sampler is (a node's SDK set-up gives `sdk.sampling`): a call's server
+   * span is not started through the SDK where the sampler would not sample it (an unsampled caller
+   * under a parent-based sampler). Without it every call asks the SDK.
+   */
+  readonly sampling?: SamplingHints;
 }
 
 export interface SwarmServer {
@@ -136,6 +143,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     queue,
     abandons,
     limits,
+    sampling: options.sampling,
     draining: false,
     coordinating: 0,
     load: () => ({

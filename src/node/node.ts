@@ -27,6 +27,7 @@ import type { SwarmServer } from "../mesh/server.js";
 import { loadHandler } from "../peers/load-handler.js";
 import { addDecisionsService } from "../telemetry/decisions-service.js";
 import type { DecisionsSource } from "../telemetry/decisions-service.js";
+import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import type { NodeConfig } from "./config/types.js";
 import { makeCoordinate } from "./coordinate-fn.js";
 import { silentLogger } from "./logger.js";
@@ -56,6 +57,8 @@ export interface TelemetryHandle {
   wrapTransport?(transport: PeerTransport): PeerTransport;
   /** The flight recorder: served as tailswarm.v1.Decisions on the node's port. */
   readonly decisions?: DecisionsSource;
+  /** What the tracer provider's sampler is: the server's RPC spans skip the SDK where it would not sample. */
+  readonly sampling?: SamplingHints;
   /** Flushes and stops exporters; awaited during shutdown, after the server stops. */
   shutdown?(): Promise<void>;
 }
@@ -231,6 +234,7 @@ export class SwarmNode {
       maxPayloadBytes: config.maxPayloadBytes,
       deadlineReserveMs: config.deadlineReserveMs,
       defaultBudgetMs: config.defaultBudgetMs,
+      ...(telemetry?.sampling !== undefined && { sampling: telemetry.sampling }),
       ...(options.version !== undefined && { version: options.version }),
     });
     addStatusService(server.grpcServer, status);

@@ -7,7 +7,7 @@
  * made the active context — so the mesh's `propagation.inject(context.active(), metadata)` carries the
  * branch span to the peer and the peer's server span hangs under it.
  */
-import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, TraceFlags } from "@opentelemetry/api";
+import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
 import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
@@ -23,6 +23,7 @@ import {
   SPAN_BRANCH,
   SPAN_FANOUT,
 } from "./attributes.js";
+import { unsampledSpan } from "./sampling-hints.js";
 import type { SamplingHints } from "./sampling-hints.js";
 
 export interface FanoutTracerOptions {
@@ -52,20 +53,6 @@ interface OpenFanout {
   kindSet: boolean;
   /** Not recording: branches sent (startBranch) whose settled report has not come yet. */
   outstanding: number;
-}
-
-const ID_BUFFER = Buffer.allocUnsafe(16);
-
-/** A random W3C trace (16 bytes) or span (8 bytes) id in hex, never all zero (as the SDK makes them). */
-function randomId(bytes: 8 | 16): string {
-  let zero = true;
-  for (let i = 0; i < bytes; i += 4) {
-    const word = (Math.random() * 0x1_0000_0000) >>> 0;
-    if (word !== 0) zero = false;
-    ID_BUFFER.writeUInt32BE(word, i);
-  }
-  if (zero) ID_BUFFER[bytes - 1] = 1;
-  return ID_BUFFER.toString("hex", 0, bytes);
 }
 
 /** Finite numbers only: OTLP/JSON and Prometheus have no good place for NaN or Infinity. */
@@ -300,7 +287,8 @@ export class FanoutTracer implements FanoutObserver {
   #start(fanoutId: string, startTime?: number, attributes?: () => Attributes): OpenFanout {
     if (this.#open.size >= this.#max) this.#evictOldest();
     const parent = context.active();
-    const { span, ctx } = this.#unsampled(parent) ?? this.#startSpan(fanoutId, parent, startTime, attributes);
+    const { span, ctx } =
+      unsampledSpan(parent, this.#sampling) ?? this.#startSpan(fanoutId, parent, startTime, attributes);
     const open: OpenFanout = {
       span,
       ctx,
@@ -331,28 +319,6 @@ export class FanoutTracer implements FanoutObserver {
       parent,
     );
     return { span, ctx: trace.setSpan(parent, span) };
-  }
-
-  /**
-   * A fan-out the sampler would not sample, by the hints: its stand-in span (non-recording; ending it
-   * does nothing) and the context its branches go out in. Undefined: start the span and ask.
-   */
-  #unsampled(parent: Context): { span: Span; ctx: Context } | undefined {
-    const hints = this.#sampling;
-    if (hints === undefined) return undefined;
-    const sc = trace.getSpanContext(parent);
-    if (sc === undefined || !isSpanContextValid(sc)) {
-      if (hints.declinesRoot?.() !== true) return undefined;
-      const span = trace.wrapSpanContext({
-        traceId: randomId(16),
-        spanId: randomId(8),
-        traceFlags: TraceFlags.NONE,
-      });
-      return { span, ctx: trace.setSpan(parent, span) };
-    }
-    if (!hints.parentBased || (sc.traceFlags & TraceFlags.SAMPLED) !== 0) return undefined;
-    if (trace.getSpan(parent)?.isRecording() === true) return undefined; // recorded, not sampled: ask
-    return { span: trace.wrapSpanContext(sc), ctx: parent };
   }
 
   #evictOldestBranch(): void {

@@ -11,6 +11,8 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Context, Span, TextMapGetter, TextMapSetter, Tracer } from "@opentelemetry/api";
 import { ATTR_ERROR_TYPE, INSTRUMENTATION_SCOPE } from "./attributes.js";
+import { unsampledSpan } from "./sampling-hints.js";
+import type { SamplingHints } from "./sampling-hints.js";
 
 export const ATTR_RPC_SYSTEM_NAME = "rpc.system.name";
 export const ATTR_RPC_METHOD = "rpc.method";
@@ -197,6 +199,8 @@ export function startServerRpcSpan(
   options: ServerRpcSpanOptions = {},
 ): RpcSpan {
   const parent = options.parent ?? extractTraceContext(metadata);
+  const unsampled = unsampledSpan(parent, options.sampling);
+  if (unsampled !== undefined) return new StartedRpcSpan(unsampled.span, unsampled.ctx, true);
   return startRpcSpan(SpanKind.SERVER, method, server, parent, options.tracer, options.client);
 }
 
@@ -208,4 +212,10 @@ export interface ServerRpcSpanOptions {
    * from the request body); default: extracted from `metadata` with the global propagator.
    */
   readonly parent?: Context;
+  /**
+   * What the tracer provider's sampler is: where it would not sample the span (an unsampled caller
+   * under a parent-based sampler, or a new trace it declines), none is started through the SDK and
+   * the handler runs in the caller's context (sampling-hints.ts).
+   */
+  readonly sampling?: SamplingHints;
 }

@@ -159,14 +159,21 @@ describe("FanoutTracer with sampling hints", () => {
     expect(s.exporter.getFinishedSpans()).toHaveLength(0);
   });
 
-  it("samplerFromEnv says which samplers are parent-based, and only the default one declines roots", () => {
+  it("samplerFromEnv says which samplers are parent-based, and which decline roots", () => {
     expect(samplerFromEnv({}).hints.parentBased).toBe(true);
     expect(samplerFromEnv({}).hints.declinesRoot).toBeTypeOf("function");
-    for (const name of ["parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"]) {
+    for (const name of ["parentbased_always_on", "parentbased_traceidratio"]) {
       expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: name }).hints).toEqual({ parentBased: true });
     }
-    for (const name of ["always_on", "always_off", "traceidratio"]) {
+    for (const name of ["always_on", "traceidratio"]) {
       expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: name }).hints).toEqual({ parentBased: false });
     }
+    // The always_off ones never start a trace (the rate limiter's declines() counts; these need not).
+    const off = samplerFromEnv({ OTEL_TRACES_SAMPLER: "parentbased_always_off" }).hints;
+    expect(off.parentBased).toBe(true);
+    expect(off.declinesRoot?.()).toBe(true);
+    const alwaysOff = samplerFromEnv({ OTEL_TRACES_SAMPLER: "always_off" }).hints;
+    expect(alwaysOff.parentBased).toBe(false);
+    expect(alwaysOff.declinesRoot?.()).toBe(true);
   });
 });

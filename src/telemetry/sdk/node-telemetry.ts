@@ -130,6 +130,7 @@ export function nodeTelemetry(
       observer: telemetry.observer,
       wrapTransport: (t) => telemetry.wrapTransport(t),
       decisions: decisionsSource(ctx.nodeId, recorder),
+      sampling: sdk.sampling,
       telemetry,
       sdk,
       async shutdown() {

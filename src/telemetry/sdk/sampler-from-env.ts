@@ -70,7 +70,11 @@ export function samplerFromEnv(env: Env, tracesPerSecond = DEFAULT_TRACES_PER_SE
     sampler: named(name, env, tracesPerSecond),
     limiter: undefined,
     // The parentbased_* samplers keep the default delegates: a child of an unsampled span is not sampled.
-    hints: { parentBased: name.startsWith("parentbased_") },
+    // The always_off ones never start a trace.
+    hints: {
+      parentBased: name.startsWith("parentbased_"),
+      ...(name.endsWith("always_off") && { declinesRoot: () => true }),
+    },
   };
 }
 
