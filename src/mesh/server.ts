@@ -4,7 +4,6 @@
  * callback, credentials and the shutdown policy.
  */
 import * as grpc from "@grpc/grpc-js";
-import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
@@ -18,6 +17,7 @@ import type { CoordinateFn } from "./coordinate.js";
 import { makeCoordinateHandler } from "./coordinate-service.js";
 import type { HandlerRegistry } from "./handler.js";
 import type { RoutingAdvert } from "../routing/advert.js";
+import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import { routingSourceOf, toWireRoutingState } from "./routing-state.js";
 import { swarmPackageDefinition, swarmService, SWARM_SERVICE_NAME } from "./proto.js";
 import type { WireAbandonReply, WireAbandonRequest } from "./proto.js";
@@ -66,7 +66,8 @@ export interface SwarmServerOptions {
   /**
    * What the tracer provider's sampler is (a node's SDK set-up gives `sdk.sampling`): a call's server
    * span is not started through the SDK where the sampler would not sample it (an unsampled caller
-   * under a parent-based sampler). Without it every call asks the SDK.
+   * under a parent-based sampler; no caller context, when the sampler declines a new trace). Without it
+   * every call asks the SDK.
    */
   readonly sampling?: SamplingHints;
 }
