@@ -7,8 +7,9 @@
 # measures a swarm of 43 nodes on real processes, and the orderings it asserts are about the scenario,
 # so it must not share the machine's cores with the rest of the suite's processes. (Run last, after
 # the suite, it measured a fan-out p50 past its 90 ms regime bar in two of five CI runs, and skipped
-# its orderings; run first, in none of its runs.) Its output is kept, and printed again at the end
-# when it failed, so that the tail of a CI log shows why; a closing line says which run failed.
+# its orderings; run first, in none of the six runs before those.) Its output is kept, and printed
+# again at the end when it failed, so that the tail of a CI log shows why; a closing line says which
+# run failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ -d node_modules ]] || npm ci --no-audit --no-fund
