@@ -93,7 +93,20 @@ teardown() {
   # Whatever compose missed (an interrupted `up`, a stray `run`, the generator): by the project label.
   local left
   docker ps -aq --filter "$label" | xargs -r docker rm -f -v >/dev/null
-  docker network ls -q --filter "$label" | xargs -r docker network rm >/dev/null
+  # The daemon releases a removed container's network endpoint a little later, so a network removed at
+  # once can still have "active endpoints" (seen in CI after a killed peer): retry for up to 10 s,
+  # disconnecting by force what is still attached from the fifth try on.
+  local net try
+  for net in $(docker network ls -q --filter "$label"); do
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+      docker network rm "$net" >/dev/null 2>&1 && break
+      if [ "$try" -ge 5 ]; then
+        docker network inspect -f '{{range $id, $e := .Containers}}{{$id}} {{end}}' "$net" 2>/dev/null |
+          xargs -r -n1 docker network disconnect -f "$net" >/dev/null 2>&1
+      fi
+      sleep 1
+    done
+  done
   docker volume ls -q --filter "$label" | xargs -r docker volume rm >/dev/null
   left="$(docker ps -aq --filter "$label")$(docker network ls -q --filter "$label")$(docker volume ls -q --filter "$label")"
   if [ -n "$left" ]; then
