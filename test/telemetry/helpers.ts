@@ -1,7 +1,14 @@
 /** Set-up shared by the telemetry tests: a Coordinator over a MemoryTransport on a SimClock, with telemetry. */
 import { context, propagation } from "@opentelemetry/api";
+import type { Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import type { Sampler } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll } from "vitest";
 import { SimClock } from "../../src/clock/sim-clock.js";
 import { predicateModel } from "../../src/decision/predicate-model.js";
@@ -28,6 +35,24 @@ export function useAsyncContextAndW3C(): void {
     context.disable();
     propagation.disable();
   });
+}
+
+/**
+ * A tracer provider with `sampler` and an in-memory exporter, and a tracer whose `startSpan` calls are
+ * counted: a test can tell whether the code under test asked the SDK at all.
+ */
+export function countingSdk(sampler: Sampler) {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const inner = provider.getTracer("test");
+  let started = 0;
+  // The SDK's tracer, with its startSpan counted (startActiveSpan is used by none of the callers).
+  const tracer: Tracer = Object.create(inner) as Tracer;
+  tracer.startSpan = (...args: Parameters<Tracer["startSpan"]>) => {
+    started++;
+    return inner.startSpan(...args);
+  };
+  return { provider, exporter, tracer, started: () => started };
 }
 
 export interface Rig {

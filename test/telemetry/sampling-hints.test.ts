@@ -1,12 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, trace, TraceFlags } from "@opentelemetry/api";
-import type { Tracer } from "@opentelemetry/api";
-import {
-  AlwaysOnSampler,
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import type { Sampler } from "@opentelemetry/sdk-trace-base";
+import { AlwaysOnSampler } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import type {
   BranchCallOptions,
@@ -19,24 +12,9 @@ import { FanoutTracer } from "../../src/telemetry/fanout-tracer.js";
 import { instrumentTransport } from "../../src/telemetry/instrument-transport.js";
 import type { SamplingHints } from "../../src/telemetry/sampling-hints.js";
 import { samplerFromEnv } from "../../src/telemetry/sdk/sampler-from-env.js";
-import { collectModel, rig, task, useAsyncContextAndW3C } from "./helpers.js";
+import { collectModel, countingSdk, rig, task, useAsyncContextAndW3C } from "./helpers.js";
 
 useAsyncContextAndW3C();
-
-/** A tracer provider with an in-memory exporter, and a count of the spans its tracer was asked to start. */
-function sdk(sampler: Sampler) {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const inner = provider.getTracer("test");
-  let started = 0;
-  // The SDK's tracer, with its startSpan counted (startActiveSpan is not used by the fan-out tracer).
-  const tracer: Tracer = Object.create(inner) as Tracer;
-  tracer.startSpan = (...args: Parameters<Tracer["startSpan"]>) => {
-    started++;
-    return inner.startSpan(...args);
-  };
-  return { exporter, tracer, started: () => started };
-}
 
 /** Runs one fan-out to peers a and b through the tracer; returns the traceparent each branch carried. */
 async function fanOut(ft: FanoutTracer, parent = context.active()): Promise<string[]> {
@@ -67,7 +45,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
 
 describe("FanoutTracer with sampling hints", () => {
   it("starts no span for a root fan-out the sampler declines, and still sends an unsampled traceparent", async () => {
-    const s = sdk(new AlwaysOnSampler()); // would sample: proves the tracer never asked it
+    const s = countingSdk(new AlwaysOnSampler()); // would sample: proves the tracer never asked it
     const hints: SamplingHints = { parentBased: true, declinesRoot: () => true };
     const ft = new FanoutTracer({ tracer: s.tracer, sampling: hints });
     const first = await fanOut(ft);
@@ -86,7 +64,7 @@ describe("FanoutTracer with sampling hints", () => {
 
   it("starts and records the span when the rate limiter has a token, counting it once", async () => {
     const env = samplerFromEnv({}, 1); // one token: the first fan-out is traced, the next one is not
-    const s = sdk(env.sampler);
+    const s = countingSdk(env.sampler);
     const ft = new FanoutTracer({ tracer: s.tracer, sampling: env.hints });
     const traced = await fanOut(ft);
     expect(env.limiter!.counts).toEqual({ sampled: 1, dropped: 0 });
@@ -103,7 +81,7 @@ describe("FanoutTracer with sampling hints", () => {
   });
 
   it("sends a fan-out under an unsampled parent in the parent's trace, unsampled, with no span of its own", async () => {
-    const s = sdk(new AlwaysOnSampler());
+    const s = countingSdk(new AlwaysOnSampler());
     const ft = new FanoutTracer({ tracer: s.tracer, sampling: { parentBased: true } });
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const parent = trace.setSpanContext(ROOT_CONTEXT, {
@@ -118,7 +96,7 @@ describe("FanoutTracer with sampling hints", () => {
   });
 
   it("asks the sampler about an unsampled parent's fan-out when the sampler is not parent-based", async () => {
-    const s = sdk(new AlwaysOnSampler()); // always_on ignores the parent's flag
+    const s = countingSdk(new AlwaysOnSampler()); // always_on ignores the parent's flag
     const ft = new FanoutTracer({ tracer: s.tracer, sampling: { parentBased: false } });
     const parent = trace.setSpanContext(ROOT_CONTEXT, {
       traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
@@ -132,7 +110,7 @@ describe("FanoutTracer with sampling hints", () => {
   });
 
   it("keeps nothing per branch for an unsampled fan-out, and forgets it once its late branch reports", async () => {
-    const s = sdk(new AlwaysOnSampler());
+    const s = countingSdk(new AlwaysOnSampler());
     const ft = new FanoutTracer({
       tracer: s.tracer,
       sampling: { parentBased: true, declinesRoot: () => true },

@@ -5,20 +5,15 @@
  */
 import { Metadata } from "@grpc/grpc-js";
 import { context, propagation, ROOT_CONTEXT, trace, TraceFlags } from "@opentelemetry/api";
-import type { Context, Tracer } from "@opentelemetry/api";
-import {
-  AlwaysOnSampler,
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { Context } from "@opentelemetry/api";
+import { AlwaysOnSampler } from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, it } from "vitest";
 import { GrpcTransport } from "../../src/mesh/grpc-transport.js";
 import { HandlerRegistry } from "../../src/mesh/handler.js";
 import type { SamplingHints } from "../../src/telemetry/sampling-hints.js";
 import { startServerRpcSpan } from "../../src/telemetry/rpc-spans.js";
 import { startServer } from "../mesh/helpers.js";
-import { useAsyncContextAndW3C } from "./helpers.js";
+import { countingSdk, useAsyncContextAndW3C } from "./helpers.js";
 
 useAsyncContextAndW3C();
 
@@ -27,21 +22,11 @@ const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const SPAN_ID = "00f067aa0ba902b7";
 
 /** An always-on SDK (it would sample anything it is asked about) whose startSpan calls are counted. */
-function sdk() {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({
-    sampler: new AlwaysOnSampler(),
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  const inner = provider.getTracer("test");
-  let started = 0;
-  const tracer: Tracer = Object.create(inner) as Tracer;
-  tracer.startSpan = (...args: Parameters<Tracer["startSpan"]>) => {
-    started++;
-    return inner.startSpan(...args);
-  };
-  return { provider, exporter, tracer, started: () => started };
-}
+const sdk = () => countingSdk(new AlwaysOnSampler());
+
+/** The caller's context as a server extracts it: a remote span context, sampled or not. */
+const remoteParent = (traceFlags: TraceFlags): Context =>
+  trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE_ID, spanId: SPAN_ID, traceFlags, isRemote: true });
 
 function metadataWith(traceparent?: string): Metadata {
   const md = new Metadata();
@@ -150,23 +135,11 @@ describe("a swarm server given sampling hints (real gRPC on loopback)", () => {
   }
 
   it("serves an unsampled caller's Branch in the caller's context, without an SDK span; a sampled one with a recorded server span", async () => {
-    const unsampled = trace.setSpanContext(ROOT_CONTEXT, {
-      traceId: TRACE_ID,
-      spanId: SPAN_ID,
-      traceFlags: TraceFlags.NONE,
-      isRemote: true,
-    });
-    await branchUnder(unsampled);
+    await branchUnder(remoteParent(TraceFlags.NONE));
     expect(s.started()).toBe(0);
     expect(trace.getSpanContext(seen[0]!)).toMatchObject({ traceId: TRACE_ID, spanId: SPAN_ID });
 
-    const sampled = trace.setSpanContext(ROOT_CONTEXT, {
-      traceId: TRACE_ID,
-      spanId: SPAN_ID,
-      traceFlags: TraceFlags.SAMPLED,
-      isRemote: true,
-    });
-    await branchUnder(sampled);
+    await branchUnder(remoteParent(TraceFlags.SAMPLED));
     expect(s.started()).toBe(1);
     const server = s.exporter.getFinishedSpans().find((x) => x.name === METHOD)!;
     expect(server.parentSpanContext?.spanId).toBe(SPAN_ID);
