@@ -39,11 +39,12 @@ export function pairedDifference(
 ): PairedDifference | null {
   const n = pairs.length;
   if (n < 2) return null;
+  const diffs = pairs.map(([x, y]) => f(x) - f(y));
   let sum = 0;
-  for (const [x, y] of pairs) sum += f(x) - f(y);
+  for (const d of diffs) sum += d;
   const mean = sum / n;
   let ss = 0;
-  for (const [x, y] of pairs) ss += (f(x) - f(y) - mean) ** 2;
+  for (const d of diffs) ss += (d - mean) ** 2;
   const half = tQuantile975(n - 1) * Math.sqrt(ss / (n - 1) / n);
   return { pairs: n, mean: round(mean, 3), lo95: round(mean - half, 3), hi95: round(mean + half, 3) };
 }
