@@ -48,7 +48,8 @@
  * (spans recorded, not exported); TELEMETRY_BENCH_PARTS=traces,metrics,recorder (which parts run); TELEMETRY_BENCH_VARIANTS=off,on (interleave a subset, print, record
  * nothing); TELEMETRY_BENCH_ONLY=on (one variant alone, for a profile: `node --cpu-prof --import tsx
  * bench/telemetry-grpc.bench.ts`, with TELEMETRY_BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=d" for
- * the peers).
+ * the peers; or TELEMETRY_BENCH_PROFILE_DIR=d, which profiles the coordinator and every peer over the
+ * measured part only, where --cpu-prof's profiles of a peer are mostly its start-up).
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -69,6 +70,7 @@ import { startTelemetry } from "../src/telemetry/sdk/setup.js";
 import { SyncContextManager } from "../src/telemetry/sdk/sync-context-manager.js";
 import { createTelemetry } from "../src/telemetry/telemetry.js";
 import { recordFigures } from "./report.js";
+import { windowProfiler } from "./window-profiler.js";
 
 const PEERS = 8;
 const CONCURRENCY = Number(process.env.TELEMETRY_BENCH_CONCURRENCY ?? 8);
@@ -86,6 +88,7 @@ const PAYLOAD = { q: "bench", n: 1 };
  * coordinator (default 0, the A/A pair): what the method reads for a known added cost.
  */
 const CONTROL_SPIN_US = Number(process.env.TELEMETRY_BENCH_CONTROL_SPIN_US ?? 0);
+const profiler = windowProfiler(process.env.TELEMETRY_BENCH_PROFILE_DIR);
 const SCRIPT = fileURLToPath(new URL("./telemetry-peer.ts", import.meta.url));
 
 interface Child {
@@ -409,10 +412,14 @@ export async function run(): Promise<void> {
       v.activate();
       await closedLoop(v.fanOut, WARMUP_ROUNDS * ROUND_MS);
       const p0 = await peersCpu();
+      for (const p of peers) p.child.stdin?.write("profile-start\n");
+      profiler.start();
       const c0 = process.cpuUsage();
       const n = await closedLoop(v.fanOut, ROUNDS * ROUND_MS);
       await v.flush();
       const c1 = process.cpuUsage(c0);
+      profiler.stop(`coordinator-${only}`);
+      peers.forEach((p, i) => p.child.stdin?.write(`profile-stop ${i}\n`));
       const p1 = await peersCpu();
       v.deactivate();
       console.log(

@@ -13,13 +13,18 @@ import * as grpc from "@grpc/grpc-js";
 import { HandlerRegistry } from "../src/mesh/handler.js";
 import { createSwarmServer } from "../src/mesh/server.js";
 import { startTelemetry } from "../src/telemetry/sdk/setup.js";
+import { windowProfiler } from "./window-profiler.js";
 
 const [role, id] = process.argv.slice(2);
+/** TELEMETRY_BENCH_PROFILE_DIR: a CPU profile of the measured window (bench/window-profiler.ts). */
+const profiler = windowProfiler(process.env.TELEMETRY_BENCH_PROFILE_DIR);
 
 /** `flush` runs before each CPU reading: spans still batched are exported in the round that made them. */
 function cpuOnRequest(onEnd: () => void, flush: () => Promise<void> = async () => {}): void {
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", (d: string) => {
+    if (d.includes("profile-start")) profiler.start();
+    if (d.includes("profile-stop")) profiler.stop(`${role}-${id ?? "sink"}`);
     if (d.includes("cpu")) {
       void flush()
         .catch(() => undefined)

@@ -1,0 +1,29 @@
+/**
+ * A CPU profile of a window of a bench process's life (the measured rounds, not start-up and warm-up),
+ * through node:inspector: `start()`, then `stop(name)` writes `<dir>/<name>.cpuprofile` (open it in
+ * Chrome DevTools or speedscope). Without a directory both are no-ops.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Session } from "node:inspector";
+
+export interface WindowProfiler {
+  start(): void;
+  stop(name: string): void;
+}
+
+export function windowProfiler(dir: string | undefined): WindowProfiler {
+  if (dir === undefined || dir === "") return { start() {}, stop() {} };
+  const session = new Session();
+  session.connect();
+  return {
+    start() {
+      session.post("Profiler.enable", () => session.post("Profiler.start"));
+    },
+    stop(name) {
+      session.post("Profiler.stop", (err, res) => {
+        if (err === null) writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(res.profile));
+      });
+    },
+  };
+}
