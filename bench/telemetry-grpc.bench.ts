@@ -33,7 +33,8 @@
  * variant's. Target (issue 4): <= 5% cost.
  *
  * Rounds: every variant's round sits between two "off" rounds (off, X, off, Y, off, …) and its cost is
- * read against their mean; the variants take turns in a Williams design. Before them, each variant
+ * read against their mean; the variants take turns in a Williams design. Each round runs its variant
+ * SETTLE_MS unmeasured before it measures (see SETTLE_MS). Before them, each variant
  * runs WARMUP_ROUNDS rounds unmeasured: on this 2-core machine the processes take some 15 s of hot
  * code before the optimizing compiler is done (the rate of a fresh run climbs from ~140 to ~400
  * fan-outs/s over its first 20 s).
@@ -44,7 +45,7 @@
  * pair still read 3.3%, and `on` read 0.7–14.6% from run to run. Sharing one process, the A/A pair
  * read −0.8 to 3.1% in five runs.
  *
- * Knobs (environment): TELEMETRY_BENCH_ROUNDS (cycles), _ROUND_MS, _WARMUP_ROUNDS, _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none
+ * Knobs (environment): TELEMETRY_BENCH_ROUNDS (cycles), _ROUND_MS, _SETTLE_MS, _WARMUP_ROUNDS, _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none
  * (spans recorded, not exported); TELEMETRY_BENCH_PARTS=traces,metrics,recorder (which parts run); TELEMETRY_BENCH_VARIANTS=off,on (interleave a subset, print, record
  * nothing); TELEMETRY_BENCH_ONLY=on (one variant alone, for a profile: `node --cpu-prof --import tsx
  * bench/telemetry-grpc.bench.ts`, with TELEMETRY_BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=d" for
@@ -78,10 +79,20 @@ const CONCURRENCY = Number(process.env.TELEMETRY_BENCH_CONCURRENCY ?? 8);
  * Cycles: each runs every variant but "off" once, each followed by an "off" round. A multiple of the
  * Williams design's rows over those variants (6 for all six; n for n even, 2n for n odd).
  */
-const ROUNDS = Number(process.env.TELEMETRY_BENCH_ROUNDS ?? 24);
-const ROUND_MS = Number(process.env.TELEMETRY_BENCH_ROUND_MS ?? 1_000);
+const ROUNDS = Number(process.env.TELEMETRY_BENCH_ROUNDS ?? 12);
+/** The measured part of a round. */
+const ROUND_MS = Number(process.env.TELEMETRY_BENCH_ROUND_MS ?? 2_000);
+/**
+ * Each round first runs its variant this long unmeasured, then measures ROUND_MS: a variant's steady
+ * state, not its first moments after a switch. Those moments are not a node's: the rate-limiting
+ * sampler's bucket fills while its variant is inactive, so an unsettled 1 s `on` round traced up to
+ * twice the default rate (the burst, then the refill); and code paths the previous variant did not
+ * run are cold again. The settle window is still timed, and its cost reported apart ("settle"). 0: the
+ * method of the runs before it (1 s rounds, no settle window).
+ */
+const SETTLE_MS = Number(process.env.TELEMETRY_BENCH_SETTLE_MS ?? 1_000);
 /** Unmeasured rounds per variant first, while the optimizing compiler catches up. */
-const WARMUP_ROUNDS = Number(process.env.TELEMETRY_BENCH_WARMUP_ROUNDS ?? 8);
+const WARMUP_ROUNDS = Number(process.env.TELEMETRY_BENCH_WARMUP_ROUNDS ?? 4);
 const PAYLOAD = { q: "bench", n: 1 };
 /**
  * TELEMETRY_BENCH_CONTROL_SPIN_US: the control variant burns this much CPU per fan-out in the
@@ -381,6 +392,8 @@ export async function run(): Promise<void> {
     readonly rate: number;
     readonly cpu: number;
     readonly peer: number;
+    /** Fan-outs/s in the settle window before the measured part (NaN without one). */
+    readonly settleRate: number;
   }
   /** A variant's round with its baseline: the mean of the two "off" rounds on either side of it. */
   interface Paired extends Figures {
@@ -431,6 +444,12 @@ export async function run(): Promise<void> {
     const measure = async (name: Name): Promise<Figures> => {
       const v = variants[name];
       v.activate();
+      let settleRate = NaN;
+      if (SETTLE_MS > 0) {
+        const s0 = now();
+        const ns = await closedLoop(v.fanOut, SETTLE_MS);
+        settleRate = (ns / (now() - s0)) * 1000;
+      }
       const p0 = await peersCpu();
       const c0 = process.cpuUsage();
       const t0 = now();
@@ -446,7 +465,12 @@ export async function run(): Promise<void> {
       tot.ms += t1 - t0;
       tot.cpu += c1.user + c1.system;
       tot.peerCpu += p1 - p0;
-      return { rate: (n / (t1 - t0)) * 1000, cpu: (c1.user + c1.system) / n, peer: (p1 - p0) / n };
+      return {
+        rate: (n / (t1 - t0)) * 1000,
+        cpu: (c1.user + c1.system) / n,
+        peer: (p1 - p0) / n,
+        settleRate,
+      };
     };
     for (let r = 0; r < WARMUP_ROUNDS; r++) {
       for (const name of running) {
@@ -474,6 +498,7 @@ export async function run(): Promise<void> {
           rate: (before.rate + after.rate) / 2,
           cpu: (before.cpu + after.cpu) / 2,
           peer: (before.peer + after.peer) / 2,
+          settleRate: (before.settleRate + after.settleRate) / 2,
         };
         rounds[name].push({ ...x, base });
         before = after;
@@ -496,18 +521,19 @@ export async function run(): Promise<void> {
    * Each round's cost in %, against the mean of the "off" rounds on either side of it, sorted. Costs are
    * medians of these: totals over the run would be dominated by the machine's drift.
    */
-  const paired = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "peer" | "total"): number[] =>
+  type Key = "rate" | "cpu" | "peer" | "total" | "settle";
+  const paired = (name: Exclude<Name, "off">, key: Key): number[] =>
     rounds[name]
       .map((x) => {
         const base = x.base;
         if (key === "rate") return (1 - x.rate / base.rate) * 100;
+        if (key === "settle") return (1 - x.settleRate / base.settleRate) * 100;
         if (key === "total") return ((x.cpu + x.peer) / (base.cpu + base.peer) - 1) * 100;
         return (x[key] / base[key] - 1) * 100;
       })
       .sort((a, b) => a - b);
   const median = (sorted: readonly number[]): number => sorted[Math.floor(sorted.length / 2)]!;
-  const cost = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "peer" | "total"): number =>
-    median(paired(name, key));
+  const cost = (name: Exclude<Name, "off">, key: Key): number => median(paired(name, key));
   /**
    * A 95% bootstrap interval of the throughput cost (the median paired ratio, rounds resampled with
    * replacement): how far this run's figure could be from the method's own answer, given how much the
@@ -554,6 +580,7 @@ export async function run(): Promise<void> {
                   "coord %": Number(cost(name, "cpu").toFixed(1)),
                   "peers %": Number(cost(name, "peer").toFixed(1)),
                   "total CPU %": Number(cost(name, "total").toFixed(1)),
+                  ...(SETTLE_MS > 0 ? { "settle wall %": Number(cost(name, "settle").toFixed(1)) } : {}),
                 }),
           },
         ]),
@@ -562,7 +589,7 @@ export async function run(): Promise<void> {
     console.log(`load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}`);
     return;
   }
-  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS}×${ROUND_MS} ms rounds per variant, each between two off rounds, after ${WARMUP_ROUNDS} warm-up rounds each`;
+  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS} rounds per variant of ${ROUND_MS} ms measured after ${SETTLE_MS} ms settling, each between two off rounds, after ${WARMUP_ROUNDS} warm-up rounds each`;
   recordFigures("telemetry-grpc", {
     "fan-outs/s, telemetry off (gRPC, 8 peers)": { value: rate(totals.off), unit: "1/s", note },
     "fan-outs/s, telemetry on (default sampling: ≤ 10 new traces/s, OTLP/gRPC)": {
@@ -575,6 +602,15 @@ export async function run(): Promise<void> {
       target: 5,
       note: `median over rounds of the ratio to the mean of the off rounds on either side; wall clock on a shared machine; 95% bootstrap interval ${interval("on")}; ${spread("on", "rate")}`,
     },
+    ...(SETTLE_MS > 0
+      ? {
+          "throughput cost of telemetry right after switching it on (settle window, wall)": {
+            value: cost("on", "settle"),
+            unit: "%",
+            note: `the first ${SETTLE_MS} ms of each on round, against the same window of the off rounds on either side: the switching transient, which the rounds' measured part leaves out; A/A control ${cost("control", "settle").toFixed(1)} %`,
+          },
+        }
+      : {}),
     "A/A control: off against off again (wall)": {
       value: cost("control", "rate"),
       unit: "%",
