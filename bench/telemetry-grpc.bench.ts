@@ -432,7 +432,7 @@ export async function run(): Promise<void> {
       await v.flush();
       const c1 = process.cpuUsage(c0);
       profiler.stop(`coordinator-${only}`);
-      peers.forEach((p, i) => p.child.stdin?.write(`profile-stop ${i}\n`));
+      for (const p of peers) p.child.stdin?.write("profile-stop\n");
       const p1 = await peersCpu();
       v.deactivate();
       console.log(

@@ -24,7 +24,7 @@ function cpuOnRequest(onEnd: () => void, flush: () => Promise<void> = async () =
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", (d: string) => {
     if (d.includes("profile-start")) profiler.start();
-    if (d.includes("profile-stop")) profiler.stop(`${role}-${id ?? "sink"}`);
+    if (d.includes("profile-stop")) profiler.stop(id ?? role ?? "child"); // peer-0.cpuprofile, …
     if (d.includes("cpu")) {
       void flush()
         .catch(() => undefined)

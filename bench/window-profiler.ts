@@ -22,7 +22,13 @@ export function windowProfiler(dir: string | undefined): WindowProfiler {
     },
     stop(name) {
       session.post("Profiler.stop", (err, res) => {
-        if (err === null) writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(res.profile));
+        const file = join(dir, `${name}.cpuprofile`);
+        try {
+          if (err !== null) throw err;
+          writeFileSync(file, JSON.stringify(res.profile));
+        } catch (e) {
+          console.error(`window profiler: ${file} not written: ${(e as Error).message}`);
+        }
       });
     },
   };
