@@ -45,12 +45,14 @@
  * pair still read 3.3%, and `on` read 0.7–14.6% from run to run. Sharing one process, the A/A pair
  * read −0.8 to 3.1% in five runs.
  *
- * Knobs (environment): TELEMETRY_BENCH_ROUNDS (cycles), _ROUND_MS, _SETTLE_MS, _WARMUP_ROUNDS, _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none
- * (spans recorded, not exported); TELEMETRY_BENCH_PARTS=traces,metrics,recorder (which parts run); TELEMETRY_BENCH_VARIANTS=off,on (interleave a subset, print, record
- * nothing); TELEMETRY_BENCH_ONLY=on (one variant alone, for a profile: `node --cpu-prof --import tsx
- * bench/telemetry-grpc.bench.ts`, with TELEMETRY_BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=d" for
- * the peers; or TELEMETRY_BENCH_PROFILE_DIR=d, which profiles the coordinator and every peer over the
- * measured part only, where --cpu-prof's profiles of a peer are mostly its start-up).
+ * Knobs (environment): TELEMETRY_BENCH_ROUNDS (cycles), _ROUND_MS, _SETTLE_MS, _WARMUP_ROUNDS,
+ * _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none (spans recorded, not exported);
+ * TELEMETRY_BENCH_PARTS=traces,metrics,recorder (which parts run); TELEMETRY_BENCH_VARIANTS=off,on
+ * (interleave a subset, print, record nothing); TELEMETRY_BENCH_ONLY=on (one variant alone, for a
+ * profile: `node --cpu-prof --import tsx bench/telemetry-grpc.bench.ts`, with
+ * TELEMETRY_BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=d" for the peers; or
+ * TELEMETRY_BENCH_PROFILE_DIR=d, which profiles the coordinator and every peer over the measured part
+ * only, where --cpu-prof's profiles of a peer are mostly its start-up).
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";

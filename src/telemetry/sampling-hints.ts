@@ -2,9 +2,9 @@ import { isSpanContextValid, trace, TraceFlags } from "@opentelemetry/api";
 import type { Context, Span } from "@opentelemetry/api";
 
 /**
- * What a fan-out tracer (or a server's RPC spans) may know of the tracer provider's sampler, so that it starts no span the
- * sampler would not sample. Records through @opentelemetry/api only; the node's SDK set-up
- * (src/telemetry/sdk/sampler-from-env.ts) says what its sampler is.
+ * What a fan-out tracer (or a server's RPC spans) may know of the tracer provider's sampler, so that
+ * it starts no span the sampler would not sample. Records through @opentelemetry/api only; the node's
+ * SDK set-up (src/telemetry/sdk/sampler-from-env.ts) says what its sampler is.
  */
 export interface SamplingHints {
   /**
