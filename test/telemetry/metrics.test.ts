@@ -152,6 +152,32 @@ describe("FanoutMetrics", () => {
     expect(valueOf(m.get(METRIC.deadlineMisses), { [ATTR.mode]: "degrade" })).toBe(1);
   });
 
+  it("records every fan-out's histograms across batches, and those still queued at collection and at close", async () => {
+    const h = setup();
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.warm("a", 10);
+    const run = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) {
+        await h.clock.runUntilSettled(
+          h.coordinator.fanOut(task, { peers: ["a"], budgetMs: 200, model: collectModel() }),
+        );
+      }
+    };
+    const count = (m: Map<string, MetricData>): number | undefined =>
+      valueOf(m.get(METRIC.fanouts), { [ATTR.mode]: "speculate" });
+    await run(150); // two batches of 64, and 22 queued
+    let m = await h.collect();
+    expect(count(m)).toBe(150);
+    const duration = points(m.get(METRIC.duration)).find((p) => p.attributes[ATTR.mode] === "speculate")!;
+    expect((duration.value as unknown as Histogram).count).toBe(150);
+    expect(valueOf(m.get(METRIC.commitRatio), {})).toBe(1);
+    await run(3);
+    h.metrics.close(); // counts the 3 queued before the callbacks stop
+    m = await h.collect();
+    const budget = points(m.get(METRIC.budget)).find((p) => p.attributes[ATTR.mode] === "speculate")!;
+    expect((budget.value as unknown as Histogram).count).toBe(153);
+  });
+
   it("reads per-peer p50, p99, samples and estimate age from the estimator when collected", async () => {
     const h = setup();
     h.warm("a", 10, 50);
