@@ -51,8 +51,6 @@ interface OpenFanout {
   decided: boolean;
   /** The task kind was set (from the first branch request). */
   kindSet: boolean;
-  /** Not recording: branches sent (startBranch) whose settled report has not come yet. */
-  outstanding: number;
 }
 
 /** Finite numbers only: OTLP/JSON and Prometheus have no good place for NaN or Infinity. */
@@ -78,10 +76,6 @@ export class FanoutTracer implements FanoutObserver {
   readonly #open = new Map<string, OpenFanout>();
   /** Branch spans not yet ended, by branch id (they may outlive their fan-out's span). */
   readonly #branches = new Map<string, Span>();
-  /** Ended fan-outs that are not recording, until their branches' late reports are in. */
-  readonly #lingering = new Map<string, OpenFanout>();
-  /** Branches of non-recording fan-outs sent and not yet reported (they have no span to keep). */
-  #unreported = 0;
 
   constructor(options: FanoutTracerOptions = {}) {
     this.#tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE);
@@ -92,7 +86,7 @@ export class FanoutTracer implements FanoutObserver {
 
   /** Fan-out and branch spans still open (for tests and leak checks). */
   get open(): { fanouts: number; branches: number } {
-    return { fanouts: this.#open.size, branches: this.#branches.size + this.#unreported };
+    return { fanouts: this.#open.size, branches: this.#branches.size };
   }
 
   /**
@@ -119,11 +113,9 @@ export class FanoutTracer implements FanoutObserver {
     const open = this.#open.get(req.fanoutId);
     if (open !== undefined && !open.recording) {
       // Not sampled: a child of a non-sampled span is not sampled either (parent-based and ratio
-      // samplers decide alike for the whole trace), so no span object per branch and nothing kept by
-      // branch id: a count on the fan-out. The branch goes out in the fan-out's context, whose
-      // traceparent tells the peers "not sampled".
-      open.outstanding++;
-      this.#unreported++;
+      // samplers decide alike for the whole trace), so no span object per branch and nothing kept for
+      // it. The branch goes out in the fan-out's context, whose traceparent tells the peers "not
+      // sampled".
       return open.ctx;
     }
     if (open !== undefined && !open.kindSet) {
@@ -155,26 +147,20 @@ export class FanoutTracer implements FanoutObserver {
    * which carries the work the peer really lost — possibly after the fan-out span has ended.
    */
   onBranchEnd(fanoutId: string, record: BranchRecord): void {
-    let span = this.#branches.get(record.branchId);
-    if (span === undefined) {
-      const open = this.#open.get(fanoutId) ?? this.#lingering.get(fanoutId);
-      if (open !== undefined && !open.recording) {
-        // A branch of a fan-out that is not recording: nothing to record, one fewer to wait for.
-        if (record.unsettled !== true && open.outstanding > 0) {
-          open.outstanding--;
-          this.#unreported--;
-          if (open.outstanding === 0) this.#lingering.delete(fanoutId);
-        }
-        return;
-      }
-    }
+    // Most reports are of unsampled fan-outs' branches, which have no span: one lookup when no branch
+    // span is open at all.
+    let span = this.#branches.size === 0 ? undefined : this.#branches.get(record.branchId);
     if (record.unsettled === true) {
       span?.setAttribute(ATTR.branchOutcome, record.outcome);
       return;
     }
     if (span === undefined) {
-      // The branch was sent without instrumentTransport: record it after the fact.
-      const parent = this.#open.get(fanoutId)?.ctx ?? context.active();
+      // No span was started for it: a branch of a fan-out that is not recording, or one sent without
+      // instrumentTransport, recorded after the fact while its fan-out is open. A report that comes
+      // after its fan-out ended without a span (a late branch of an unsampled fan-out) has nothing to
+      // record.
+      const open = this.#open.get(fanoutId);
+      if (open === undefined || !open.recording) return;
       span = this.#tracer.startSpan(
         SPAN_BRANCH,
         {
@@ -187,7 +173,7 @@ export class FanoutTracer implements FanoutObserver {
             [ATTR.branchDeadline]: record.deadline,
           },
         },
-        parent,
+        open.ctx,
       );
     } else {
       this.#branches.delete(record.branchId);
@@ -213,7 +199,6 @@ export class FanoutTracer implements FanoutObserver {
     queueMicrotask(() => {
       if (this.#open.get(fanoutId) !== open) return;
       this.#open.delete(fanoutId);
-      this.#linger(fanoutId, open);
       open.span.setStatus({ code: SpanStatusCode.ERROR, message: violation.message });
       open.span.setAttribute(ATTR_ERROR_TYPE, code);
       open.span.end();
@@ -228,7 +213,6 @@ export class FanoutTracer implements FanoutObserver {
     this.#open.delete(outcome.fanoutId);
     const span = open.span;
     if (!span.isRecording()) {
-      this.#linger(outcome.fanoutId, open);
       span.end();
       return;
     }
@@ -296,7 +280,6 @@ export class FanoutTracer implements FanoutObserver {
       violated: false,
       decided: false,
       kindSet: false,
-      outstanding: 0,
     };
     this.#open.set(fanoutId, open);
     return open;
@@ -329,25 +312,11 @@ export class FanoutTracer implements FanoutObserver {
     first.value[1].end();
   }
 
-  /** Keeps an ended non-recording fan-out while its branches' reports are still to come. */
-  #linger(fanoutId: string, open: OpenFanout): void {
-    if (open.recording || open.outstanding === 0) return;
-    if (this.#lingering.size >= this.#max) {
-      const first = this.#lingering.entries().next();
-      if (first.done !== true) {
-        this.#lingering.delete(first.value[0]);
-        this.#unreported -= first.value[1].outstanding;
-      }
-    }
-    this.#lingering.set(fanoutId, open);
-  }
-
   #evictOldest(): void {
     const first = this.#open.entries().next();
     if (first.done === true) return;
     const [id, open] = first.value;
     this.#open.delete(id);
-    this.#linger(id, open);
     open.span.setStatus({ code: SpanStatusCode.ERROR, message: "fan-out end never reported" });
     open.span.end();
   }

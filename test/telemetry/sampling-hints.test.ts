@@ -109,7 +109,7 @@ describe("FanoutTracer with sampling hints", () => {
     expect(TRACEPARENT.exec(sent[0]!)![3]).toBe("01");
   });
 
-  it("keeps nothing per branch for an unsampled fan-out, and forgets it once its late branch reports", async () => {
+  it("keeps nothing per branch for an unsampled fan-out, and records nothing when its late branch reports", async () => {
     const s = countingSdk(new AlwaysOnSampler());
     const ft = new FanoutTracer({
       tracer: s.tracer,
@@ -129,7 +129,7 @@ describe("FanoutTracer with sampling hints", () => {
       h.coordinator.fanOut(task, { peers: ["a", "b", "c"], budgetMs: 100, model: collectModel() }),
     );
     expect(outcome.branches.find((b) => b.peer === "c")?.outcome).toBe("abandoned");
-    expect(ft.open).toEqual({ fanouts: 0, branches: 1 }); // ended, c still to report
+    expect(ft.open).toEqual({ fanouts: 0, branches: 0 }); // ended, c still to report: nothing kept
     settleC({ kind: "abandoned", lostWorkMs: 40 });
     await h.clock.runUntilIdle();
     expect(ft.open).toEqual({ fanouts: 0, branches: 0 });
