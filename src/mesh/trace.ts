@@ -3,7 +3,7 @@
  * until the application installs an SDK). The library never installs one.
  */
 import { context, propagation, ROOT_CONTEXT } from "@opentelemetry/api";
-import type { Context } from "@opentelemetry/api";
+import type { Context, TextMapGetter } from "@opentelemetry/api";
 import type { Metadata } from "@grpc/grpc-js";
 
 /**
@@ -32,17 +32,51 @@ export function injectTraceContext(metadata: Metadata): void {
   for (const [key, value] of lastEntries) metadata.set(key, value);
 }
 
-/** The context carried by an incoming call's metadata (ROOT_CONTEXT + nothing when none). */
-export function extractTraceContext(metadata: Metadata, fallbackTraceparent = ""): Context {
-  const fields = propagation.fields();
-  if (fields.length === 0 && fallbackTraceparent === "") return ROOT_CONTEXT;
-  const carrier: Record<string, string> = {};
-  for (const key of fields) {
-    const v = metadata.get(key)[0];
-    if (typeof v === "string") carrier[key] = v;
-  }
-  if (carrier["traceparent"] === undefined && fallbackTraceparent !== "") {
-    carrier["traceparent"] = fallbackTraceparent;
-  }
-  return propagation.extract(ROOT_CONTEXT, carrier);
+/** The part of grpc-js's `Metadata` the propagator reads (grpc-js `Metadata` satisfies it as is). */
+export interface MetadataReader {
+  get(key: string): (string | Buffer)[];
+  getMap(): Record<string, string | Buffer>;
+}
+
+/**
+ * Reads incoming metadata for the propagator: a key's value, or its values when it came more than once
+ * (the W3C propagator takes the first `traceparent` and joins `tracestate` headers).
+ */
+export const metadataGetter: TextMapGetter<MetadataReader> = {
+  keys: (md) => Object.keys(md.getMap()),
+  get: (md, key) => {
+    const values = md.get(key);
+    if (values.length === 0) return undefined;
+    if (values.length === 1) {
+      const v = values[0]!;
+      return typeof v === "string" ? v : v.toString("utf8");
+    }
+    return values.map((v) => (typeof v === "string" ? v : v.toString("utf8")));
+  },
+};
+
+/** Metadata, and the `traceparent` to read when it carries none (a request body's own field). */
+interface WithFallback {
+  readonly md: MetadataReader;
+  readonly traceparent: string;
+}
+
+const fallbackGetter: TextMapGetter<WithFallback> = {
+  keys: (c) => metadataGetter.keys(c.md),
+  get: (c, key) => {
+    const v = metadataGetter.get(c.md, key);
+    return v === undefined && key === "traceparent" ? c.traceparent : v;
+  },
+};
+
+/**
+ * The context carried by an incoming call's metadata (ROOT_CONTEXT + nothing when none), or by
+ * `fallbackTraceparent` when the metadata has no `traceparent`. The propagator reads the metadata
+ * through a getter: on a peer this runs for every branch, so it builds no carrier and asks the
+ * propagator for no list of fields.
+ */
+export function extractTraceContext(metadata: MetadataReader, fallbackTraceparent = ""): Context {
+  return fallbackTraceparent === ""
+    ? propagation.extract(ROOT_CONTEXT, metadata, metadataGetter)
+    : propagation.extract(ROOT_CONTEXT, { md: metadata, traceparent: fallbackTraceparent }, fallbackGetter);
 }

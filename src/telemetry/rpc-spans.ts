@@ -9,7 +9,8 @@
  * Records through @opentelemetry/api only; without an SDK every call here is a cheap no-op.
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import type { Context, Span, TextMapGetter, TextMapSetter, Tracer } from "@opentelemetry/api";
+import type { Context, Span, TextMapSetter, Tracer } from "@opentelemetry/api";
+import { metadataGetter } from "../mesh/trace.js";
 import { ATTR_ERROR_TYPE, INSTRUMENTATION_SCOPE } from "./attributes.js";
 import { unsampledSpan } from "./sampling-hints.js";
 import type { SamplingHints } from "./sampling-hints.js";
@@ -64,16 +65,6 @@ const setter: TextMapSetter<MetadataCarrier> = {
   set: (carrier, key, value) => carrier.set(key, value),
 };
 
-const getter: TextMapGetter<MetadataCarrier> = {
-  keys: (carrier) => Object.keys(carrier.getMap()),
-  get: (carrier, key) => {
-    const values = carrier.get(key);
-    if (values.length === 0) return undefined;
-    const v = values.map((x) => (typeof x === "string" ? x : x.toString("utf8")));
-    return v.length === 1 ? v[0] : v;
-  },
-};
-
 /** Writes the trace context of `ctx` (default: the active context) into outgoing metadata. */
 export function injectTraceContext(metadata: MetadataCarrier, ctx: Context = context.active()): void {
   propagation.inject(ctx, metadata, setter);
@@ -81,7 +72,7 @@ export function injectTraceContext(metadata: MetadataCarrier, ctx: Context = con
 
 /** Reads the caller's trace context from incoming metadata, on top of `base` (default: root). */
 export function extractTraceContext(metadata: MetadataCarrier, base: Context = ROOT_CONTEXT): Context {
-  return propagation.extract(base, metadata, getter);
+  return propagation.extract(base, metadata, metadataGetter);
 }
 
 /** The W3C `traceparent` of `ctx` (default: active) or "" when there is no sampled-or-not span. */

@@ -54,4 +54,22 @@ describe("trace context in gRPC metadata", () => {
     expect(md.get("traceparent")).toEqual([]);
     expect(extractTraceContext(md, `00-${TRACE}-b7ad6b7169203331-01`)).toBe(ROOT_CONTEXT);
   });
+
+  it("reads the metadata's traceparent, else the fallback, and every tracestate header", () => {
+    const md = new Metadata();
+    const fromBody = `00-${TRACE}-b7ad6b7169203331-01`;
+    expect(trace.getSpanContext(extractTraceContext(md, fromBody))).toMatchObject({
+      traceId: TRACE,
+      spanId: "b7ad6b7169203331",
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
+    md.set("traceparent", `00-${TRACE}-00f067aa0ba902b7-00`);
+    md.add("tracestate", "a=1");
+    md.add("tracestate", "b=2");
+    const sc = trace.getSpanContext(extractTraceContext(md, fromBody))!;
+    expect(sc.spanId).toBe("00f067aa0ba902b7");
+    expect(sc.traceState?.serialize()).toBe("a=1,b=2");
+    expect(extractTraceContext(new Metadata())).toBe(ROOT_CONTEXT);
+  });
 });
