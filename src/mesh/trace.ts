@@ -47,13 +47,14 @@ export const metadataGetter: TextMapGetter<MetadataReader> = {
   get: (md, key) => {
     const values = md.get(key);
     if (values.length === 0) return undefined;
-    if (values.length === 1) {
-      const v = values[0]!;
-      return typeof v === "string" ? v : v.toString("utf8");
-    }
-    return values.map((v) => (typeof v === "string" ? v : v.toString("utf8")));
+    return values.length === 1 ? text(values[0]!) : values.map(text);
   },
 };
+
+/** A metadata value as text (binary values, which the propagator's keys never are, as UTF-8). */
+function text(v: string | Buffer): string {
+  return typeof v === "string" ? v : v.toString("utf8");
+}
 
 /** Metadata, and the `traceparent` to read when it carries none (a request body's own field). */
 interface WithFallback {

@@ -11,6 +11,7 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Context, Span, TextMapSetter, Tracer } from "@opentelemetry/api";
 import { metadataGetter } from "../mesh/trace.js";
+import type { MetadataReader } from "../mesh/trace.js";
 import { ATTR_ERROR_TYPE, INSTRUMENTATION_SCOPE } from "./attributes.js";
 import { unsampledSpan } from "./sampling-hints.js";
 import type { SamplingHints } from "./sampling-hints.js";
@@ -53,12 +54,11 @@ export function grpcStatusName(code: number): string {
 }
 
 /**
- * The part of grpc-js's `Metadata` the propagator needs (grpc-js `Metadata` satisfies it as is).
+ * The part of grpc-js's `Metadata` the propagator needs, to read (the mesh's `MetadataReader`) and to
+ * write (grpc-js `Metadata` satisfies it as is).
  */
-export interface MetadataCarrier {
-  get(key: string): (string | Buffer)[];
+export interface MetadataCarrier extends MetadataReader {
   set(key: string, value: string): void;
-  getMap(): Record<string, string | Buffer>;
 }
 
 const setter: TextMapSetter<MetadataCarrier> = {
