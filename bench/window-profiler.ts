@@ -1,9 +1,9 @@
 /**
  * A CPU profile of a window of a bench process's life (the measured rounds, not start-up and warm-up),
  * through node:inspector: `start()`, then `stop(name)` writes `<dir>/<name>.cpuprofile` (open it in
- * Chrome DevTools or speedscope). Without a directory both are no-ops.
+ * Chrome DevTools or speedscope), creating the directory if need be. Without a directory both are no-ops.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "node:inspector";
 
@@ -25,6 +25,7 @@ export function windowProfiler(dir: string | undefined): WindowProfiler {
         const file = join(dir, `${name}.cpuprofile`);
         try {
           if (err !== null) throw err;
+          mkdirSync(dir, { recursive: true });
           writeFileSync(file, JSON.stringify(res.profile));
         } catch (e) {
           console.error(`window profiler: ${file} not written: ${(e as Error).message}`);
