@@ -7,9 +7,6 @@
  *        Coordinator without observer or transport wrapper — an embedding that installs nothing;
  *   control the same as "off", again (its own Coordinator): an A/A pair, so that the cost this method
  *           reads for no difference at all is printed beside the others;
- *   context no telemetry, only the AsyncLocalStorage context manager and W3C propagator registered
- *           (the process-wide part of the SDK set-up: Node 20's async_hooks on every promise, switched on
- *           as a node's servers switch them on, by a first context.with);
  *   wire "off", but each fan-out's branches carry an unsampled W3C traceparent of their own (a fresh
  *        trace id per fan-out, as an unsampled root has) through the propagator and the sync context
  *        manager: what sending the trace context costs at both ends of the wire, by itself;
@@ -17,6 +14,10 @@
  *        at most 10 new traces/s; the default context manager, sync; BatchSpanProcessor, OTLP/gRPC
  *        traces and metrics to a sink process),
  *        createTelemetry() (fan-out tracer, metrics, flight recorder) and the instrumented transport;
+ *   untraced as "on" with OTEL_TRACES_SAMPLER=parentbased_always_off: no fan-out traced, everything else
+ *            as a node runs it (metrics, flight recorder, unsampled trace context on every branch). With
+ *            "wire" and "on" it splits the cost: propagation alone, then the rest of the per-fan-out
+ *            telemetry, then the traces the default sampler records;
  *   hooks as "on" with `telemetry.contextManager: async-hooks` (AsyncLocalStorage: Node 20's async hooks
  *         on every promise) in the coordinator, where "on" has the node's default, the sync manager;
  *   always as "on" with OTEL_TRACES_SAMPLER=parentbased_always_on: every fan-out traced, 17 spans each
@@ -195,29 +196,6 @@ function off(transport: GrpcTransport, book: LatencyBook, peers: string[], spinU
   };
 }
 
-/** No telemetry, but the process-wide AsyncLocalStorage context manager and propagator that the SDK
- * registers: what Node 20's async_hooks cost by themselves. */
-function contextOnly(transport: GrpcTransport, book: LatencyBook, peers: string[]): Variant {
-  const c = new Coordinator({ transport, book, nodeId: "bench" });
-  const propagator = new W3CTraceContextPropagator();
-  return {
-    fanOut: fanOutWith(c, peers),
-    activate() {
-      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-      propagation.setGlobalPropagator(propagator);
-      // AsyncLocalStorage turns Node's async hooks on at its first run(), and a node always gets
-      // there (its servers run every handler in context.with): without this the hooks stay off.
-      context.with(context.active(), () => undefined);
-    },
-    deactivate() {
-      context.disable();
-      propagation.disable();
-    },
-    flush: async () => {},
-    close: async () => {},
-  };
-}
-
 /**
  * No SDK: each fan-out's branches carry an unsampled span context of their own, which GrpcTransport
  * writes into the metadata as a `traceparent` through the propagator.
@@ -373,7 +351,7 @@ export async function run(): Promise<void> {
   const book = new LatencyBook({ windowMs: 10_000, minSamples: 20 });
   const peersCpu = async (): Promise<number> =>
     (await Promise.all(peers.map((p) => p.cpu()))).reduce((a, b) => a + b, 0);
-  const names = ["off", "control", "context", "wire", "on", "hooks", "always"] as const;
+  const names = ["off", "control", "wire", "untraced", "on", "hooks", "always"] as const;
   type Name = (typeof names)[number];
   /**
    * TELEMETRY_BENCH_VARIANTS=off,on: interleave only these (off is always one), print the paired costs
@@ -405,8 +383,8 @@ export async function run(): Promise<void> {
   const totals = {
     off: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     control: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
-    context: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     wire: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    untraced: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     on: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     hooks: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     always: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
@@ -414,8 +392,8 @@ export async function run(): Promise<void> {
   const variants: Record<(typeof names)[number], Variant> = {
     off: off(transport, book, addresses),
     control: off(transport, book, addresses, CONTROL_SPIN_US),
-    context: contextOnly(transport, book, addresses),
     wire: wire(transport, book, addresses),
+    untraced: await on(transport, book, addresses, { OTEL_TRACES_SAMPLER: "parentbased_always_off" }),
     on: await on(transport, book, addresses),
     hooks: await on(transport, book, addresses, {}, "async-hooks"),
     always: await on(transport, book, addresses, { OTEL_TRACES_SAMPLER: "parentbased_always_on" }),
@@ -507,6 +485,7 @@ export async function run(): Promise<void> {
       }
     }
   } finally {
+    await variants.untraced.close();
     await variants.on.close();
     await variants.hooks.close();
     await variants.always.close();
@@ -631,11 +610,6 @@ export async function run(): Promise<void> {
       target: 5,
       note: `user+system CPU of the coordinator process; ${spread("on", "cpu")}`,
     },
-    "coordinator CPU cost of the context manager alone": {
-      value: cost("context", "cpu"),
-      unit: "%",
-      note: "AsyncLocalStorage context manager + W3C propagator registered, no telemetry: Node 20's async_hooks",
-    },
     "total CPU cost of telemetry (coordinator + peers)": {
       value: cost("on", "total"),
       unit: "%",
@@ -648,6 +622,16 @@ export async function run(): Promise<void> {
       note: `no SDK; an unsampled traceparent in every branch's metadata, extracted by the peers; 95% bootstrap interval ${interval("wire")}; ${spread("wire", "rate")}`,
     },
     "peers' CPU cost of the trace context alone (wire)": { value: cost("wire", "peer"), unit: "%" },
+    "throughput cost of telemetry with no fan-out traced (untraced)": {
+      value: cost("untraced", "rate"),
+      unit: "%",
+      note: `"on" with OTEL_TRACES_SAMPLER=parentbased_always_off: metrics, flight recorder and the unsampled trace context, no span recorded; 95% bootstrap interval ${interval("untraced")}; ${spread("untraced", "rate")}`,
+    },
+    "total CPU cost of telemetry with no fan-out traced (untraced)": {
+      value: cost("untraced", "total"),
+      unit: "%",
+      note: spread("untraced", "total"),
+    },
     "throughput cost of telemetry, async-hooks context manager (wall)": {
       value: cost("hooks", "rate"),
       unit: "%",
