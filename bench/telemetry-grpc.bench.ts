@@ -516,12 +516,12 @@ export async function run(): Promise<void> {
   const median = (sorted: readonly number[]): number => sorted[Math.floor(sorted.length / 2)]!;
   const cost = (name: Exclude<Name, "off">, key: Key): number => median(paired(name, key));
   /**
-   * A 95% bootstrap interval of the throughput cost (the median paired ratio, rounds resampled with
-   * replacement): how far this run's figure could be from the method's own answer, given how much the
-   * rounds moved. Seeded, so the same rounds give the same interval.
+   * A 95% bootstrap interval of the median of per-round costs (a variant's paired ratios, or `beyond`'s
+   * differences; rounds resampled with replacement): how far this run's figure could be from the
+   * method's own answer, given how much the rounds moved. Seeded, so the same rounds give the same
+   * interval.
    */
-  const interval = (name: Exclude<Name, "off">): string => {
-    const ratios = paired(name, "rate");
+  const intervalOf = (ratios: readonly number[]): string => {
     let seed = 0x2545f491;
     const random = (): number => {
       seed ^= seed << 13;
@@ -537,6 +537,18 @@ export async function run(): Promise<void> {
     }
     medians.sort((x, y) => x - y);
     return `${medians[50]!.toFixed(1)} .. ${medians[1949]!.toFixed(1)} %`;
+  };
+  const interval = (name: Exclude<Name, "off">): string => intervalOf(paired(name, "rate"));
+  /**
+   * Per cycle, `a`'s throughput cost minus `b`'s (each against the off rounds either side of it), sorted:
+   * what `a` adds to `b`. Rounds are pushed once per cycle, so index i of each is the same cycle.
+   */
+  const beyond = (a: Exclude<Name, "off">, b: Exclude<Name, "off">): number[] => {
+    const cost1 = (x: Paired): number => (1 - x.rate / x.base.rate) * 100;
+    const n = Math.min(rounds[a].length, rounds[b].length);
+    return Array.from({ length: n }, (_, i) => cost1(rounds[a][i]!) - cost1(rounds[b][i]!)).sort(
+      (x, y) => x - y,
+    );
   };
   /** The interquartile range of the same paired ratios: how far apart the rounds were. */
   const spread = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "total"): string => {
@@ -567,6 +579,10 @@ export async function run(): Promise<void> {
         ]),
       ),
     );
+    if (running.includes("wire") && running.includes("on")) {
+      const d = beyond("on", "wire");
+      console.log(`on beyond wire, per cycle: ${median(d).toFixed(1)} % (95% interval ${intervalOf(d)})`);
+    }
     console.log(`load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}`);
     return;
   }
@@ -622,6 +638,11 @@ export async function run(): Promise<void> {
       note: `no SDK; an unsampled traceparent in every branch's metadata, extracted by the peers; 95% bootstrap interval ${interval("wire")}; ${spread("wire", "rate")}`,
     },
     "peers' CPU cost of the trace context alone (wire)": { value: cost("wire", "peer"), unit: "%" },
+    "throughput cost of telemetry beyond the trace context (on against wire)": {
+      value: median(beyond("on", "wire")),
+      unit: "%",
+      note: `per cycle, on's cost minus wire's: what the SDK, metrics, flight recorder and traces add to the propagation issue 4 requires (a split of the cost, not the target); 95% bootstrap interval ${intervalOf(beyond("on", "wire"))}`,
+    },
     "throughput cost of telemetry with no fan-out traced (untraced)": {
       value: cost("untraced", "rate"),
       unit: "%",
