@@ -503,16 +503,16 @@ export async function run(): Promise<void> {
    * medians of these: totals over the run would be dominated by the machine's drift.
    */
   type Key = "rate" | "cpu" | "peer" | "total" | "settle";
+  /** One round's cost in %, against its base. */
+  const roundCost = (x: Paired, key: Key): number => {
+    const base = x.base;
+    if (key === "rate") return (1 - x.rate / base.rate) * 100;
+    if (key === "settle") return (1 - x.settleRate / base.settleRate) * 100;
+    if (key === "total") return ((x.cpu + x.peer) / (base.cpu + base.peer) - 1) * 100;
+    return (x[key] / base[key] - 1) * 100;
+  };
   const paired = (name: Exclude<Name, "off">, key: Key): number[] =>
-    rounds[name]
-      .map((x) => {
-        const base = x.base;
-        if (key === "rate") return (1 - x.rate / base.rate) * 100;
-        if (key === "settle") return (1 - x.settleRate / base.settleRate) * 100;
-        if (key === "total") return ((x.cpu + x.peer) / (base.cpu + base.peer) - 1) * 100;
-        return (x[key] / base[key] - 1) * 100;
-      })
-      .sort((a, b) => a - b);
+    rounds[name].map((x) => roundCost(x, key)).sort((a, b) => a - b);
   const median = (sorted: readonly number[]): number => sorted[Math.floor(sorted.length / 2)]!;
   const cost = (name: Exclude<Name, "off">, key: Key): number => median(paired(name, key));
   /**
@@ -544,11 +544,11 @@ export async function run(): Promise<void> {
    * what `a` adds to `b`. Rounds are pushed once per cycle, so index i of each is the same cycle.
    */
   const beyond = (a: Exclude<Name, "off">, b: Exclude<Name, "off">): number[] => {
-    const cost1 = (x: Paired): number => (1 - x.rate / x.base.rate) * 100;
     const n = Math.min(rounds[a].length, rounds[b].length);
-    return Array.from({ length: n }, (_, i) => cost1(rounds[a][i]!) - cost1(rounds[b][i]!)).sort(
-      (x, y) => x - y,
-    );
+    return Array.from(
+      { length: n },
+      (_, i) => roundCost(rounds[a][i]!, "rate") - roundCost(rounds[b][i]!, "rate"),
+    ).sort((x, y) => x - y);
   };
   /** The interquartile range of the same paired ratios: how far apart the rounds were. */
   const spread = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "total"): string => {
@@ -586,6 +586,7 @@ export async function run(): Promise<void> {
     console.log(`load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}`);
     return;
   }
+  const onBeyondWire = beyond("on", "wire");
   const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS} rounds per variant of ${ROUND_MS} ms measured after ${SETTLE_MS} ms settling, each between two off rounds, after ${WARMUP_ROUNDS} warm-up rounds each`;
   recordFigures("telemetry-grpc", {
     "fan-outs/s, telemetry off (gRPC, 8 peers)": { value: rate(totals.off), unit: "1/s", note },
@@ -639,9 +640,9 @@ export async function run(): Promise<void> {
     },
     "peers' CPU cost of the trace context alone (wire)": { value: cost("wire", "peer"), unit: "%" },
     "throughput cost of telemetry beyond the trace context (on against wire)": {
-      value: median(beyond("on", "wire")),
+      value: median(onBeyondWire),
       unit: "%",
-      note: `per cycle, on's cost minus wire's: what the SDK, metrics, flight recorder and traces add to the propagation issue 4 requires (a split of the cost, not the target); 95% bootstrap interval ${intervalOf(beyond("on", "wire"))}`,
+      note: `per cycle, on's cost minus wire's: what the SDK, metrics, flight recorder and traces add to the propagation issue 4 requires (a split of the cost, not the target); 95% bootstrap interval ${intervalOf(onBeyondWire)}`,
     },
     "throughput cost of telemetry with no fan-out traced (untraced)": {
       value: cost("untraced", "rate"),
