@@ -32,3 +32,52 @@ export class TailswarmError extends Error {
     );
   }
 }
+
+/** The most characters of a value an error message repeats; a longer value is cut and its length given. */
+export const MAX_ECHO_CHARS = 200;
+
+/**
+ * A value as error messages show it: strings quoted, other values as JSON, `nothing` for undefined,
+ * and never more than `MAX_ECHO_CHARS` characters of it (a cut value ends `… (N chars)`), so that a
+ * hostile request cannot make an error reply as large as itself.
+ */
+export function showValue(value: unknown): string {
+  let text: string;
+  try {
+    text =
+      typeof value === "bigint" || typeof value === "symbol" || typeof value === "function"
+        ? String(value)
+        : (JSON.stringify(value) ?? "nothing");
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  if (typeof value === "number" && !Number.isFinite(value)) text = String(value);
+  return text.length > MAX_ECHO_CHARS ? `${text.slice(0, MAX_ECHO_CHARS)}… (${text.length} chars)` : text;
+}
+
+/**
+ * The one message style for a bad value: `field: got X (from SOURCE), expected Y`. `got` is shown
+ * with `showValue` (bounded); `source` (a flag, an env variable, a file, a request) is optional.
+ *
+ * @example
+ * expectation("probe.intervalMs", 0, "a number > 0", "env TAILSWARM_PROBE_INTERVAL_MS");
+ * // 'probe.intervalMs: got 0 (from env TAILSWARM_PROBE_INTERVAL_MS), expected a number > 0'
+ */
+export function expectation(field: string, got: unknown, expected: string, source?: string): string {
+  const from = source === undefined ? "" : ` (from ${source})`;
+  return `${field}: got ${showValue(got)}${from}, expected ${expected}`;
+}
+
+/** A `TailswarmError` in the one message style (`INVALID_ARGUMENT` unless another code is given). */
+export function invalid(
+  field: string,
+  got: unknown,
+  expected: string,
+  options?: { source?: string; code?: TailswarmErrorCode; cause?: unknown },
+): TailswarmError {
+  return new TailswarmError(
+    options?.code ?? "INVALID_ARGUMENT",
+    expectation(field, got, expected, options?.source),
+    options?.cause === undefined ? undefined : { cause: options.cause },
+  );
+}
