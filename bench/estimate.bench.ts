@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { LatencyBook } from "../src/estimate/latency-book.js";
 import type { PeerLatency } from "../src/estimate/peer-latency.js";
 import type { FanoutEstimate, Requirement } from "../src/estimate/types.js";
-import { classifyEstimate } from "../src/policy/classify.js";
+import { decide } from "../src/policy/decide.js";
 import { createRng, logNormal } from "../src/util/rng.js";
 import { recordFigures } from "./report.js";
 import type { Figure } from "./report.js";
@@ -81,9 +81,18 @@ function populatedBook(n: number, seed: number, tickMs = 1): { book: LatencyBook
   return { book, ids };
 }
 
-function decide(book: LatencyBook, ids: readonly string[], now: number): FanoutEstimate {
+function estimateAndDecide(book: LatencyBook, ids: readonly string[], now: number): FanoutEstimate {
   const f = book.fanout(ids, ALL, now);
-  const c = classifyEstimate(250, f, 5, true);
+  const c = decide({
+    policy: "p99-boundary",
+    budgetMs: 250,
+    estimate: f,
+    abandonCostMs: 5,
+    relevant: true,
+    speculationFeasible: true,
+    anyPeerLive: true,
+    hasFallback: true,
+  });
   sink += c.fanoutP99Ms;
   return f;
 }
@@ -147,8 +156,8 @@ function benchDecision(figures: Record<string, Figure>): void {
   for (const n of [8, 40, 200]) {
     const { book, ids } = populatedBook(n, 100 + n);
     const now = clock.t;
-    decide(book, ids, now); // fill the cache
-    const cached = perCall(200_000, () => decide(book, ids, now));
+    estimateAndDecide(book, ids, now); // fill the cache
+    const cached = perCall(200_000, () => estimateAndDecide(book, ids, now));
     figures[`decision path cached, ${n} peers (p99)`] = {
       value: cached.p99 / 1000,
       unit: "µs",
@@ -158,7 +167,7 @@ function benchDecision(figures: Record<string, Figure>): void {
 
     // cache miss (tick expired), per-peer CDFs rebuilt for the censored calls' new ages
     let t = now;
-    const miss = perCall(n === 200 ? 2_000 : 5_000, () => decide(book, ids, (t += 1.01)));
+    const miss = perCall(n === 200 ? 2_000 : 5_000, () => estimateAndDecide(book, ids, (t += 1.01)));
     figures[`decision path uncached, ${n} peers (p99)`] = {
       value: miss.p99 / 1000,
       unit: "µs",
@@ -166,7 +175,7 @@ function benchDecision(figures: Record<string, Figure>): void {
     };
     figures[`decision path uncached, ${n} peers (p50)`] = { value: miss.p50 / 1000, unit: "µs" };
     figures[`decision path uncached, ${n} peers (best batch mean)`] = {
-      value: bestBatchMean(20, 10, () => decide(book, ids, (t += 1.01))) / 1000,
+      value: bestBatchMean(20, 10, () => estimateAndDecide(book, ids, (t += 1.01))) / 1000,
       unit: "µs",
     };
 
@@ -178,7 +187,7 @@ function benchDecision(figures: Record<string, Figure>): void {
       t += 1.01;
       for (const id of ids) book.record(id, logNormal(rng, 20, 0.5), t);
       const start = process.hrtime.bigint();
-      decide(book, ids, t);
+      estimateAndDecide(book, ids, t);
       h.recordValue(Number(process.hrtime.bigint() - start));
     }
     figures[`decision path cold (every member recorded), ${n} peers (p99)`] = {

@@ -19,8 +19,11 @@ export { WindowedHistogram } from "./estimate/windowed-histogram.js";
 export { fanoutQuantile, fanoutQuantiles, fanoutCdfAt } from "./estimate/fanout.js";
 export type { CdfLike } from "./estimate/fanout.js";
 export type { Mode, Reason, Classification, PolicyName } from "./policy/types.js";
-export { classify, classifyEstimate } from "./policy/classify.js";
-export { decideMode, isPolicyName, POLICY_NAMES } from "./policy/decide-mode.js";
+export { classify } from "./policy/classify.js";
+export { decide } from "./policy/decide.js";
+export type { DecideInput } from "./policy/decide.js";
+export { isPolicyName, POLICY_NAMES } from "./policy/types.js";
+export { REASONS } from "./policy/reasons.js";
 export { describeClassification } from "./policy/describe.js";
 export type { ClassificationAccount } from "./policy/describe.js";
 export { SpeculationBudgetViolation } from "./policy/violation.js";
@@ -42,13 +45,10 @@ export type {
 } from "./engine/transport.js";
 export type { BranchOutcome, BranchRecord, FanoutOutcome, FanoutObserver } from "./engine/outcome.js";
 export { Coordinator } from "./engine/coordinator.js";
-export type { CoordinatorOptions, CoordinatorStats, ModeDecider } from "./engine/coordinator.js";
-export type {
-  FanoutOptions,
-  Router as FanoutRouter,
-  RouteContext as FanoutRouteContext,
-} from "./engine/options.js";
-export type { LatencySource, PeerEstimateSource } from "./engine/latency-source.js";
+export type { CoordinatorOptions, CoordinatorStats } from "./engine/coordinator.js";
+export type { FanoutOptions } from "./engine/options.js";
+export type { FanoutRouter, FanoutRouteContext, RouteChoice } from "./engine/fanout-router.js";
+export type { LatencySource } from "./estimate/latency-source.js";
 export { AbandonLedger } from "./engine/abandon-ledger.js";
 export type {
   AbandonLedgerOptions,

@@ -28,7 +28,7 @@ import type { Clock } from "../clock/clock.js";
 import type { DecisionModel } from "../decision/types.js";
 import type { ObservedFanout } from "../estimate/observed-fanouts.js";
 import type { InFlight, PeerId, Requirement } from "../estimate/types.js";
-import type { LatencySource } from "./latency-source.js";
+import type { LatencySource } from "../estimate/latency-source.js";
 import type { BranchResult, PeerTransport, Task } from "./transport.js";
 
 /** Why the coordinator abandoned a branch: it decides what the latency book learns from the abandon. */
@@ -69,7 +69,7 @@ export interface Branch<Answer> {
 export interface BranchSetContext<Answer> {
   readonly transport: PeerTransport;
   readonly clock: Clock;
-  readonly book: LatencySource;
+  readonly book: Omit<LatencySource, "peers">;
   readonly model: DecisionModel<Answer, unknown>;
   readonly fanoutId: string;
   readonly origin: string;

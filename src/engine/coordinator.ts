@@ -6,7 +6,8 @@
  *   4 estimate  fan-out p50/p99 of the chosen set (LatencySource.fanout, cached per tick there)
  *   5 cost      expected abandon cost (AbandonLedger)
  *   6 relevance can any answers change the action? (model.canFlip with no answers yet)
- *   7 classify  speculate | synchronous | degrade (src/policy decideMode; violations counted)
+ *   7 decide    speculate | synchronous | degrade (src/policy `decide`, with the router's judgement of
+ *               speculation and whether a fallback exists; violations counted)
  *   8 execute   execute-branches.ts, or the caller's fallback
  *   9 record    latency samples (BranchSet), ledger, observer, the FanoutOutcome
  *
@@ -48,30 +49,28 @@ import { systemClock } from "../clock/clock.js";
 import { createRng } from "../util/rng.js";
 import { scoreRelevance } from "../decision/score-relevance.js";
 import { sameAction } from "../decision/same-action.js";
-import { TailswarmError } from "../errors.js";
+import { showValue, TailswarmError } from "../errors.js";
 import type { FanoutEstimate, PeerId, Requirement } from "../estimate/types.js";
-import { decideMode } from "../policy/decide-mode.js";
+import { decide } from "../policy/decide.js";
 import type { Classification, Mode } from "../policy/types.js";
-import { SpeculationBudgetViolation } from "../policy/violation.js";
+import { SpeculationBudgetViolation, violationOf } from "../policy/violation.js";
 import { AbandonLedger } from "./abandon-ledger.js";
 import { branchRecord } from "./branch-record.js";
 import type { RecordContext } from "./branch-record.js";
 import { BranchSet } from "./branch-set.js";
 import { executeBranches } from "./execute-branches.js";
-import type { LatencySource } from "./latency-source.js";
+import type { LatencySource } from "../estimate/latency-source.js";
+import type { RouteChoice } from "./fanout-router.js";
 import { normalizeOptions } from "./options.js";
 import type { FanoutOptions, NormalizedOptions } from "./options.js";
 import type { FanoutObserver, FanoutOutcome } from "./outcome.js";
 import { SafeObserver } from "./safe-observer.js";
 import type { PeerTransport, Task } from "./transport.js";
 
-/** Step 7 as a function (src/policy's `decideMode` by default; the testbed may wrap it). */
-export type ModeDecider = typeof decideMode;
-
 export interface CoordinatorOptions {
   readonly transport: PeerTransport;
-  /** Per-peer latency estimates: src/estimate's LatencyBook, or anything with the same three methods. */
-  readonly book: LatencySource;
+  /** Per-peer latency estimates: src/estimate's LatencyBook, or anything with the same methods. */
+  readonly book: Omit<LatencySource, "peers">;
   /** Default: the system clock. */
   readonly clock?: Clock;
   /** Default: a ledger with a prior of 0 ms. */
@@ -83,7 +82,6 @@ export interface CoordinatorOptions {
   readonly settleGraceMs?: number;
   /** A branch the transport has not settled this long after its deadline is ended as failed, ms. Default 5_000. */
   readonly settleTimeoutMs?: number;
-  readonly decideMode?: ModeDecider;
   /**
    * Probability, in [0, 1], that a branch given up because the decision was settled runs on as a
    * measurement branch although its peer's estimate has enough samples (see the class comment); drawn as
@@ -115,13 +113,12 @@ const NO_ANSWERS: ReadonlyMap<PeerId, never> = new Map<PeerId, never>();
 export class Coordinator {
   readonly ledger: AbandonLedger;
   readonly #transport: PeerTransport;
-  readonly #book: LatencySource;
+  readonly #book: Omit<LatencySource, "peers">;
   readonly #clock: Clock;
   readonly #observer: SafeObserver;
   readonly #nodeId: string;
   readonly #graceMs: number;
   readonly #settleTimeoutMs: number;
-  readonly #decide: ModeDecider;
   readonly #explorationRate: number;
   readonly #measureBelow: number;
   readonly #maxMeasurements: number;
@@ -147,7 +144,6 @@ export class Coordinator {
     this.#nodeId = options.nodeId ?? "local";
     this.#graceMs = nonNegative("settleGraceMs", options.settleGraceMs ?? 0);
     this.#settleTimeoutMs = nonNegative("settleTimeoutMs", options.settleTimeoutMs ?? 5_000);
-    this.#decide = options.decideMode ?? decideMode;
     this.#explorationRate = options.explorationRate ?? 0.05;
     if (!(this.#explorationRate >= 0 && this.#explorationRate <= 1)) {
       throw new TailswarmError(
@@ -189,40 +185,30 @@ export class Coordinator {
     this.#fanouts++;
 
     const budgetMs = o.deadline - start - o.reserveMs; // 1
-    let noSpeculation = false;
-    const forbidSpeculation = (): void => void (noSpeculation = true);
-    const peers = this.#route(task, o, start, budgetMs, forbidSpeculation); // 2, 3
+    const { peers, speculationFeasible } = this.#route(task, o, start, budgetMs); // 2, 3
     const requirement = o.required ?? ALL;
     const estimate = this.#book.fanout(peers, requirement, start); // 4
     const abandonCostMs = this.ledger.expectedAbandonCostMs(peers, start); // 5
     const relevant = o.model.canFlip(NO_ANSWERS, peers); // 6
     let classification: Classification; // 7
-    let violation: SpeculationBudgetViolation | undefined;
     try {
-      classification = this.#decide(o.policy, budgetMs, estimate, abandonCostMs, relevant);
-      if (noSpeculation && classification.mode === "speculate") {
-        classification = {
-          ...classification,
-          mode: "synchronous",
-          reason: "budget-between-p50-and-p99-plus-abandon-cost",
-        };
-      }
-    } catch (error) {
-      if (!(error instanceof SpeculationBudgetViolation)) throw error;
-      this.#violations++;
-      this.#observer.violation(fanoutId, error);
-      if (o.fallback === undefined && !o.usePriorOnDegrade) throw error;
-      violation = error;
-      classification = {
-        mode: "degrade",
-        reason: "budget-at-or-below-p50",
+      classification = decide({
+        policy: o.policy,
         budgetMs,
-        fanoutP50Ms: estimate.p50Ms,
-        fanoutP99Ms: estimate.p99Ms,
+        estimate,
         abandonCostMs,
         relevant,
-      };
+        speculationFeasible,
+        anyPeerLive: peers.length > 0,
+        hasFallback: o.fallback !== undefined || o.usePriorOnDegrade,
+      });
+    } catch (error) {
+      // no fallback to degrade to: the caller gets the violation
+      if (error instanceof SpeculationBudgetViolation) this.#violation(fanoutId, error);
+      throw error;
     }
+    const violation = violationOf(classification);
+    if (violation !== undefined) this.#violation(fanoutId, violation);
     this.#byMode[classification.mode]++;
     this.#observer.decision(fanoutId, classification, estimate);
 
@@ -339,14 +325,16 @@ export class Coordinator {
     else this.#measuring.delete(peer);
   }
 
-  /** Steps 2–3: the chosen peers. When picking k of n, peers whose fresh p99 exceeds the budget are left out. */
+  /**
+   * Steps 2–3: the chosen peers, and whether the router judged them fit for a speculation (true when
+   * it did not judge). When picking k of n, peers whose fresh p99 exceeds the budget are left out.
+   */
   #route<Answer, Action>(
     task: Task,
     o: NormalizedOptions<Answer, Action>,
     now: number,
     budgetMs: number,
-    forbidSpeculation: () => void,
-  ): readonly PeerId[] {
+  ): RouteChoice {
     let pool = o.candidates;
     if (o.k < pool.length) {
       const eligible = pool.filter((p) => {
@@ -355,15 +343,20 @@ export class Coordinator {
       });
       if (eligible.length >= o.k) pool = eligible;
     }
-    if (o.router === undefined) return o.k === pool.length ? pool : pool.slice(0, o.k);
-    const chosen = o.router(pool, o.k, {
+    if (o.router === undefined) {
+      return { peers: o.k === pool.length ? pool : pool.slice(0, o.k), speculationFeasible: true };
+    }
+    const routed = o.router(pool, o.k, {
       now,
       budgetMs,
       task,
       estimates: this.#book,
       requirement: o.required ?? ALL,
-      forbidSpeculation,
     });
+    const choice: RouteChoice = Array.isArray(routed)
+      ? { peers: routed, speculationFeasible: true }
+      : (routed as RouteChoice);
+    const chosen = choice?.peers;
     const allowed = new Set(pool);
     const distinct = new Set(chosen);
     if (
@@ -374,10 +367,22 @@ export class Coordinator {
     ) {
       throw new TailswarmError(
         "INVALID_ARGUMENT",
-        `fanOut option router: returned ${JSON.stringify(chosen)}, expected ${o.k} distinct peers from ${JSON.stringify(pool)}`,
+        `fanOut option router: returned ${showValue(routed)}, expected ${o.k} distinct peers from ${showValue(pool)}`,
       );
     }
-    return chosen;
+    if (typeof choice.speculationFeasible !== "boolean") {
+      throw new TailswarmError(
+        "INVALID_ARGUMENT",
+        `fanOut option router: returned speculationFeasible ${showValue(choice.speculationFeasible)}, expected a boolean`,
+      );
+    }
+    return choice;
+  }
+
+  /** A SpeculationBudgetViolation met: counted and traced, whether it degrades or is thrown. */
+  #violation(fanoutId: string, error: SpeculationBudgetViolation): void {
+    this.#violations++;
+    this.#observer.violation(fanoutId, error);
   }
 
   #degrade<Answer, Action>(
@@ -388,16 +393,6 @@ export class Coordinator {
     start: number,
     violation: SpeculationBudgetViolation | undefined,
   ): FanoutOutcome<Action> {
-    if (o.fallback === undefined && !o.usePriorOnDegrade) {
-      const error = SpeculationBudgetViolation.budgetAtOrBelowP50(
-        classification.budgetMs,
-        classification.fanoutP50Ms,
-        classification.fanoutP99Ms,
-      );
-      this.#violations++;
-      this.#observer.violation(fanoutId, error);
-      throw error;
-    }
     const action = o.fallback !== undefined ? o.fallback() : o.model.decide(NO_ANSWERS);
     const now = this.#clock.now();
     const outcome: FanoutOutcome<Action> = {

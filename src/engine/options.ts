@@ -5,42 +5,13 @@
 import { TailswarmError } from "../errors.js";
 import type { PeerId, Requirement } from "../estimate/types.js";
 import type { DecisionModel } from "../decision/types.js";
-import { isPolicyName } from "../policy/decide-mode.js";
+import { isPolicyName } from "../policy/types.js";
 import type { PolicyName } from "../policy/types.js";
-import type { PeerEstimateSource } from "./latency-source.js";
-
-/** What a router sees besides the candidates. */
-export interface RouteContext {
-  readonly now: number;
-  readonly budgetMs: number;
-  readonly task: { readonly kind: string };
-  /** Fresh per-peer estimates, for routers that weigh latency. */
-  readonly estimates: PeerEstimateSource;
-  /** Which of the chosen peers must answer (a quorum lets one slow peer ride along a speculation). */
-  readonly requirement?: Requirement;
-  /**
-   * The router had to choose a peer that is not speculation-feasible (its fresh p99 exceeds the budget,
-   * or is unknown): the fan-out must not speculate — the engine caps a "speculate" decision at
-   * "synchronous" (reason `budget-between-p50-and-p99-plus-abandon-cost`).
-   */
-  readonly forbidSpeculation?: () => void;
-}
-
-/**
- * Step 3: choose `k` peers out of `candidates` (already filtered of peers whose fresh p99 exceeds the
- * budget when enough others remain). Must return `k` distinct peers taken from `candidates`.
- *
- * @example
- * // join-the-shortest-queue over a caller-kept in-flight count
- * const jsq: Router = (candidates, k) =>
- *   [...candidates].sort((a, b) => (inflight.get(a) ?? 0) - (inflight.get(b) ?? 0)).slice(0, k);
- */
-export type Router = (candidates: readonly PeerId[], k: number, ctx: RouteContext) => readonly PeerId[];
+import type { FanoutRouter } from "./fanout-router.js";
 
 export interface FanoutOptions<Answer = unknown, Action = unknown> {
-  /** Peers to send to (all of them, or the top `k` the router picks). `candidates` is an alias. */
-  peers?: readonly PeerId[];
-  candidates?: readonly PeerId[];
+  /** Peers to send to (all of them, or the top `k` the router picks). */
+  peers: readonly PeerId[];
   /** How many of the candidates to send to. Default: all. */
   k?: number;
   /** Which of the chosen peers must answer before the fan-out is decidable. Default all. */
@@ -63,7 +34,7 @@ export interface FanoutOptions<Answer = unknown, Action = unknown> {
   /** The coordinator's own speculative work, run alongside the branches in speculate mode. */
   continuation?: (signal: AbortSignal) => Promise<unknown>;
   /** Step 3. Default: the first `k` candidates. */
-  router?: Router;
+  router?: FanoutRouter;
   /** Hop of the incoming branch this fan-out serves; branches go out at parentHop + 1 (0 without one). */
   parentHop?: number;
 }
@@ -80,7 +51,7 @@ export interface NormalizedOptions<Answer, Action> {
   readonly policy: PolicyName;
   readonly signal: AbortSignal | undefined;
   readonly continuation: ((signal: AbortSignal) => Promise<unknown>) | undefined;
-  readonly router: Router | undefined;
+  readonly router: FanoutRouter | undefined;
   readonly hop: number;
 }
 
@@ -90,10 +61,7 @@ export function normalizeOptions<Answer, Action>(
   now: number,
 ): NormalizedOptions<Answer, Action> {
   if (typeof options !== "object" || options === null) bad("options", options, "an object");
-  const candidates = options.peers ?? options.candidates;
-  if (options.peers !== undefined && options.candidates !== undefined) {
-    bad("peers", "(both peers and candidates)", "one of peers or candidates");
-  }
+  const candidates = options.peers;
   if (!Array.isArray(candidates) || candidates.length === 0)
     bad("peers", candidates, "a non-empty array of peer ids");
   const seen = new Set<PeerId>();

@@ -1,14 +1,14 @@
 /**
  * Step 3 by src/routing: an adapter from a routing `Router` (MABP, BP, JSQ, affinity, random, ...) to
- * the engine's `router` option. It scores the candidates on the views a `PeerViewBook` keeps (state
+ * the engine's `FanoutRouter`. It scores the candidates on the views a `PeerViewBook` keeps (state
  * piggybacked on Branch replies and `State` polls), books a reservation on every peer it picks (so
  * concurrent fan-outs see the backlog after each other's choices), and lets the piggybacked state of the
  * reply release it (the book's update settles the router).
  *
  * Speculation: the router reads `ctx.p99Of` from the engine's LatencyBook. The engine decides the mode
- * after routing; whenever a chosen peer is not speculation-feasible (fresh p99 above the remaining
- * budget, or unknown) the adapter calls `ctx.forbidSpeculation()`, so that fan-out runs synchronous: a
- * speculative branch never goes to an infeasible peer. How it picks:
+ * after routing; the adapter's choice says whether every chosen peer is speculation-feasible (fresh p99
+ * within the remaining budget). When one is not, `decide` does not speculate (reason
+ * `speculation-infeasible-peer`): a speculative branch never goes to an infeasible peer. How it picks:
  * - `speculation: "strict"` — speculation-feasible peers first, by score; the rest (when fewer than k
  *   are feasible) by score;
  * - `"auto"` (default) — strict for quorum fan-outs, by score for all-of-n fan-outs (whose fan-out p99
@@ -19,7 +19,7 @@ import type { PeerViewBook } from "../routing/peer-view-book.js";
 import { contextRouteTask } from "../routing/context-task.js";
 import type { PressureBreakdown } from "../routing/pressure.js";
 import type { PeerView, RouteContext as RoutingContext, RouteTask, Router } from "../routing/types.js";
-import type { RouteContext, Router as EngineRouter } from "./options.js";
+import type { FanoutRouteContext, RouteChoice } from "./fanout-router.js";
 import type { Task } from "./transport.js";
 
 export interface RouteAdapterOptions {
@@ -69,15 +69,16 @@ export class RouteAdapter {
     return this.#o.router.name;
   }
 
-  /** The engine's `router` option. */
-  readonly route: EngineRouter = (candidates, k, ctx) => this.#route(candidates, k, ctx);
+  /** The engine's `router` option: the chosen peers and whether all of them are speculation-feasible. */
+  readonly route = (candidates: readonly PeerId[], k: number, ctx: FanoutRouteContext): RouteChoice =>
+    this.#route(candidates, k, ctx);
 
   /** Why `peer` got a branch of `task` (the task object given to fanOut), if this adapter routed it. */
   explanation(task: object, peer: PeerId): RouteExplanation | undefined {
     return this.#explained.get(task)?.get(peer);
   }
 
-  #route(candidates: readonly PeerId[], k: number, ctx: RouteContext): readonly PeerId[] {
+  #route(candidates: readonly PeerId[], k: number, ctx: FanoutRouteContext): RouteChoice {
     const { router, views, costOf } = this.#o;
     const now = ctx.now;
     const task = this.#taskOf(ctx.task as Task);
@@ -104,12 +105,11 @@ export class RouteAdapter {
       chosen = chosen.concat(rest.slice(0, k - chosen.length).map((v) => v.id));
     }
     const explained = this.#record(ctx, task, chosen, viewList, p99Of);
-    if (explained.some((e) => !e.speculationFeasible)) ctx.forbidSpeculation?.();
-    return chosen;
+    return { peers: chosen, speculationFeasible: explained.every((e) => e.speculationFeasible) };
   }
 
   #record(
-    ctx: RouteContext,
+    ctx: FanoutRouteContext,
     task: RouteTask,
     chosen: readonly PeerId[],
     viewList: readonly PeerView[],

@@ -2,6 +2,7 @@ import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
 import { checkRequirement, fanoutQuantile, fanoutQuantiles } from "./fanout.js";
 import type { CdfLike } from "./fanout.js";
+import type { LatencySource } from "./latency-source.js";
 import { ObservedFanouts, observedSetKey } from "./observed-fanouts.js";
 import type { ObservedFanout } from "./observed-fanouts.js";
 import { resolveOptions } from "./options.js";
@@ -49,7 +50,7 @@ const NO_PEERS: readonly PeerId[] = Object.freeze([]);
  * const f = book.fanout(["peer-a", "peer-b"], { kind: "all" }, clock.now());
  * if (f.status === "fresh") classify(budget, f.p50Ms, f.p99Ms, abandonCost, relevant);
  */
-export class LatencyBook {
+export class LatencyBook implements LatencySource {
   readonly options: Readonly<LatencyBookOptions>;
   private readonly byPeer = new Map<PeerId, PeerLatency>();
   private readonly cache = new Map<string, CacheEntry>();

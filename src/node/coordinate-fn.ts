@@ -1,17 +1,18 @@
 /**
  * The node's `Coordinate`: a fan-out of the task to the live peers, with the caller's deadline (minus
  * the node's reserve, already applied by the mesh) as the budget and the decision model the request
- * names. With no live peer the node degrades to the model's prior at once (mode `degrade`, reason
- * `no-live-peers`). A fan-out whose branches all ran past the deadline without a single answer ends
+ * names. With no live peer the node degrades to the model's prior at once (`decide`: mode `degrade`,
+ * reason `no-live-peers`). A fan-out whose branches all ran past the deadline without a single answer ends
  * with DEADLINE_EXCEEDED (the decision would rest on nothing but the prior); partial answers are an
  * answer.
  */
 import type { Coordinator } from "../engine/coordinator.js";
 import type { BranchRecord } from "../engine/outcome.js";
-import { TailswarmError } from "../errors.js";
+import { invalid, TailswarmError } from "../errors.js";
 import { fromFanoutOutcome } from "../mesh/coordinate.js";
 import type { CoordinateFn, CoordinateResult } from "../mesh/coordinate.js";
-import { isPolicyName, POLICY_NAMES } from "../policy/decide-mode.js";
+import { decide } from "../policy/decide.js";
+import { isPolicyName, POLICY_NAMES } from "../policy/types.js";
 import type { PolicyName } from "../policy/types.js";
 import { decisionModel } from "./decision-model.js";
 import type { Membership } from "../mesh/membership/membership.js";
@@ -59,12 +60,7 @@ function rejectIfAllRefused(kind: string, branches: readonly BranchRecord[]): vo
 export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
   return async (req, ctx) => {
     const policy = req.policy ?? deps.policy;
-    if (!isPolicyName(policy)) {
-      throw new TailswarmError(
-        "INVALID_ARGUMENT",
-        `policy: got ${JSON.stringify(policy)}, expected one of ${POLICY_NAMES.join(", ")}`,
-      );
-    }
+    if (!isPolicyName(policy)) throw invalid("policy", policy, `one of ${POLICY_NAMES.join(", ")}`);
     const model = decisionModel(req.decision, req.options, req.task);
     const peers = deps.peers.live();
     if (!Number.isInteger(req.required) || req.required < 0) {
@@ -72,14 +68,24 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
     }
     if (peers.length === 0) {
       const start = deps.now();
+      const c = decide({
+        policy,
+        budgetMs: ctx.budgetMs,
+        estimate: { status: "unknown", p50Ms: NaN, p99Ms: NaN },
+        abandonCostMs: 0,
+        relevant: false, // no answer can come to change the action
+        speculationFeasible: false, // no peer to speculate on
+        anyPeerLive: false,
+        hasFallback: true, // the model's prior
+      });
       const action = model.decide(new Map());
       const result: CoordinateResult = {
         action,
-        mode: "degrade",
-        reason: "no-live-peers",
+        mode: c.mode,
+        reason: c.reason,
         fanoutId: "",
-        fanoutP50Ms: NaN,
-        fanoutP99Ms: NaN,
+        fanoutP50Ms: c.fanoutP50Ms,
+        fanoutP99Ms: c.fanoutP99Ms,
         committed: 0,
         abandoned: 0,
         failed: 0,

@@ -18,7 +18,7 @@
 import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
 import { RouteAdapter } from "../engine/route-adapter.js";
-import type { Router as EngineRouter } from "../engine/options.js";
+import type { FanoutRouter } from "../engine/fanout-router.js";
 import type {
   BranchCallOptions,
   BranchRequest,
@@ -47,7 +47,7 @@ export interface NodeRouting {
   /** GrpcTransport's `onLoad`. */
   readonly onLoad: (peer: PeerId, load: WirePeerLoad) => void;
   /** fanOut options for `candidates` live peers: `{}` when routing is off. */
-  fanoutOptions(candidates: number): { k?: number; router?: EngineRouter };
+  fanoutOptions(candidates: number): { k?: number; router?: FanoutRouter };
   readonly adapter: RouteAdapter | undefined;
   /**
    * Learn-MABP's profiles, when this node learns its primitives (policy mabp or cost-bp without given

@@ -1,18 +1,18 @@
 /**
- * The one rule of seed 000: speculate, issue synchronously, or degrade — a pure function of the
- * remaining budget, the fan-out p50/p99 of the required peers, the expected abandon cost and whether
- * the answers can still change the action.
+ * The rule, exactly as the source idea's reference code states it: speculate, issue synchronously, or
+ * degrade — a pure function of the remaining budget, the fan-out p50/p99 of the required peers, the
+ * expected abandon cost and whether the answers can still change the action. `decide` (decide.ts)
+ * applies it to a fan-out, with every other fact that can change the mode.
  *
  * Branch cost is a tail statistic; branch value is a median statistic.
  */
-import { TailswarmError } from "../errors.js";
-import type { FanoutEstimate } from "../estimate/types.js";
-import type { Classification, Mode, Reason } from "./types.js";
+import { invalid } from "../errors.js";
+import { REASONS } from "./reasons.js";
+import type { Classification, Reason } from "./types.js";
 import { SpeculationBudgetViolation } from "./violation.js";
 
 /**
- * Decide the mode of one fan-out exactly as the seed's reference code does, strict inequalities
- * included:
+ * Decide the mode of one fan-out exactly as the reference code does, strict inequalities included:
  *
  * | condition (checked in this order)          | result                                             |
  * |--------------------------------------------|----------------------------------------------------|
@@ -50,103 +50,52 @@ export function classify(
   if (fanoutP99Ms < fanoutP50Ms) {
     throw SpeculationBudgetViolation.p99BelowP50(budgetMs, fanoutP50Ms, fanoutP99Ms);
   }
-  const b = budgetMs;
-  const p50 = fanoutP50Ms;
-  const p99 = fanoutP99Ms;
-  const cost = abandonCostMs;
-  if (!relevant) {
-    return b > p50
-      ? result("synchronous", "not-decision-relevant", b, p50, p99, cost, relevant)
-      : result("degrade", "budget-at-or-below-p50", b, p50, p99, cost, relevant);
-  }
-  if (b > p99 + cost)
-    return result("speculate", "budget-exceeds-p99-plus-abandon-cost", b, p50, p99, cost, relevant);
-  if (b > p50)
-    return result("synchronous", "budget-between-p50-and-p99-plus-abandon-cost", b, p50, p99, cost, relevant);
-  return result("degrade", "budget-at-or-below-p50", b, p50, p99, cost, relevant);
-}
-
-/** One allocation per decision: the classification record. */
-function result(
-  mode: Mode,
-  reason: Reason,
-  budgetMs: number,
-  fanoutP50Ms: number,
-  fanoutP99Ms: number,
-  abandonCostMs: number,
-  relevant: boolean,
-): Classification {
-  return { mode, reason, budgetMs, fanoutP50Ms, fanoutP99Ms, abandonCostMs, relevant };
+  const reason = ruleReason(budgetMs, fanoutP50Ms, fanoutP99Ms, abandonCostMs, relevant);
+  return {
+    mode: REASONS[reason].mode,
+    reason,
+    budgetMs,
+    fanoutP50Ms,
+    fanoutP99Ms,
+    abandonCostMs,
+    relevant,
+  };
 }
 
 /**
- * `classify` over a fan-out estimate. A fresh estimate goes straight to `classify`. An unknown one
- * (stale, under-sampled, a peer never seen) never speculates:
- * - `budget <= 0` is still a violation, and so is `p99 < p50` when both are known numbers;
- * - when a p50 is known and `budget <= p50`, degrade (`budget-at-or-below-p50`) — even a median
- *   round trip does not fit;
- * - otherwise synchronous with reason `estimate-unknown` (whatever `relevant` says: the mode is the
- *   same, and the missing estimate is what an operator needs to see).
- *
- * @example
- * classifyEstimate(300, { ...estimate, status: "unknown", p50Ms: NaN, p99Ms: NaN }, 5, true);
- * // { mode: "synchronous", reason: "estimate-unknown", ... }
+ * The rule's reason for validated numbers past the violations (`budget > 0`, `p99 >= p50`): the one
+ * statement of its inequalities, shared by `classify` and `decide`.
  */
-export function classifyEstimate(
-  budgetMs: number,
-  estimate: FanoutEstimate,
-  abandonCostMs: number,
-  relevant: boolean,
-): Classification {
-  if (estimate.status === "fresh") {
-    return classify(budgetMs, estimate.p50Ms, estimate.p99Ms, abandonCostMs, relevant);
-  }
-  requireFinite("budgetMs", budgetMs);
-  requireLatency("abandonCostMs", abandonCostMs);
-  requireBoolean("relevant", relevant);
-  const p50 = knownLatency("estimate.p50Ms", estimate.p50Ms);
-  const p99 = knownLatency("estimate.p99Ms", estimate.p99Ms);
-  if (budgetMs <= 0) throw SpeculationBudgetViolation.nonPositiveBudget(budgetMs, p50, p99);
-  if (p99 < p50) throw SpeculationBudgetViolation.p99BelowP50(budgetMs, p50, p99);
-  const base = { budgetMs, fanoutP50Ms: p50, fanoutP99Ms: p99, abandonCostMs, relevant };
-  if (budgetMs <= p50) return { mode: "degrade", reason: "budget-at-or-below-p50", ...base };
-  return { mode: "synchronous", reason: "estimate-unknown", ...base };
+export function ruleReason(b: number, p50: number, p99: number, cost: number, relevant: boolean): Reason {
+  if (!relevant) return b > p50 ? "not-decision-relevant" : "budget-at-or-below-p50";
+  if (b > p99 + cost) return "budget-exceeds-p99-plus-abandon-cost";
+  if (b > p50) return "budget-between-p50-and-p99-plus-abandon-cost";
+  return "budget-at-or-below-p50";
 }
 
 /** Throws INVALID_ARGUMENT unless `value` is a finite number. */
 export function requireFinite(field: string, value: number): void {
   if (typeof value !== "number" || !Number.isFinite(value)) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `${field} must be a finite number of milliseconds, got ${describe(value)}`,
-    );
+    throw invalid(field, value, "a finite number of milliseconds");
   }
 }
 
 /** Throws INVALID_ARGUMENT unless `value` is a finite number >= 0. */
 export function requireLatency(field: string, value: number): void {
   requireFinite(field, value);
-  if (value < 0) {
-    throw new TailswarmError("INVALID_ARGUMENT", `${field} must be >= 0 ms, got ${value}`);
-  }
+  if (value < 0) throw invalid(field, value, "a number of milliseconds >= 0");
 }
 
-function requireBoolean(field: string, value: boolean): void {
-  if (typeof value !== "boolean") {
-    throw new TailswarmError("INVALID_ARGUMENT", `${field} must be a boolean, got ${describe(value)}`);
-  }
+/** Throws INVALID_ARGUMENT unless `value` is a boolean. */
+export function requireBoolean(field: string, value: boolean): void {
+  if (typeof value !== "boolean") throw invalid(field, value, "a boolean");
 }
 
 /**
  * An unknown estimate may carry NaN for a quantile it never saw, or +Infinity for an unbounded tail;
  * anything else must be a latency.
  */
-function knownLatency(field: string, value: number): number {
-  if (Number.isNaN(value) || value === Infinity) return value;
+export function requireKnownOrMissing(field: string, value: number): void {
+  if (Number.isNaN(value) || value === Infinity) return;
   requireLatency(field, value);
-  return value;
-}
-
-function describe(value: unknown): string {
-  return typeof value === "number" ? String(value) : `${typeof value} ${JSON.stringify(value) ?? ""}`.trim();
 }

@@ -1,27 +1,42 @@
-/** Contract of src/policy — the one rule of seed 000, pure and I/O-free. */
+/** Contract of src/policy — the speculation boundary, pure and I/O-free. */
 
 export type Mode = "speculate" | "synchronous" | "degrade";
 
-/** Machine-readable reasons, stable strings (they appear in traces, metrics and `tailswarm explain`). */
+/**
+ * Why a fan-out got its mode: stable strings (traces, metrics, the flight recorder, `tailswarm explain`).
+ * Each one's mode and condition are in `REASONS` (src/policy/reasons.ts), the one table of them.
+ */
 export type Reason =
-  | "budget-exceeds-p99-plus-abandon-cost" // speculate
-  | "budget-between-p50-and-p99-plus-abandon-cost" // synchronous
-  | "not-decision-relevant" // synchronous (budget above p50)
-  | "estimate-unknown" // synchronous (never speculate on an unknown estimate)
-  | "budget-at-or-below-p50" // degrade
-  | "policy-never" // degrade (baseline policy that never fans out)
-  | "policy-always-sync" // synchronous (baseline)
-  | "naive-budget-exceeds-p50"; // speculate (the seed's failure, kept as a baseline)
+  | "budget-exceeds-p99-plus-abandon-cost"
+  | "naive-budget-exceeds-p50"
+  | "speculation-infeasible-peer"
+  | "budget-between-p50-and-p99-plus-abandon-cost"
+  | "not-decision-relevant"
+  | "estimate-unknown"
+  | "policy-always-sync"
+  | "budget-at-or-below-p50"
+  | "non-positive-budget"
+  | "p99-below-p50"
+  | "policy-never"
+  | "no-live-peers";
 
 export interface Classification {
   readonly mode: Mode;
   readonly reason: Reason;
   readonly budgetMs: number;
+  /** The fan-out p50/p99 decided on (NaN where the estimate has no number). */
   readonly fanoutP50Ms: number;
   readonly fanoutP99Ms: number;
   readonly abandonCostMs: number;
   readonly relevant: boolean;
 }
 
-/** Names of the speculation policies compared in the testbed. `p99-boundary` is the rule. */
-export type PolicyName = "p99-boundary" | "naive-p50" | "always-sync" | "never";
+/** Every speculation policy, in the order reports list them. `p99-boundary` is the rule. */
+export const POLICY_NAMES = ["p99-boundary", "naive-p50", "always-sync", "never"] as const;
+
+export type PolicyName = (typeof POLICY_NAMES)[number];
+
+/** True when `value` names a policy (for config and CLI parsing). */
+export function isPolicyName(value: unknown): value is PolicyName {
+  return typeof value === "string" && (POLICY_NAMES as readonly string[]).includes(value);
+}

@@ -1,12 +1,17 @@
 import { TailswarmError } from "../errors.js";
+import { REASONS } from "./reasons.js";
+import type { Classification, Reason } from "./types.js";
 
-/** Which side of the rule was broken. */
-export type ViolationKind = "non-positive-budget" | "p99-below-p50" | "budget-at-or-below-p50";
+/** Which side of the rule was broken: the reason of the degrade it comes with (see `REASONS`). */
+export type ViolationKind = Extract<
+  Reason,
+  "non-positive-budget" | "p99-below-p50" | "budget-at-or-below-p50"
+>;
 
 /**
  * Raised when a fan-out cannot be honoured at its budget: the budget is gone (`budgetMs <= 0`), the
- * latency estimate is corrupt or stale (`p99 < p50`), or — raised by the engine, not by `classify` —
- * the rule said degrade (`budget <= p50`) and the caller has no local/cached fallback.
+ * latency estimate is corrupt or stale (`p99 < p50`), or — thrown by `decide` only when there is no
+ * local/cached fallback to degrade to — the rule said degrade (`budget <= p50`).
  *
  * The messages are the seed's, with the field names added, so that an operator reading a trace sees
  * the numbers that decided it.
@@ -49,10 +54,26 @@ export class SpeculationBudgetViolation extends TailswarmError {
     return new SpeculationBudgetViolation("p99-below-p50", budgetMs, p50Ms, p99Ms);
   }
 
-  /** `budget <= p50` and no fallback: the coordinator must fall back to a local/cached decision. */
-  static budgetAtOrBelowP50(budgetMs: number, p50Ms: number, p99Ms: number): SpeculationBudgetViolation {
-    return new SpeculationBudgetViolation("budget-at-or-below-p50", budgetMs, p50Ms, p99Ms);
+  /** The violation of kind `c.reason`, with `c`'s numbers. */
+  static of(c: Classification & { readonly reason: ViolationKind }): SpeculationBudgetViolation {
+    return new SpeculationBudgetViolation(c.reason, c.budgetMs, c.fanoutP50Ms, c.fanoutP99Ms);
   }
+}
+
+/** True when `reason` is a violation's (met always, or when there is no fallback). */
+export function isViolationReason(reason: Reason): reason is ViolationKind {
+  return REASONS[reason].violation !== undefined;
+}
+
+/**
+ * The violation a returned classification met on the way to its degrade (`budget <= 0`, `p99 < p50`),
+ * for the engine to count and trace; undefined for every other reason.
+ */
+export function violationOf(c: Classification): SpeculationBudgetViolation | undefined {
+  const reason = c.reason;
+  return REASONS[reason].violation === "always" && isViolationReason(reason)
+    ? SpeculationBudgetViolation.of({ ...c, reason })
+    : undefined;
 }
 
 function violationMessage(kind: ViolationKind, budgetMs: number, p50Ms: number, p99Ms: number): string {

@@ -6,18 +6,11 @@
 import { ValueType } from "@opentelemetry/api";
 import type { BatchObservableResult, Meter, Observable } from "@opentelemetry/api";
 import type { Clock } from "../clock/clock.js";
-import type { PeerEstimate, PeerId } from "../estimate/types.js";
+import type { LatencySource } from "../estimate/latency-source.js";
 import { PerPeerGauges } from "./per-peer-gauges.js";
 
-/**
- * What the gauges read: the estimator's per-peer view (src/estimate's LatencyBook satisfies it).
- */
-export interface EstimateSource {
-  /** Peers the estimator tracks. */
-  peers(): Iterable<PeerId>;
-  /** The estimate of `peer` at time `now` (the engine's clock, ms). */
-  estimate(peer: PeerId, now: number): PeerEstimate;
-}
+/** What the gauges read: the peers of a latency book and their estimates. */
+export type EstimateSource = Pick<LatencySource, "peers" | "estimate">;
 
 /** Names of the per-peer gauges. */
 export const PEER_METRIC = {

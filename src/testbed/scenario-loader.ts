@@ -12,7 +12,7 @@ import { TailswarmError } from "../errors.js";
 import { checkNumber, optionError, optionsObject, stringOption } from "../peers/options.js";
 import type { Options } from "../peers/options.js";
 import { parseLatencyModelOptions } from "../peers/synthetic.js";
-import { isPolicyName, POLICY_NAMES } from "../policy/decide-mode.js";
+import { isPolicyName, POLICY_NAMES } from "../policy/types.js";
 import type { PolicyName } from "../policy/types.js";
 import type {
   CoordinatorSpec,

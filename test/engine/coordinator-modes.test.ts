@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { predicateModel } from "../../src/decision/predicate-model.js";
 import { quorumVote } from "../../src/decision/quorum-vote.js";
+import type { CoordinatorOptions } from "../../src/engine/coordinator.js";
+import { LatencyBook } from "../../src/estimate/latency-book.js";
 import { SpeculationBudgetViolation } from "../../src/policy/violation.js";
 import { collectModel, harness, recordOf, START } from "./harness.js";
 
@@ -173,6 +175,11 @@ describe("Coordinator.fanOut — degrade and violations", () => {
     expect(outcome.action).toBe("local");
     expect(outcome.violation?.code).toBe("SPECULATION_BUDGET_VIOLATION");
     expect(outcome.violation?.message).toContain("-5");
+    expect(outcome.classification).toMatchObject({
+      mode: "degrade",
+      reason: "non-positive-budget",
+      budgetMs: -5,
+    });
     await expect(
       h.coordinator.fanOut(task, { peers: ["a"], deadline: START, model: collectModel() }),
     ).rejects.toMatchObject({ kind: "non-positive-budget" });
@@ -181,13 +188,19 @@ describe("Coordinator.fanOut — degrade and violations", () => {
   });
 
   it("a corrupt estimate (p99 < p50) is a violation turned into degrade", async () => {
-    const h = harness({
-      coordinator: {
-        decideMode: () => {
-          throw SpeculationBudgetViolation.p99BelowP50(100, 50, 20);
-        },
-      },
-    });
+    // a latency source whose fan-out estimate is corrupt: fresh, p50 50 ms, p99 20 ms
+    const real = new LatencyBook({ windowMs: 60_000, minSamples: 20 });
+    const corrupt: CoordinatorOptions["book"] = {
+      estimate: (peer, now) => real.estimate(peer, now),
+      begin: (peer, now, deadline) => real.begin(peer, now, deadline),
+      fanout: (peers, requirement, now) => ({
+        ...real.fanout(peers, requirement, now),
+        status: "fresh",
+        p50Ms: 50,
+        p99Ms: 20,
+      }),
+    };
+    const h = harness({ coordinator: { book: corrupt } });
     const outcome = await h.coordinator.fanOut(task, {
       peers: ["a"],
       budgetMs: 100,
@@ -195,6 +208,22 @@ describe("Coordinator.fanOut — degrade and violations", () => {
       fallback: () => "local",
     });
     expect(outcome.violation?.message).toContain("p99 (20 ms) < p50 (50 ms)");
+    expect(outcome.classification).toMatchObject({ mode: "degrade", reason: "p99-below-p50" });
+    expect(h.coordinator.stats().violations).toBe(1);
+  });
+
+  it("the never policy without a fallback is a bad argument, not a budget violation", async () => {
+    const h = harness();
+    h.warm("a", 10);
+    const run = h.coordinator.fanOut(task, {
+      peers: ["a"],
+      budgetMs: 100,
+      model: collectModel(),
+      policy: "never",
+    });
+    await expect(run).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(run).rejects.not.toBeInstanceOf(SpeculationBudgetViolation);
+    expect(h.coordinator.stats().violations).toBe(0);
   });
 
   it("the never policy degrades, always-sync issues synchronously", async () => {

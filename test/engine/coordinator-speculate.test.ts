@@ -157,7 +157,7 @@ describe("Coordinator.fanOut — speculate", () => {
       h.transport.addPeer(peer, { latency: 10, handler: () => peer });
     const outcome = await h.clock.runUntilSettled(
       h.coordinator.fanOut(task, {
-        candidates: ["slow1", "fast1", "slow2", "fast2"],
+        peers: ["slow1", "fast1", "slow2", "fast2"],
         k: 2,
         budgetMs: 100,
         model: collectModel(),
@@ -177,7 +177,7 @@ describe("Coordinator.fanOut — speculate", () => {
     }
     const outcome = await h.clock.runUntilSettled(
       h.coordinator.fanOut(task, {
-        candidates: ["a", "b", "c"],
+        peers: ["a", "b", "c"],
         k: 1,
         budgetMs: 100,
         model: collectModel(),
@@ -187,7 +187,7 @@ describe("Coordinator.fanOut — speculate", () => {
     expect(outcome.branches.map((b) => b.peer)).toEqual(["c"]);
     await expect(
       h.coordinator.fanOut(task, {
-        candidates: ["a", "b"],
+        peers: ["a", "b"],
         k: 1,
         budgetMs: 100,
         model: collectModel(),

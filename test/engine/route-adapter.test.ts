@@ -73,7 +73,15 @@ describe("RouteAdapter", () => {
               router: adapter.route,
             }),
           );
-          if (outcome.classification.mode !== "speculate") return;
+          const c = outcome.classification;
+          if (c.reason === "speculation-infeasible-peer") {
+            // the rule would have speculated; a chosen peer is what stopped it
+            expect(c.budgetMs).toBeGreaterThan(c.fanoutP99Ms + c.abandonCostMs);
+            expect(
+              outcome.branches.some((b) => adapter.explanation(task, b.peer)?.speculationFeasible === false),
+            ).toBe(true);
+          }
+          if (c.mode !== "speculate") return;
           for (const b of outcome.branches) {
             const e = h.book.estimate(b.peer, start);
             expect(e.status).toBe("fresh");
@@ -113,10 +121,13 @@ describe("RouteAdapter", () => {
     const ctx = { now: h.clock.now(), budgetMs: 100, task, estimates: h.book };
     expect(
       new RouteAdapter({ router, views, speculation: "strict" }).route(["slow-holder", "fast"], 1, ctx),
-    ).toEqual(["fast"]);
+    ).toEqual({ peers: ["fast"], speculationFeasible: true });
     // by score (auto, all-of-1) MABP goes to the holder; the rule then does not speculate on it
     const auto = new RouteAdapter({ router: createRouter("mabp", { primitives }), views });
-    expect(auto.route(["slow-holder", "fast"], 1, ctx)).toEqual(["slow-holder"]);
+    expect(auto.route(["slow-holder", "fast"], 1, ctx)).toEqual({
+      peers: ["slow-holder"],
+      speculationFeasible: false,
+    });
     const explained = auto.explanation(task, "slow-holder");
     expect(explained).toMatchObject({
       policy: "mabp",
@@ -149,6 +160,53 @@ describe("RouteAdapter", () => {
     }
     const adapter = new RouteAdapter({ router: createRouter("jsq"), views });
     const task = { kind: "context", payload: { requestClass: "rag", context: "c" } };
-    expect(adapter.route(["a", "b"], 1, { now: 0, budgetMs: 100, task, estimates: h.book })).toEqual(["b"]);
+    expect(adapter.route(["a", "b"], 1, { now: 0, budgetMs: 100, task, estimates: h.book }).peers).toEqual([
+      "b",
+    ]);
+  });
+
+  it("a quorum speculation the rule allows runs synchronous when a chosen peer is infeasible, and says why", async () => {
+    const h = harness();
+    const views = new PeerViewBook();
+    const router = createRouter("jsq");
+    const peers = ["fast1", "fast2", "slow"];
+    for (const id of peers) {
+      const latency = id === "slow" ? 300 : 10;
+      h.transport.addPeer(id, { latency, handler: () => id });
+      h.warm(id, latency, 50);
+      views.update(
+        id,
+        { queues: {}, signatures: [], memoryUsed: 0, memoryBudget: 1, capacity: 1, stateAt: 0 },
+        h.clock.now(),
+      );
+    }
+    const adapter = new RouteAdapter({ router, views });
+    const task = { kind: "context", payload: { requestClass: "rag", context: "c1" } };
+    const fanOut = (routed: boolean) =>
+      h.clock.runUntilSettled(
+        h.coordinator.fanOut(task, {
+          peers,
+          required: { kind: "quorum", k: 2 },
+          budgetMs: 100,
+          model: collectModel(),
+          fallback: () => "none",
+          ...(routed ? { router: adapter.route } : {}),
+        }),
+      );
+    // without a router's judgement the rule speculates: 2 of 3 answer well within the budget
+    expect((await fanOut(false)).classification).toMatchObject({
+      mode: "speculate",
+      reason: "budget-exceeds-p99-plus-abandon-cost",
+    });
+    // the adapter judges "slow" (fresh p99 300 ms > 100 ms) unfit for a speculative branch
+    const outcome = await fanOut(true);
+    expect(outcome.classification).toMatchObject({
+      mode: "synchronous",
+      reason: "speculation-infeasible-peer",
+    });
+    expect(outcome.classification.budgetMs).toBeGreaterThan(
+      outcome.classification.fanoutP99Ms + outcome.classification.abandonCostMs,
+    );
+    expect(adapter.explanation(task, "slow")?.speculationFeasible).toBe(false);
   });
 });

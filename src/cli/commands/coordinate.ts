@@ -4,6 +4,7 @@
  */
 import { NodeClient } from "../../node/client.js";
 import type { CoordinateAnswer } from "../../node/client.js";
+import { POLICY_NAMES } from "../../policy/types.js";
 import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
 import { rpcFailure, tlsFlags, tlsFromFlags } from "./client-flags.js";
 
@@ -19,7 +20,7 @@ const spec = {
   policy: {
     type: "string",
     valueName: "NAME",
-    description: "p99-boundary | naive-p50 | always-sync | never",
+    description: POLICY_NAMES.join(" | "),
   },
   decision: {
     type: "string",

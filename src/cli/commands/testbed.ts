@@ -4,6 +4,7 @@
  * charts (docs/testbed.md).
  */
 import { TailswarmError } from "../../errors.js";
+import { POLICY_NAMES } from "../../policy/types.js";
 import { runTestbed } from "../../testbed/run-testbed.js";
 import { DEFAULT_SCENARIO, loadScenario } from "../../testbed/scenario-loader.js";
 import { routingScenarioOf, runRoutingScenario } from "../../testbed/routing/dispatch.js";
@@ -44,7 +45,7 @@ const USAGE =
   "                  [--attach NAME=HOST:PORT,... [--attach-peers '{id}:PORT']] [--emit-compose DIR]";
 const DESCRIPTION =
   "Launch the scenario's peers and coordinators as real node processes on loopback, send every request of\n" +
-  "one seeded stream under each policy (naive-p50, p99-boundary, always-sync, never), and write\n" +
+  `one seeded stream under each policy (${POLICY_NAMES.join(", ")}), and write\n` +
   "report.json, report.html (charts) and report.txt. Ctrl-C stops every process and still writes the report.";
 
 export async function run(argv: string[]): Promise<number> {

@@ -11,6 +11,7 @@ import type { FieldType } from "./field-types.js";
 import { handlersField } from "./handlers-field.js";
 import { primitivesField } from "./primitives-field.js";
 import { ROUTING_POLICIES } from "../../routing/router.js";
+import { POLICY_NAMES } from "../../policy/types.js";
 
 export interface FieldSpec {
   /** Dotted path in the config object. */
@@ -128,12 +129,7 @@ export const configFields: readonly FieldSpec[] = [
     10,
     "Fan-outs to a set in the window before its observed completion times give the fan-out p50.",
   ),
-  field(
-    "policy",
-    oneOf(["p99-boundary", "naive-p50", "always-sync", "never"] as const),
-    "p99-boundary",
-    "Default speculation policy.",
-  ),
+  field("policy", oneOf(POLICY_NAMES), "p99-boundary", "Default speculation policy."),
   field(
     "routing.policy",
     oneOf(["none", ...ROUTING_POLICIES] as const),

@@ -1,17 +1,16 @@
 /**
- * What the engine needs from src/estimate's `LatencyBook`, as a structural interface: the engine
- * depends on these three methods only, so a test or the testbed can hand in a fake or a wrapper.
+ * The latency book as its readers see it: `LatencyBook` implements it, and each reader takes the part
+ * it needs (`Pick<LatencySource, ...>`): the engine all of it, a router the per-peer estimates, the
+ * telemetry gauges the peers and their estimates. A test or the testbed can hand in a fake or a wrapper.
  */
-import type { ObservedFanout } from "../estimate/observed-fanouts.js";
-import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, Requirement } from "../estimate/types.js";
+import type { ObservedFanout } from "./observed-fanouts.js";
+import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, Requirement } from "./types.js";
 
-/** Fresh per-peer estimates (what a router may look at). */
-export interface PeerEstimateSource {
+export interface LatencySource {
+  /** Peers the book tracks. */
+  peers(): Iterable<PeerId>;
+  /** The estimate of `peer` at `now` (the engine's clock, ms). */
   estimate(peer: PeerId, now: number): PeerEstimate;
-}
-
-/** Step 4 and step 9: fan-out quantiles in, latency samples (censored while in flight) out. */
-export interface LatencySource extends PeerEstimateSource {
   /** A call to `peer` starts now; it is a right-censored sample until one of its ends is called. */
   begin(peer: PeerId, now: number, deadline: number): InFlight;
   /**
