@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { numberFlag, parseFlags, UsageError } from "../../src/cli/args.js";
 import { run } from "../../src/cli/commands/explain.js";
+import { formatReasonTable } from "../../src/policy/describe.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -117,6 +118,13 @@ describe("tailswarm explain (in process)", () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain(message);
+  });
+
+  it("prints the table of every reason with --reasons", async () => {
+    const r = await explain("--reasons");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(formatReasonTable());
+    expect(r.stdout).toContain("| `budget > p99 + abandon_cost`");
   });
 
   it("prints help on --help and -h", async () => {

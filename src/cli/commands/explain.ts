@@ -4,13 +4,14 @@
  *
  *   tailswarm explain --budget-ms 90 --p50-ms 22 --p99-ms 340 --abandon-cost-ms 5
  *   tailswarm explain --budget-ms 400 --p50-ms 22 --p99-ms 340 --abandon-cost-ms 5 --json
+ *   tailswarm explain --reasons     (every reason a coordinator can give, with its condition)
  *
  * Exit codes: 0 decided; 2 usage error (the message names the flag); 3 SpeculationBudgetViolation
  * (budget <= 0, or p99 < p50), with the error's code and message on stderr.
  */
 import { TailswarmError } from "../../errors.js";
 import { classify } from "../../policy/classify.js";
-import { describeClassification } from "../../policy/describe.js";
+import { describeClassification, formatReasonTable } from "../../policy/describe.js";
 import type { Classification } from "../../policy/types.js";
 import { SpeculationBudgetViolation } from "../../policy/violation.js";
 import { EXIT, exclusiveFlags, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
@@ -35,10 +36,16 @@ const FLAGS = {
   relevant: { type: "boolean", description: "the answers can still change the action (default)" },
   "not-relevant": { type: "boolean", description: "the answers cannot change the action" },
   json: { type: "boolean", description: 'print one JSON object: {"mode", "reason", ...the numbers}' },
+  reasons: {
+    type: "boolean",
+    description:
+      "print every reason a coordinator can give, its mode and condition (a Markdown table), and exit",
+  },
 } as const;
 
 const USAGE =
-  "tailswarm explain --budget-ms B --p50-ms X --p99-ms Y --abandon-cost-ms C [--relevant|--not-relevant] [--json]";
+  "tailswarm explain --budget-ms B --p50-ms X --p99-ms Y --abandon-cost-ms C [--relevant|--not-relevant] [--json]\n" +
+  "       tailswarm explain --reasons";
 const DESCRIPTION =
   "Classify one fan-out by the speculation boundary: speculate when budget > p99 + abandon cost and the\n" +
   "answers can change the action; synchronous when p50 < budget (or not decision-relevant); degrade when\n" +
@@ -52,6 +59,10 @@ export async function run(argv: string[]): Promise<number> {
     const { values, help } = parseFlags(argv, FLAGS);
     if (help) {
       process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
+      return EXIT.ok;
+    }
+    if (values.reasons === true) {
+      process.stdout.write(formatReasonTable());
       return EXIT.ok;
     }
     exclusiveFlags(values, ["relevant", "not-relevant"]);
