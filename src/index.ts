@@ -128,7 +128,7 @@ export type { FanoutMetricsOptions } from "./telemetry/metrics.js";
 export type { EstimateSource } from "./telemetry/peer-gauges.js";
 export { FlightRecorder } from "./telemetry/flight-recorder.js";
 export type { DecisionRecord, FlightRecorderOptions } from "./telemetry/flight-recorder.js";
-export { combineObservers } from "./telemetry/combine-observers.js";
+export { combineObservers } from "./engine/combine-observers.js";
 export { instrumentTransport } from "./telemetry/instrument-transport.js";
 export type { InstrumentTransportOptions } from "./telemetry/instrument-transport.js";
 export {

@@ -58,13 +58,13 @@ import { AbandonLedger } from "./abandon-ledger.js";
 import { branchRecord } from "./branch-record.js";
 import type { RecordContext } from "./branch-record.js";
 import { BranchSet } from "./branch-set.js";
+import { combineObservers } from "./combine-observers.js";
 import { executeBranches } from "./execute-branches.js";
 import type { LatencySource } from "../estimate/latency-source.js";
 import type { RouteChoice } from "./fanout-router.js";
 import { normalizeOptions } from "./options.js";
 import type { FanoutOptions, NormalizedOptions } from "./options.js";
 import type { FanoutObserver, FanoutOutcome } from "./outcome.js";
-import { SafeObserver } from "./safe-observer.js";
 import type { PeerTransport, Task } from "./transport.js";
 
 export interface CoordinatorOptions {
@@ -115,7 +115,7 @@ export class Coordinator {
   readonly #transport: PeerTransport;
   readonly #book: Omit<LatencySource, "peers">;
   readonly #clock: Clock;
-  readonly #observer: SafeObserver;
+  readonly #observer: Required<FanoutObserver>;
   readonly #nodeId: string;
   readonly #graceMs: number;
   readonly #settleTimeoutMs: number;
@@ -140,7 +140,7 @@ export class Coordinator {
     this.#book = options.book;
     this.#clock = options.clock ?? systemClock;
     this.ledger = options.ledger ?? new AbandonLedger();
-    this.#observer = new SafeObserver(options.observer);
+    this.#observer = combineObservers([options.observer]);
     this.#nodeId = options.nodeId ?? "local";
     this.#graceMs = nonNegative("settleGraceMs", options.settleGraceMs ?? 0);
     this.#settleTimeoutMs = nonNegative("settleTimeoutMs", options.settleTimeoutMs ?? 5_000);
@@ -210,7 +210,7 @@ export class Coordinator {
     const violation = violationOf(classification);
     if (violation !== undefined) this.#violation(fanoutId, violation);
     this.#byMode[classification.mode]++;
-    this.#observer.decision(fanoutId, classification, estimate);
+    this.#observer.onDecision(fanoutId, classification, estimate);
 
     if (classification.mode === "degrade") {
       return this.#degrade(fanoutId, o, classification, estimate, start, violation); // 8 (degrade)
@@ -255,11 +255,11 @@ export class Coordinator {
       now,
     };
     const records = set.branches.map((b) => branchRecord(b, ctx));
-    for (const r of records) if (r.unsettled !== true) this.#observer.branchEnd(fanoutId, r);
+    for (const r of records) if (r.unsettled !== true) this.#observer.onBranchEnd(fanoutId, r);
     for (const b of set.branches) if (b.measurement && b.result !== undefined) this.#measured(b.peer);
     set.onSettledAfterClose = (b) => {
       if (b.measurement) this.#measured(b.peer);
-      this.#observer.branchEnd(fanoutId, branchRecord(b, ctx));
+      this.#observer.onBranchEnd(fanoutId, branchRecord(b, ctx));
     };
     const mode = classification.mode;
     void set.settled().then(() => {
@@ -287,7 +287,7 @@ export class Coordinator {
       deadlineMissed: now > o.deadline,
       ...(run.continuation === undefined ? {} : { continuation: run.continuation }),
     };
-    this.#observer.fanoutEnd(outcome);
+    this.#observer.onFanoutEnd(outcome);
     return outcome;
   }
 
@@ -382,7 +382,7 @@ export class Coordinator {
   /** A SpeculationBudgetViolation met: counted and traced, whether it degrades or is thrown. */
   #violation(fanoutId: string, error: SpeculationBudgetViolation): void {
     this.#violations++;
-    this.#observer.violation(fanoutId, error);
+    this.#observer.onViolation(fanoutId, error);
   }
 
   #degrade<Answer, Action>(
@@ -411,7 +411,7 @@ export class Coordinator {
       deadlineMissed: now > o.deadline,
       ...(violation === undefined ? {} : { violation: { code: violation.code, message: violation.message } }),
     };
-    this.#observer.fanoutEnd(outcome);
+    this.#observer.onFanoutEnd(outcome);
     return outcome;
   }
 

@@ -12,6 +12,7 @@
  * console.log(node.address);
  * await node.stop();
  */
+import { combineObservers } from "../engine/combine-observers.js";
 import { Coordinator } from "../engine/coordinator.js";
 import { TailswarmError } from "../errors.js";
 import { AbandonLedger } from "../engine/abandon-ledger.js";
@@ -32,7 +33,6 @@ import type { NodeConfig } from "./config/types.js";
 import { makeCoordinate } from "./coordinate-fn.js";
 import { silentLogger } from "./logger.js";
 import type { Logger } from "./logger.js";
-import { combineObservers } from "./observers.js";
 import { createNodeMembership } from "./node-membership.js";
 import { createNodeRouting } from "./routing-setup.js";
 import type { NodeRouting } from "./routing-setup.js";
@@ -214,7 +214,7 @@ export class SwarmNode {
       book,
       ledger,
       nodeId: config.nodeId,
-      observer: combineObservers(observers),
+      observer: combineObservers(observers, onObserverError(engineLog)),
     });
 
     const server = createSwarmServer({
@@ -329,4 +329,14 @@ export class SwarmNode {
     this.#loop.release();
     this.#log.warn("forced stop");
   }
+}
+
+/** Logs the first error an observer throws (later ones would repeat it on every fan-out). */
+function onObserverError(log: Logger): (error: unknown) => void {
+  let logged = false;
+  return (error) => {
+    if (logged) return;
+    logged = true;
+    log.warn("a fan-out observer threw; its later errors are not logged", { error });
+  };
 }

@@ -65,7 +65,7 @@ function num(v: number): number | null {
 /**
  * @example
  * const recorder = new FlightRecorder({ capacity: 512 });
- * const coordinator = new Coordinator({ transport, observer: combineObservers(recorder, tracer) });
+ * const coordinator = new Coordinator({ transport, observer: combineObservers([recorder, tracer]) });
  * recorder.last(10); // newest first
  */
 export class FlightRecorder implements FanoutObserver {

@@ -5,9 +5,9 @@
  */
 import type { Meter, Tracer } from "@opentelemetry/api";
 import type { Clock } from "../clock/clock.js";
+import { combineObservers } from "../engine/combine-observers.js";
 import type { FanoutObserver } from "../engine/outcome.js";
 import type { PeerTransport } from "../engine/transport.js";
-import { combineObservers } from "./combine-observers.js";
 import { FanoutTracer } from "./fanout-tracer.js";
 import { FlightRecorder } from "./flight-recorder.js";
 import { instrumentTransport } from "./instrument-transport.js";
@@ -79,7 +79,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
       ? new FlightRecorder({ capacity, clock, traceIdOf: tracer && ((id) => tracer.traceIdOf(id)) })
       : undefined;
   // The recorder runs before the tracer so that it can read the trace id of the span still open.
-  const observer = combineObservers(recorder, tracer, metrics);
+  const observer = combineObservers([recorder, tracer, metrics]);
   return {
     observer,
     wrapTransport: (t) => instrumentTransport(t, { tracer, metrics }),
