@@ -30,7 +30,7 @@ import { grpcDeadlineFor } from "./deadline.js";
 import { swarmService } from "./proto.js";
 import type { WireBranchReply, WireBranchRequest, WirePeerLoad } from "./proto.js";
 import { RstBudget } from "./rst-budget.js";
-import { statusName } from "./status.js";
+import { grpcStatusName } from "./status.js";
 import { injectTraceContext } from "./trace.js";
 
 export interface GrpcTransportOptions {
@@ -126,9 +126,8 @@ export class GrpcTransport implements PeerTransport {
     const link = this.#link(address);
     const metadata = new Metadata();
     // W3C trace context travels in the metadata only, where OpenTelemetry's gRPC conventions put it;
-    // the request's own `traceparent` field stays empty (not on the wire): a copy per branch cost every
-    // branch its encoding and decoding, unsampled ones included. Servers still read it from callers
-    // that send it there.
+    // the request's own `traceparent` field is left unset, so it is not encoded (servers still read it
+    // from callers that set it).
     injectTraceContext(metadata);
     const message: WireBranchRequest = {
       fanoutId: req.fanoutId,
@@ -139,7 +138,6 @@ export class GrpcTransport implements PeerTransport {
       hop: req.hop,
       deadlineUnixMs: req.deadline,
       deadlineGraceMs: this.#grace,
-      traceparent: "",
     };
     const m = this.#method;
     return new Promise<BranchResult>((resolve) => {
@@ -288,7 +286,7 @@ export class GrpcTransport implements PeerTransport {
         : { kind: "deadline", lostWorkMs: elapsed };
     }
     if (error.code === Status.CANCELLED && signal.aborted) return { kind: "abandoned", lostWorkMs: elapsed };
-    return failed(statusName(error.code), error.details || error.message);
+    return failed(grpcStatusName(error.code), error.details || error.message);
   }
 
   #fromReply(peer: PeerId, reply: WireBranchReply, signal: AbortSignal): BranchResult {

@@ -27,7 +27,12 @@ export interface WireBranchRequest {
   hop: number;
   deadlineUnixMs: number;
   deadlineGraceMs: number;
-  traceparent: string;
+  /**
+   * W3C trace context for callers whose metadata may not arrive (a proxy that drops headers); read only
+   * when the metadata carries none. tailswarm's clients leave it unset: a set field, even empty, is
+   * encoded (decoded: "" when absent).
+   */
+  traceparent?: string;
 }
 
 export interface WirePeerLoad {

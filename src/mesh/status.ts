@@ -16,14 +16,15 @@ const toGrpc: Record<TailswarmErrorCode, Status> = {
   INTERNAL: Status.INTERNAL,
 };
 
-/** gRPC status for a library error code. */
-export function grpcStatusOf(code: TailswarmErrorCode): Status {
-  return toGrpc[code];
-}
+/** grpc-js's `status` enum read backwards: 4 → "DEADLINE_EXCEEDED". */
+const NAMES = Status as unknown as Readonly<Record<number, string>>;
 
-/** The name of a gRPC status code (`UNAVAILABLE`), used as the `code` of failed branch results. */
-export function statusName(code: number): string {
-  return (Status as unknown as Record<number, string>)[code] ?? `STATUS_${code}`;
+/**
+ * The name of a gRPC status code (`UNAVAILABLE`; a code gRPC does not define as its number): the
+ * `code` of failed branch results and the RPC spans' `rpc.response.status_code`.
+ */
+export function grpcStatusName(code: number): string {
+  return NAMES[code] ?? String(code);
 }
 
 /** A `ServiceError`-shaped object for a server callback, from any thrown value. */

@@ -1,88 +1,34 @@
 /**
- * Client and server spans for the mesh's gRPC calls, following the current OpenTelemetry RPC semantic
- * conventions (gRPC): span name = fully-qualified method (`tailswarm.v1.Swarm/Branch`), kind CLIENT or
- * SERVER, `rpc.system.name` = "grpc", `rpc.method` = the fully-qualified method,
- * `rpc.response.status_code` = the status code's name ("OK", "DEADLINE_EXCEEDED"), `server.address`
- * and `server.port`, and `error.type` when the call failed. W3C trace context travels in gRPC metadata
- * (`traceparent`, `tracestate`) through the globally registered propagator.
+ * Server spans for the mesh's gRPC calls, following the current OpenTelemetry RPC semantic conventions
+ * (gRPC): span name = fully-qualified method (`tailswarm.v1.Swarm/Branch`), kind SERVER,
+ * `rpc.system.name` = "grpc", `rpc.method` = the fully-qualified method, `rpc.response.status_code` =
+ * the status code's name ("OK", "DEADLINE_EXCEEDED"), `server.*` and `client.*` when known, and
+ * `error.type` when the call failed. The caller's W3C trace context comes from the metadata
+ * (src/mesh/trace.ts). The client side has no RPC span: the branch span is what goes out.
  *
  * Records through @opentelemetry/api only; without an SDK every call here is a cheap no-op.
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import type { Context, Span, TextMapSetter, Tracer } from "@opentelemetry/api";
-import { metadataGetter } from "../mesh/trace.js";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { Context, Span, Tracer } from "@opentelemetry/api";
+import { grpcStatusName } from "../mesh/status.js";
+import { extractTraceContext } from "../mesh/trace.js";
 import type { MetadataReader } from "../mesh/trace.js";
 import { ATTR_ERROR_TYPE, INSTRUMENTATION_SCOPE } from "./attributes.js";
 import { unsampledSpan } from "./sampling-hints.js";
 import type { SamplingHints } from "./sampling-hints.js";
 
-export const ATTR_RPC_SYSTEM_NAME = "rpc.system.name";
-export const ATTR_RPC_METHOD = "rpc.method";
-export const ATTR_RPC_RESPONSE_STATUS_CODE = "rpc.response.status_code";
-export const ATTR_SERVER_ADDRESS = "server.address";
-export const ATTR_SERVER_PORT = "server.port";
-export const ATTR_CLIENT_ADDRESS = "client.address";
-export const ATTR_CLIENT_PORT = "client.port";
-
-/** gRPC status codes by number (grpc-js `status`), as `rpc.response.status_code` wants them. */
-const STATUS_NAMES = [
-  "OK",
-  "CANCELLED",
-  "UNKNOWN",
-  "INVALID_ARGUMENT",
-  "DEADLINE_EXCEEDED",
-  "NOT_FOUND",
-  "ALREADY_EXISTS",
-  "PERMISSION_DENIED",
-  "RESOURCE_EXHAUSTED",
-  "FAILED_PRECONDITION",
-  "ABORTED",
-  "OUT_OF_RANGE",
-  "UNIMPLEMENTED",
-  "INTERNAL",
-  "UNAVAILABLE",
-  "DATA_LOSS",
-  "UNAUTHENTICATED",
-] as const;
+const ATTR_RPC_SYSTEM_NAME = "rpc.system.name";
+const ATTR_RPC_METHOD = "rpc.method";
+const ATTR_RPC_RESPONSE_STATUS_CODE = "rpc.response.status_code";
+const ATTR_SERVER_ADDRESS = "server.address";
+const ATTR_SERVER_PORT = "server.port";
+const ATTR_CLIENT_ADDRESS = "client.address";
+const ATTR_CLIENT_PORT = "client.port";
 
 /** Server-side codes that mark a server span as an error (the gRPC semantic conventions' list). */
 const SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15]);
 
-/** Name of a gRPC status code, e.g. 4 → "DEADLINE_EXCEEDED". */
-export function grpcStatusName(code: number): string {
-  return STATUS_NAMES[code] ?? String(code);
-}
-
-/**
- * The part of grpc-js's `Metadata` the propagator needs, to read (the mesh's `MetadataReader`) and to
- * write (grpc-js `Metadata` satisfies it as is).
- */
-export interface MetadataCarrier extends MetadataReader {
-  set(key: string, value: string): void;
-}
-
-const setter: TextMapSetter<MetadataCarrier> = {
-  set: (carrier, key, value) => carrier.set(key, value),
-};
-
-/** Writes the trace context of `ctx` (default: the active context) into outgoing metadata. */
-export function injectTraceContext(metadata: MetadataCarrier, ctx: Context = context.active()): void {
-  propagation.inject(ctx, metadata, setter);
-}
-
-/** Reads the caller's trace context from incoming metadata, on top of `base` (default: root). */
-export function extractTraceContext(metadata: MetadataCarrier, base: Context = ROOT_CONTEXT): Context {
-  return propagation.extract(base, metadata, metadataGetter);
-}
-
-/** The W3C `traceparent` of `ctx` (default: active) or "" when there is no sampled-or-not span. */
-export function currentTraceparent(ctx: Context = context.active()): string {
-  const carrier: Record<string, string> = {};
-  propagation.inject(ctx, carrier);
-  return carrier["traceparent"] ?? "";
-}
-
-/** Where the call goes (client) or where it was served (server). */
+/** Where the call was served, or where it came from. */
 export interface RpcEndpoint {
   readonly address: string;
   readonly port?: number;
@@ -101,7 +47,6 @@ function tracerOf(tracer?: Tracer): Tracer {
 }
 
 function startRpcSpan(
-  kind: SpanKind,
   method: string,
   server: RpcEndpoint | undefined,
   parent: Context,
@@ -120,8 +65,8 @@ function startRpcSpan(
     attributes[ATTR_CLIENT_ADDRESS] = client.address;
     if (client.port !== undefined) attributes[ATTR_CLIENT_PORT] = client.port;
   }
-  const span = tracerOf(tracer).startSpan(method, { kind, attributes }, parent);
-  return new StartedRpcSpan(span, trace.setSpan(parent, span), kind === SpanKind.SERVER);
+  const span = tracerOf(tracer).startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
+  return new StartedRpcSpan(span, trace.setSpan(parent, span));
 }
 
 /** A class rather than a closure per call: the server starts one of these for every Branch. */
@@ -131,7 +76,6 @@ class StartedRpcSpan implements RpcSpan {
   constructor(
     readonly span: Span,
     readonly context: Context,
-    readonly server: boolean,
   ) {}
 
   end(code: number, error?: { readonly message?: string; readonly name?: string }): void {
@@ -141,35 +85,13 @@ class StartedRpcSpan implements RpcSpan {
     if (span.isRecording()) {
       const name = grpcStatusName(code);
       span.setAttribute(ATTR_RPC_RESPONSE_STATUS_CODE, name);
-      if (this.server ? SERVER_ERRORS.has(code) : code !== 0) {
+      if (SERVER_ERRORS.has(code)) {
         span.setAttribute(ATTR_ERROR_TYPE, name);
         span.setStatus({ code: SpanStatusCode.ERROR, message: error?.message ?? name });
       }
     }
     span.end();
   }
-}
-
-/**
- * Starts the CLIENT span of an outgoing call under `parent` (default: the active context — the
- * branch span when the engine sends a branch through `instrumentTransport`). Inject its context into
- * the call's metadata, then `end(status)` when the call settles.
- *
- * @example
- * const rpc = startClientRpcSpan("tailswarm.v1.Swarm/Branch", { address: "127.0.0.1", port: 7001 });
- * const metadata = new grpc.Metadata();
- * injectTraceContext(metadata, rpc.context);
- * client.makeUnaryRequest(path, ser, des, req, metadata, opts, (err, reply) => {
- *   rpc.end(err?.code ?? 0, err ?? undefined);
- * });
- */
-export function startClientRpcSpan(
-  method: string,
-  server: RpcEndpoint,
-  parent: Context = context.active(),
-  tracer?: Tracer,
-): RpcSpan {
-  return startRpcSpan(SpanKind.CLIENT, method, server, parent, tracer);
 }
 
 /**
@@ -185,14 +107,14 @@ export function startClientRpcSpan(
  */
 export function startServerRpcSpan(
   method: string,
-  metadata: MetadataCarrier,
+  metadata: MetadataReader,
   server?: RpcEndpoint,
   options: ServerRpcSpanOptions = {},
 ): RpcSpan {
   const parent = options.parent ?? extractTraceContext(metadata);
   const unsampled = unsampledSpan(parent, options.sampling);
-  if (unsampled !== undefined) return new StartedRpcSpan(unsampled.span, unsampled.ctx, true);
-  return startRpcSpan(SpanKind.SERVER, method, server, parent, options.tracer, options.client);
+  if (unsampled !== undefined) return new StartedRpcSpan(unsampled.span, unsampled.ctx);
+  return startRpcSpan(method, server, parent, options.tracer, options.client);
 }
 
 export interface ServerRpcSpanOptions {

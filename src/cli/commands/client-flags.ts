@@ -1,6 +1,6 @@
 /** TLS flags and RPC error reporting shared by the client verbs (`status`, `coordinate`). */
 import type { ClientTls } from "../../node/client.js";
-import { statusName } from "../../mesh/status.js";
+import { grpcStatusName } from "../../mesh/status.js";
 import { EXIT } from "../args.js";
 
 export const tlsFlags = {
@@ -29,7 +29,7 @@ export function tlsFromFlags(values: {
 /** Prints `tailswarm <verb>: <STATUS>: <details>` and returns exit code 1. */
 export function rpcFailure(verb: string, address: string, err: unknown): number {
   const e = err as { code?: unknown; details?: unknown; message?: unknown };
-  const name = typeof e.code === "number" ? statusName(e.code) : "ERROR";
+  const name = typeof e.code === "number" ? grpcStatusName(e.code) : "ERROR";
   const details = typeof e.details === "string" && e.details !== "" ? e.details : String(e.message ?? err);
   process.stderr.write(`tailswarm ${verb}: ${address}: ${name}: ${details}\n`);
   return EXIT.failure;
