@@ -1,7 +1,7 @@
 /**
  * Memory signatures: 32-bit hashes of object identities (content signature of a context, prefix, expert
- * set or tool result). Peers advertise a bounded set of them; a compatibility signature combines the
- * signatures of the compatible active subset and indexes the primitive tables.
+ * set or tool result). Peers advertise a bounded set of them; the signature of the object a task needs
+ * is its compatibility signature, which indexes the primitive tables.
  */
 import type { SignatureLookup } from "./types.js";
 
@@ -22,25 +22,6 @@ export function signatureOf(text: string): number {
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
-  }
-  h >>>= 0;
-  return h === NO_MEMORY ? 1 : h;
-}
-
-/**
- * Order-independent combination of the signatures of a compatible subset (the compatibility signature
- * of an action). The empty subset is `NO_MEMORY`; a single object is its own signature.
- */
-export function combineSignatures(signatures: readonly number[]): number {
-  if (signatures.length === 0) return NO_MEMORY;
-  if (signatures.length === 1) return signatures[0]! >>> 0 || 1;
-  const sorted = [...signatures].map((s) => s >>> 0).sort((a, b) => a - b);
-  let h = 0x811c9dc5;
-  for (const s of sorted) {
-    for (let shift = 0; shift < 32; shift += 8) {
-      h ^= (s >>> shift) & 0xff;
-      h = Math.imul(h, 0x01000193);
-    }
   }
   h >>>= 0;
   return h === NO_MEMORY ? 1 : h;

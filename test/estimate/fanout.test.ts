@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fanoutCdfAt, fanoutQuantile, fanoutQuantiles } from "../../src/estimate/fanout.js";
 import { LatencyBook } from "../../src/estimate/latency-book.js";
-import { PiecewiseCdf } from "../../src/estimate/piecewise-cdf.js";
+import { PiecewiseCdf } from "./piecewise-cdf.js";
 import type { Requirement } from "../../src/estimate/types.js";
 import { createRng, logNormal } from "../../src/util/rng.js";
 import { ManualClock, sortedQuantile, stratifiedLogNormal } from "./helpers.js";

@@ -2,7 +2,7 @@
  * A latency CDF as a piecewise-linear function through knots `(x[i], f[i])`, x in ms, both non-decreasing.
  * Equal consecutive x make a jump (a point mass); the function is right-continuous: `at(x)` at a jump returns
  * the value after it. Below the first knot the CDF is 0; from the last knot on it is `f[last]` (1 when built
- * from data). Mass inside an HDR bucket is spread uniformly over the bucket's value range.
+ * from data). The fan-out property tests build arbitrary CDFs with it.
  *
  * @example
  * const cdf = new PiecewiseCdf();
