@@ -28,6 +28,7 @@ import type { SwarmServer } from "../mesh/server.js";
 import { loadHandler } from "../peers/load-handler.js";
 import { addDecisionsService } from "../telemetry/decisions-service.js";
 import type { DecisionsSource } from "../telemetry/decisions-service.js";
+import type { RoutingTelemetrySource } from "../telemetry/routing-telemetry.js";
 import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import type { NodeConfig } from "./config/types.js";
 import { makeCoordinate } from "./coordinate-fn.js";
@@ -48,6 +49,8 @@ export interface TelemetryContext {
   readonly log: Logger;
   /** Current status (peers, estimates, decisions), for observable instruments. */
   readonly status: () => WireStatusReply;
+  /** The node's routing, when `routing.policy` is not none: what the routing telemetry reads. */
+  readonly routing?: RoutingTelemetrySource;
 }
 
 export interface TelemetryHandle {
@@ -183,11 +186,15 @@ export class SwarmNode {
     };
     let telemetry: TelemetryHandle | undefined;
     if (options.telemetry !== undefined) {
+      const adapter = routing.adapter;
       telemetry = await options.telemetry({
         config,
         nodeId: config.nodeId,
         log: log.child("telemetry"),
         status,
+        ...(adapter !== undefined && {
+          routing: { views: routing.views, explanation: (task, peer) => adapter.explanation(task, peer) },
+        }),
       });
     }
 

@@ -1,12 +1,12 @@
 /**
  * Telemetry of routing (memory-augmented backpressure): the score components of each pick on its
  * branch span, and per-peer routing state as observable instruments read from the PeerViewBook when a
- * reader collects (nothing is recorded per branch on the metrics side).
+ * reader collects (nothing is recorded per branch on the metrics side). `createTelemetry({ routing })`
+ * wires both; a node does so whenever its routing is on.
  *
- * The span hook needs no change to the tracer: `routeSpanTransport` wraps the mesh transport *inside*
- * `instrumentTransport`, where the branch span is the active span while the branch is sent (with a
- * context manager registered, as the SDK setup does — the same condition under which the branch span
- * reaches the peer).
+ * `routeSpanTransport` wraps the transport *inside* `instrumentTransport`, where the branch span is the
+ * active span while the branch is sent (with a context manager registered, as the SDK setup does —
+ * the same condition under which the branch span reaches the peer).
  */
 import { trace, ValueType } from "@opentelemetry/api";
 import type { Attributes, BatchObservableResult, Meter, Observable } from "@opentelemetry/api";
@@ -40,7 +40,7 @@ export const ROUTE_METRIC = {
   churn: "tailswarm.route.peer.churn",
 } as const;
 
-export function routeAttributes(e: RouteExplanation): Attributes {
+function routeAttributes(e: RouteExplanation): Attributes {
   const a: Attributes = {
     [ROUTE_ATTR.policy]: e.policy,
     [ROUTE_ATTR.rank]: e.rank,
@@ -65,6 +65,11 @@ export interface RouteExplainer {
   explanation(task: object, peer: PeerId): RouteExplanation | undefined;
 }
 
+/** What routing telemetry reads: the router's explanations and the peer views it routed on. */
+export interface RoutingTelemetrySource extends RouteExplainer {
+  readonly views: PeerViewBook;
+}
+
 /**
  * Adds the routing attributes to the active (branch) span before sending.
  *
@@ -86,7 +91,7 @@ export function routeSpanTransport(inner: PeerTransport, explainer: RouteExplain
 
 /**
  * Per-peer backlog and memory use (advertised), hit ratio and churn (cumulative, as the peer reports
- * them) from a PeerViewBook; `setViews` swaps the book (e.g. per testbed run).
+ * them) from a PeerViewBook.
  */
 export class RoutingGauges extends PerPeerGauges<PeerViewBook> {
   readonly #backlog: Observable;
@@ -114,10 +119,6 @@ export class RoutingGauges extends PerPeerGauges<PeerViewBook> {
       valueType: ValueType.INT,
     });
     this.register([this.#backlog, this.#memoryUsed, this.#hitRatio, this.#churn]);
-  }
-
-  setViews(views: PeerViewBook | undefined): void {
-    this.setSource(views);
   }
 
   protected observe(r: BatchObservableResult, views: PeerViewBook, now: number): void {

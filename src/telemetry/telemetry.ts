@@ -1,9 +1,12 @@
 /**
  * One call that wires a coordinator's telemetry: the fan-out tracer, the metrics, the flight recorder
- * and the transport wrapper that makes each branch span the active context while the mesh sends it.
+ * and the transport wrapper that makes each branch span the active context while the mesh sends it;
+ * with `routing`, the routing attributes of each branch span and the per-peer routing instruments.
  * Records through @opentelemetry/api only: without an SDK (src/telemetry/sdk) it costs almost nothing.
  */
+import { metrics as otelMetrics } from "@opentelemetry/api";
 import type { Meter, Tracer } from "@opentelemetry/api";
+import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
 import { combineObservers } from "../engine/combine-observers.js";
 import type { FanoutObserver } from "../engine/outcome.js";
@@ -13,7 +16,10 @@ import { FlightRecorder } from "./flight-recorder.js";
 import { instrumentTransport } from "./instrument-transport.js";
 import { FanoutMetrics } from "./metrics.js";
 import type { EstimateSource } from "./peer-gauges.js";
+import { RoutingGauges, routeSpanTransport } from "./routing-telemetry.js";
+import type { RoutingTelemetrySource } from "./routing-telemetry.js";
 import type { SamplingHints } from "./sampling-hints.js";
+import { INSTRUMENTATION_SCOPE } from "./attributes.js";
 
 export interface TelemetryOptions {
   /** Spans per fan-out and branch. Default true. */
@@ -35,6 +41,11 @@ export interface TelemetryOptions {
    * would not sample then start no span at all. Default: none, every fan-out span is started.
    */
   readonly sampling?: SamplingHints;
+  /**
+   * The routing in front of the transport (a node's, when `routing.policy` is not none): each branch
+   * span then carries `tailswarm.route.*`, and the per-peer routing instruments read its views.
+   */
+  readonly routing?: RoutingTelemetrySource;
 }
 
 export interface Telemetry {
@@ -78,14 +89,34 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     capacity > 0
       ? new FlightRecorder({ capacity, clock, traceIdOf: tracer && ((id) => tracer.traceIdOf(id)) })
       : undefined;
+  const routing = options.routing;
+  const routingGauges =
+    metrics === undefined || routing === undefined
+      ? undefined
+      : new RoutingGauges(
+          options.meter ?? otelMetrics.getMeter(INSTRUMENTATION_SCOPE),
+          clock ?? systemClock,
+          routing.views,
+        );
   // The recorder runs before the tracer so that it can read the trace id of the span still open.
   const observer = combineObservers([recorder, tracer, metrics]);
   return {
     observer,
-    wrapTransport: (t) => instrumentTransport(t, { tracer, metrics }),
+    // The routing attributes go on the branch span, so inside instrumentTransport (where it is active).
+    wrapTransport: (t) =>
+      instrumentTransport(
+        tracer === undefined || routing === undefined ? t : routeSpanTransport(t, routing),
+        {
+          tracer,
+          metrics,
+        },
+      ),
     tracer,
     metrics,
     recorder,
-    close: () => metrics?.close(),
+    close: () => {
+      metrics?.close();
+      routingGauges?.close();
+    },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Telemetry of a swarm node in one call: the SDK (startTelemetry, with the node's Prometheus port and
- * id), the fan-out tracer, metrics with per-peer gauges read from the node's status, and the flight
- * recorder. Shaped as src/node's `TelemetrySetup` (structurally: this file does not import src/node).
+ * id), the fan-out tracer, metrics with per-peer gauges read from the node's status, the flight
+ * recorder, and the routing's span attributes and per-peer instruments when the node routes. Shaped as src/node's `TelemetrySetup` (structurally: this file does not import src/node).
  *
  * The node wires three things:
  *   const t = await nodeTelemetry()(ctx);          // before the Coordinator is built
@@ -14,10 +14,11 @@ import type { PeerEstimate, PeerId } from "../../estimate/types.js";
 import { decisionsSource } from "../decisions-service.js";
 import type { DecisionsSource } from "../decisions-service.js";
 import type { EstimateSource } from "../peer-gauges.js";
+import type { RoutingTelemetrySource } from "../routing-telemetry.js";
 import { createTelemetry } from "../telemetry.js";
 import type { Telemetry } from "../telemetry.js";
 import { startTelemetry } from "./setup.js";
-import type { TelemetrySdk } from "./setup.js";
+import type { TelemetrySdk, TelemetrySetupOptions } from "./setup.js";
 
 /** The per-peer part of the node's status that the gauges read. */
 export interface NodePeerStatus {
@@ -45,6 +46,8 @@ export interface NodeTelemetryContext {
   readonly nodeId: string;
   readonly status: () => { readonly peers: readonly NodePeerStatus[] };
   readonly log?: { info(msg: string, fields?: Record<string, unknown>): void };
+  /** The node's routing, when it routes: branch spans and per-peer instruments explain it. */
+  readonly routing?: RoutingTelemetrySource;
 }
 
 export interface NodeTelemetryHandle {
@@ -62,6 +65,10 @@ export interface NodeTelemetryOptions {
   readonly serviceName?: string;
   /** Decisions kept by the flight recorder. Default 256. */
   readonly recorderCapacity?: number;
+  /** Span processors besides those OTEL_TRACES_EXPORTER names (an embedding application's own). */
+  readonly spanProcessors?: TelemetrySetupOptions["spanProcessors"];
+  /** Metric readers besides those OTEL_METRICS_EXPORTER names and Prometheus. */
+  readonly metricReaders?: TelemetrySetupOptions["metricReaders"];
 }
 
 /** Reads the per-peer estimates from one status snapshot per collection. */
@@ -112,11 +119,14 @@ export function nodeTelemetry(
       prometheusHost: port > 0 ? hostOf(ctx.config.listen) : undefined,
       contextManager,
       tracesPerSecond: ctx.config.telemetry?.tracesPerSecond,
+      ...(options.spanProcessors !== undefined && { spanProcessors: options.spanProcessors }),
+      ...(options.metricReaders !== undefined && { metricReaders: options.metricReaders }),
     });
     const telemetry = createTelemetry({
       estimates: statusEstimates(ctx.status),
       recorderCapacity: options.recorderCapacity ?? 256,
       sampling: sdk.sampling,
+      ...(ctx.routing !== undefined && { routing: ctx.routing }),
     });
     ctx.log?.info("telemetry started", {
       traces: sdk.exporters.traces,
