@@ -18,8 +18,6 @@
 import type { Clock } from "../clock/clock.js";
 import type { TaskHandler } from "../mesh/handler.js";
 
-export type { TaskHandler, HandlerContext } from "../mesh/handler.js";
-
 /** What a handler factory knows about the node that serves it. */
 export interface HandlerEnv {
   readonly nodeId: string;
