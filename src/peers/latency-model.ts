@@ -23,7 +23,8 @@
  * const rng = createRng(mixSeed(seedOf("run-1"), hash32("peer-3")));
  * const { queueMs, serviceMs } = model.sample(Date.now(), rng);
  */
-import { createRng, hash32, mixSeed, seedOf } from "./rng.js";
+import { hash32 } from "../util/hash.js";
+import { createRng, mixSeed, seedOf } from "./rng.js";
 import type { Rng, Seed } from "./rng.js";
 
 export interface LognormalBody {

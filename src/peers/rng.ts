@@ -1,17 +1,10 @@
 /**
  * Small seeded random sources for the shipped peer workloads and the testbed: deterministic given the
- * seed, independent of Math.random, cheap (no allocation per draw).
+ * seed, independent of Math.random, cheap (no allocation per draw). Built on src/util/rng.ts's
+ * generator; streams are keyed by names through `hash32` (src/util/hash.ts).
  */
-
-/** 32-bit FNV-1a of a string; used to key RNG streams by names (a gateway group, a node id). */
-export function hash32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
+import { hash32 } from "../util/hash.js";
+import { createRng as mulberry32, exponential } from "../util/rng.js";
 
 /** Mix several integers into one 32-bit seed (murmur3 finaliser after each step). */
 export function mixSeed(...parts: readonly number[]): number {
@@ -42,22 +35,15 @@ export interface Rng {
 }
 
 /**
- * mulberry32: a 32-bit generator with a full 2^32 period, good enough for workload models.
+ * mulberry32 (src/util/rng.ts) with normal and exponential draws, good enough for workload models.
  *
  * @example
  * const rng = createRng(mixSeed(seedOf("run-1"), hash32("peer-a")));
  * const u = rng.next();
  */
 export function createRng(seed: number): Rng {
-  let state = seed >>> 0;
+  const next = mulberry32(seed);
   let spare: number | null = null;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
   return {
     next,
     normal() {
@@ -73,8 +59,6 @@ export function createRng(seed: number): Rng {
       spare = r * Math.sin(2 * Math.PI * v);
       return r * Math.cos(2 * Math.PI * v);
     },
-    exponential(mean) {
-      return -mean * Math.log(1 - next());
-    },
+    exponential: (mean) => exponential(next, mean),
   };
 }

@@ -28,7 +28,8 @@ import type { HandlerEnv, HandlerFactory } from "./handler.js";
 import { createLatencyModel } from "./latency-model.js";
 import type { GatewayQueueing, LatencyModelOptions, ParetoTail } from "./latency-model.js";
 import { numberOption, optionError, optionsObject, seedOption, stringOption } from "./options.js";
-import { createRng, hash32, mixSeed, seedOf } from "./rng.js";
+import { hash32 } from "../util/hash.js";
+import { createRng, mixSeed, seedOf } from "./rng.js";
 
 /** Validates the latency part of synthetic options (also usable by the testbed). */
 export function parseLatencyModelOptions(raw: unknown, path: string): LatencyModelOptions {

@@ -28,7 +28,8 @@ import {
   seedOption,
   stringOption,
 } from "./options.js";
-import { createRng, hash32, mixSeed, seedOf } from "./rng.js";
+import { hash32 } from "../util/hash.js";
+import { createRng, mixSeed, seedOf } from "./rng.js";
 
 export interface VotePayload {
   readonly question: string;

@@ -3,6 +3,7 @@
  * set or tool result). Peers advertise a bounded set of them; the signature of the object a task needs
  * is its compatibility signature, which indexes the primitive tables.
  */
+import { hash32 } from "../util/hash.js";
 import type { SignatureLookup } from "./types.js";
 
 /** Signature meaning "no compatible resident object": primitives take their no-reuse values. */
@@ -12,18 +13,13 @@ export const NO_MEMORY = 0;
 export const MAX_ADVERTISED_SIGNATURES = 64;
 
 /**
- * FNV-1a over the UTF-16 code units of `text`, never 0 (0 is reserved for `NO_MEMORY`).
+ * `hash32` of `text` (FNV-1a), never 0 (0 is reserved for `NO_MEMORY`).
  *
  * @example
  * const sig = signatureOf("rag:cluster-17");
  */
 export function signatureOf(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h >>>= 0;
+  const h = hash32(text);
   return h === NO_MEMORY ? 1 : h;
 }
 

@@ -1,4 +1,5 @@
 /** Run metrics of the slotted simulator: stability test, tail delay, and the Table I figures. */
+import { nearestRank } from "../util/nearest-rank.js";
 import { STABILITY } from "./params.js";
 
 export interface RunMetrics {
@@ -57,12 +58,14 @@ export function sd(xs: readonly number[]): number {
   return Math.sqrt(s / (xs.length - 1));
 }
 
-/** Nearest-rank quantile (NaN on an empty sample). */
+/** Nearest-rank quantile of an unsorted sample (NaN when empty). */
 export function quantile(xs: readonly number[], q: number): number {
-  if (xs.length === 0) return NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank]!;
+  return (
+    nearestRank(
+      [...xs].sort((a, b) => a - b),
+      q,
+    ) ?? NaN
+  );
 }
 
 /** The paper's test: slope below 0.035 and mean backlog below 120. */

@@ -13,7 +13,8 @@
  */
 import type { LatencyModel } from "../peers/latency-model.js";
 import type { PolicyName } from "../policy/types.js";
-import { createRng, hash32, mixSeed } from "../peers/rng.js";
+import { hash32 } from "../util/hash.js";
+import { createRng, mixSeed } from "../peers/rng.js";
 import type { BranchRow, CallRecord, MeasureRecord } from "./records.js";
 import type { StreamRequest } from "./request-stream.js";
 import type { Scenario } from "./scenario-types.js";

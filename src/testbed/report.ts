@@ -3,6 +3,7 @@
  * coordinator, the sensitivity grid, the checks the seed predicts (evaluated on the measured numbers,
  * never forced) and the series the HTML charts draw.
  */
+import { nearestRank } from "../util/nearest-rank.js";
 import type { PolicyName } from "../policy/types.js";
 import { policyStats } from "./policy-stats.js";
 import type { PolicyStats } from "./policy-stats.js";
@@ -179,8 +180,8 @@ export function buildReport(input: ReportInput): Report {
     },
     coordinator_event_loop_delay_ms: input.coordinatorLoopDelayMs ?? {},
     measured: {
-      fanout_p50_ms: round(quantile(fan, 0.5) ?? NaN, 2),
-      fanout_p99_ms: round(quantile(fan, 0.99) ?? NaN, 2),
+      fanout_p50_ms: round(nearestRank(fan, 0.5) ?? NaN, 2),
+      fanout_p99_ms: round(nearestRank(fan, 0.99) ?? NaN, 2),
       fanout_samples: fan.length,
       fanout_censored: input.measures.filter((m) => m.censored).length,
       event_share:
@@ -261,7 +262,7 @@ function buildSeries(input: ReportInput, scored: readonly ScoredCall[]): ReportS
     rows.forEach((xs, i) => {
       if (xs.length === 0) return;
       xs.sort((a, b) => a - b);
-      points.push([mid(i), round(quantile(xs, 0.5)!, 2), round(quantile(xs, 0.99)!, 2)]);
+      points.push([mid(i), round(nearestRank(xs, 0.5)!, 2), round(nearestRank(xs, 0.99)!, 2)]);
     });
     peerLatency[peer] = { group: input.peerGroups.get(peer) ?? "peer", points };
   }
@@ -306,16 +307,9 @@ function buildSeries(input: ReportInput, scored: readonly ScoredCall[]): ReportS
   };
 }
 
-/** Nearest-rank quantile of sorted values; undefined when empty. */
-export function quantile(sorted: readonly number[], q: number): number | undefined {
-  if (sorted.length === 0) return undefined;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i];
-}
-
 function median(xs: readonly number[]): number | null {
   const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  const m = quantile(v, 0.5);
+  const m = nearestRank(v, 0.5);
   return m === undefined ? null : round(m, 2);
 }
 

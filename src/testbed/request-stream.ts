@@ -4,7 +4,8 @@
  * the same one, because every request is sent once under each policy, each copy meeting the request's
  * own moment of the latency model (docs/testbed.md, "The load and fairness").
  */
-import { createRng, hash32, mixSeed } from "../peers/rng.js";
+import { hash32 } from "../util/hash.js";
+import { createRng, mixSeed } from "../peers/rng.js";
 import type { CoordinatorSpec } from "./scenario-types.js";
 
 export interface StreamRequest {

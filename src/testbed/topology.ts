@@ -7,7 +7,8 @@
  */
 import type { LatencyModel, LatencyModelOptions } from "../peers/latency-model.js";
 import { createLatencyModel } from "../peers/latency-model.js";
-import { createRng, hash32, mixSeed } from "../peers/rng.js";
+import { hash32 } from "../util/hash.js";
+import { createRng, mixSeed } from "../peers/rng.js";
 import type { Scenario } from "./scenario-types.js";
 
 export interface PeerPlan {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLatencyModel } from "../../src/peers/latency-model.js";
-import { createRng, hash32, mixSeed } from "../../src/peers/rng.js";
+import { createRng, mixSeed } from "../../src/peers/rng.js";
+import { hash32 } from "../../src/util/hash.js";
 
 const gateway = { group: "nat-eu", episodesPerSecond: 0.5, durationMs: { min: 200, max: 600 } };
 const t0 = 1_800_000_000_000;

@@ -4,6 +4,7 @@
  * and the table printed beside the paper's (real multi-GPU LLM system; mechanism and ordering are the
  * bar, not digits).
  */
+import { nearestRank } from "../../util/nearest-rank.js";
 import type { RequestRecord } from "./run-policy.js";
 
 export interface Table2Row {
@@ -64,11 +65,6 @@ export const PAPER_TABLE2: Readonly<Record<string, Partial<Omit<Table2Row, "poli
   },
 };
 
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
-
 /** Metrics over the measured requests; `durationS` is the measured window. */
 export function table2Row(
   policy: string,
@@ -86,12 +82,12 @@ export function table2Row(
     requests: m.length,
     throughputPerS: answered.length / durationS,
     goodputPerS: answered.filter((r) => r.e2eMs <= sloMs).length / durationS,
-    p95E2eMs: quantile(e2e, 0.95),
+    p95E2eMs: nearestRank(e2e, 0.95) ?? NaN,
     workPerRequest: answered.reduce((s, r) => s + r.work, 0) / n,
     hitRatio: answered.filter((r) => r.hit).length / n,
     jobsPerRequest: 1 + answered.reduce((s, r) => s + r.downstream, 0) / n,
     dropRate: m.length === 0 ? 0 : (m.length - answered.length) / m.length,
-    p95RouteUs: quantile(route, 0.95),
+    p95RouteUs: nearestRank(route, 0.95) ?? NaN,
   };
 }
 
