@@ -29,11 +29,6 @@ export function serviceWeight(qIn: number, entry: PrimitiveEntry, queue: QueueRe
   return qIn - successorPressure(entry, queue) - nu * entry.penalty;
 }
 
-/** Routing differential `Q_i^c − Q_j^c − ν d_ij^c`. */
-export function routingWeight(qSource: number, qDest: number, nu: number, transferPenalty: number): number {
-  return qSource - qDest - nu * transferPenalty;
-}
-
 /**
  * Pressure per unit of work, ordered so that less work always ranks higher at equal pressure: a positive
  * weight is a value density `W / w` (the knapsack ratio of the paper's one-slot surrogate); a negative

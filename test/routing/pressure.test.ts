@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { commodity } from "../../src/routing/commodity.js";
 import { explainMabp } from "../../src/routing/policies/mabp.js";
-import { perWork, placementScore, routingWeight, serviceWeight } from "../../src/routing/pressure.js";
+import { perWork, placementScore, serviceWeight } from "../../src/routing/pressure.js";
 import { PrimitiveTable } from "../../src/routing/primitives.js";
 import { createRouter } from "../../src/routing/router.js";
 import { signatureOf } from "../../src/routing/signature.js";
@@ -31,8 +31,9 @@ describe("memory-augmented pressure", () => {
     expect(serviceWeight(20, hit, q, 5)).toBeCloseTo(20 - 0.1 * 10 - 5 * 1); // 14
   });
 
-  it("routingWeight is Q_i − Q_j − ν d", () => {
-    expect(routingWeight(12, 5, 5, 0.2)).toBeCloseTo(6);
+  it("the routing differential is Q_i − Q_j − ν d (a placement with no successor, no penalty, unit work)", () => {
+    const plain = { work: 1, penalty: 0, successors: [] };
+    expect(placementScore(12, 5, plain, () => 0, 5, 0.2)).toBeCloseTo(6);
   });
 
   it("perWork divides positive pressure by work and multiplies a negative one", () => {
