@@ -83,6 +83,8 @@ export class CensoredCdf implements CdfLike {
   private tailCum = new Float64Array(8);
   private tailCount = 0;
   private hiEdgeMs = 0;
+  /** Weight of the ended-censored observations in the tail (calls in flight not counted). */
+  private endedTail = 0;
   /** True when there is nothing: no completed sample and no censored observation. */
   empty = true;
 
@@ -176,6 +178,36 @@ export class CensoredCdf implements CdfLike {
     }
     this.tailCount = n;
     if (n === 0) this.tailS = 0;
+    let endedTail = 0;
+    for (let j = 0; j < e; j++) {
+      const us = Math.min(Math.max(Math.floor((endX[j] as number) * 1000), 0), MAX_TRACKABLE_US);
+      if (bucketIndexOf(us) >= hi) endedTail += endW[j] as number;
+    }
+    this.endedTail = endedTail;
+  }
+
+  /**
+   * The horizon, ms: the smallest censoring time at or beyond the last completed observation (Infinity when
+   * no censored observation lies there). Below it the CDF is the Kaplan–Meier estimate; from it on, the
+   * censored tail mass counts as done at its censoring time although each of those calls is only known to
+   * take longer, so the CDF there is too high and a quantile that falls there is a lower bound.
+   */
+  get horizonMs(): number {
+    return this.tailCount > 0 ? (this.tailX[0] as number) : Infinity;
+  }
+
+  /**
+   * True when `quantile(q)` falls in the censored tail beyond the last completed observation: the true
+   * quantile is at least the value returned (up to HDR resolution), possibly much more.
+   */
+  lowerBound(q: number): boolean {
+    if (this.empty) return false;
+    return !(this.hi >= 0 && (q <= 1 - this.tailS || this.tailCount === 0));
+  }
+
+  /** Weight of the ended-censored observations (not calls in flight) at or beyond the last completed bucket. */
+  get endedTailWeight(): number {
+    return this.endedTail;
   }
 
   /** Survival after bucket k: P(latency beyond bucket k). */

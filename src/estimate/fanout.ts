@@ -1,11 +1,34 @@
 import { TailswarmError } from "../errors.js";
-import type { Requirement } from "./types.js";
+import type { QuantileKind, Requirement } from "./types.js";
 
 /** What the fan-out needs of a per-peer CDF: P(latency <= t ms) and the range where it rises. */
 export interface CdfLike {
   at(tMs: number): number;
   readonly minX: number;
   readonly maxX: number;
+  /**
+   * From here on (ms) the CDF counts censored mass as done at its censoring time, so it is too high and a
+   * quantile there is a lower bound (`CensoredCdf.horizonMs`). Absent or Infinity: known everywhere.
+   */
+  readonly horizonMs?: number;
+}
+
+/**
+ * The fan-out's horizon: the smallest horizon among the CDFs (Infinity when none is finite).
+ *
+ * Why the smallest. All-of-n Π F_i(t) and the k-of-n Poisson-binomial tail are non-decreasing in each
+ * F_i(t). Below every member's horizon each F_i(t) is its estimate proper, so the fan-out CDF is too. At or
+ * beyond the smallest one, h, that member's F_i(t) is too high (its censored tail mass counted as done),
+ * so the fan-out CDF may be too high, never too low: a fan-out quantile at or beyond h is a lower bound,
+ * and one below h rests on proper estimates only.
+ */
+export function fanoutHorizon(cdfs: readonly CdfLike[]): number {
+  let h = Infinity;
+  for (let i = 0; i < cdfs.length; i++) {
+    const x = (cdfs[i] as CdfLike).horizonMs;
+    if (x !== undefined && x < h) h = x;
+  }
+  return h;
 }
 
 /**
@@ -119,6 +142,11 @@ function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number): 
  * fan-out CDF (a peer added to an all-of-n set, a larger k) can only land in the same or a later cell and,
  * inside it, cross later: the result is monotone in the set and in k, up to floating-point rounding.
  *
+ * Lower bounds. The result is >= the fan-out horizon (`fanoutHorizon`) exactly when the crossing rests on
+ * the CDF at or beyond it, i.e. when it is a lower bound: a final cell that straddles the horizon is split
+ * there, so a crossing caused by the censored mass at the horizon (calls cut at one deadline) is reported
+ * at the horizon, not interpolated just below it.
+ *
  * @example
  * const p99 = fanoutQuantile(peers.map((p) => p.cdf(now)), { kind: "quorum", k: 3 }, 0.99);
  */
@@ -128,11 +156,14 @@ export function fanoutQuantile(cdfs: readonly CdfLike[], requirement: Requiremen
   if (n === 0) return 0;
   let lo = Infinity;
   let hi = -Infinity;
+  let horizon = Infinity;
   for (let i = 0; i < n; i++) {
     const c = cdfs[i] as CdfLike;
     if (!(c.minX >= 0)) return NaN;
     if (c.minX < lo) lo = c.minX;
     if (c.maxX > hi) hi = c.maxX;
+    const h = c.horizonMs;
+    if (h !== undefined && h < horizon) horizon = h;
   }
   // Below every CDF's first knot the fan-out CDF is 0; beyond every last knot it is 1.
   let gLo = gridIndexBelow(Math.max(lo, GRID_START_MS));
@@ -163,14 +194,48 @@ export function fanoutQuantile(cdfs: readonly CdfLike[], requirement: Requiremen
       fLo = f;
     }
   }
+  if (a < horizon && horizon <= b) {
+    // split the cell at the horizon: the part below it is proper, the part from it on too high
+    const fAt = fanoutCdfAt(cdfs, requirement, horizon);
+    if (fAt >= q) {
+      const below = horizon - Math.max(horizon * 1e-9, 1e-9);
+      const fBelow = below > a ? fanoutCdfAt(cdfs, requirement, below) : fLo;
+      if (fBelow < q) return horizon; // the mass at the horizon crosses q: a lower bound, at the horizon
+      b = below;
+      fHi = fBelow;
+    } else {
+      a = horizon;
+      fLo = fAt;
+    }
+  }
   if (fHi <= fLo) return b;
   return a + ((q - fLo) / (fHi - fLo)) * (b - a);
 }
 
-/** p50 and p99 of the fan-out, the pair the policy needs. */
+/** p50 and p99 of the fan-out, the pair the policy needs, with what each is and the horizon they were read against. */
 export function fanoutQuantiles(
   cdfs: readonly CdfLike[],
   requirement: Requirement,
-): { readonly p50Ms: number; readonly p99Ms: number } {
-  return { p50Ms: fanoutQuantile(cdfs, requirement, 0.5), p99Ms: fanoutQuantile(cdfs, requirement, 0.99) };
+): {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly p50Kind: QuantileKind;
+  readonly p99Kind: QuantileKind;
+  readonly horizonMs: number;
+} {
+  const horizonMs = fanoutHorizon(cdfs);
+  const p50Ms = fanoutQuantile(cdfs, requirement, 0.5);
+  const p99Ms = fanoutQuantile(cdfs, requirement, 0.99);
+  return {
+    p50Ms,
+    p99Ms,
+    p50Kind: quantileKind(p50Ms, horizonMs),
+    p99Kind: quantileKind(p99Ms, horizonMs),
+    horizonMs,
+  };
+}
+
+/** The kind of a fan-out quantile computed by `fanoutQuantile` against `horizonMs` (see there). */
+export function quantileKind(valueMs: number, horizonMs: number): QuantileKind {
+  return valueMs >= horizonMs ? "lower-bound" : "known";
 }

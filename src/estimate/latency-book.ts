@@ -1,6 +1,6 @@
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
-import { checkRequirement, fanoutQuantile, fanoutQuantiles } from "./fanout.js";
+import { checkRequirement, fanoutHorizon, fanoutQuantile, fanoutQuantiles, quantileKind } from "./fanout.js";
 import type { CdfLike } from "./fanout.js";
 import type { LatencySource } from "./latency-source.js";
 import { ObservedFanouts, observedSetKey } from "./observed-fanouts.js";
@@ -8,7 +8,7 @@ import type { ObservedFanout } from "./observed-fanouts.js";
 import { resolveOptions } from "./options.js";
 import type { LatencyBookOptions } from "./options.js";
 import { PeerLatency } from "./peer-latency.js";
-import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, Requirement } from "./types.js";
+import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, QuantileKind, Requirement } from "./types.js";
 
 interface CacheEntry {
   readonly at: number;
@@ -22,6 +22,23 @@ interface CacheEntry {
 }
 
 const NO_PEERS: readonly PeerId[] = Object.freeze([]);
+
+interface Quantiles {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly p50Kind: QuantileKind;
+  readonly p99Kind: QuantileKind;
+  readonly horizonMs: number;
+}
+
+/** Some member has no CDF at all: no numbers (the kinds say nothing then). */
+const UNKNOWN_QUANTILES: Quantiles = Object.freeze({
+  p50Ms: NaN,
+  p99Ms: NaN,
+  p50Kind: "known",
+  p99Kind: "known",
+  horizonMs: Infinity,
+});
 
 /**
  * Every peer's fresh latency, kept by one node, and the fan-out quantiles of a required set.
@@ -38,6 +55,15 @@ const NO_PEERS: readonly PeerId[] = Object.freeze([]);
  *   sample each, against one per branch for a peer) say little about its 1 % tail.
  * Either way the estimate is unknown while any member's own estimate is unknown (a peer restarted, went
  * silent, has too few samples).
+ *
+ * What each quantile is (`p50Kind`, `p99Kind`: `known` or `lower-bound`). On the independent basis a
+ * quantile at or beyond the smallest member horizon is a lower bound (`fanoutHorizon` says why). On the
+ * observed basis the p50 is the set's own, with its own kind (a fan-out cut at its deadline is censored at
+ * its age, like a call). The p99 takes the kind of the larger of the two p99s (both kinds' lower bound when
+ * they are equal): the max is at least the larger input, so a lower-bound larger input makes it a lower
+ * bound; and a known product p99 above a lower-bound observed one is an estimate the observation does not
+ * contradict (it only says "at least the smaller value"), made from per-peer CDFs that are themselves
+ * proper up to it — and, for positively correlated peers, on the high side.
  *
  * `fanout` is the decision path's estimate: it is cached per (peer set, requirement) for `fanoutTickMs` of
  * clock time, and a cached entry is dropped as soon as any member records a sample, ends a call, is reset
@@ -177,8 +203,7 @@ export class LatencyBook implements LatencySource {
       versions[i] = p.version;
       if (p.status !== "fresh") (unknown ??= []).push(id);
       if (p.ageMs > maxAgeMs) maxAgeMs = p.ageMs;
-      const seen = p.samples + p.censored;
-      if (seen < minSamples) minSamples = seen;
+      if (p.counted < minSamples) minSamples = p.counted;
       if (p.samples < minCompleted) minCompleted = p.samples;
       const cdf = p.cdf(nowMs);
       if (cdf.empty) complete = false;
@@ -187,22 +212,38 @@ export class LatencyBook implements LatencySource {
     const observed = n === 0 ? undefined : this.observed.get(this.setKey(key, peers, requirement));
     observed?.refresh(nowMs);
     const useObserved = observed !== undefined && observed.status === "fresh";
-    let q: { p50Ms: number; p99Ms: number };
+    let q: Quantiles;
     if (useObserved) {
       // the observed p50 stands; the product's p99 is still the floor of the p99 (its p50 is not needed)
-      const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99) : NaN;
-      const own = observed.cdf(nowMs); // fresh: at least one completed fan-out, so not empty
+      const own = observed.cdf(nowMs); // fresh: something ended, so not empty
       const observedP99 = own.quantile(0.99);
+      const observedKind: QuantileKind = own.lowerBound(0.99) ? "lower-bound" : "known";
+      const memberHorizon = complete ? fanoutHorizon(cdfs) : Infinity;
+      const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99) : NaN;
+      const independentKind = quantileKind(independentP99, memberHorizon);
+      let p99Ms = observedP99;
+      let p99Kind = observedKind;
+      if (independentP99 > observedP99) {
+        p99Ms = independentP99;
+        p99Kind = independentKind;
+      } else if (independentP99 === observedP99 && independentKind === "lower-bound")
+        p99Kind = independentKind;
       q = {
         p50Ms: own.quantile(0.5),
-        p99Ms: Number.isNaN(independentP99) ? observedP99 : Math.max(observedP99, independentP99),
+        p99Ms,
+        p50Kind: own.lowerBound(0.5) ? "lower-bound" : "known",
+        p99Kind,
+        horizonMs: Math.min(own.horizonMs, memberHorizon),
       };
-    } else q = complete ? fanoutQuantiles(cdfs, requirement) : { p50Ms: NaN, p99Ms: NaN };
+    } else q = complete ? fanoutQuantiles(cdfs, requirement) : UNKNOWN_QUANTILES;
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
       p50Ms: q.p50Ms,
       p99Ms: q.p99Ms,
+      p50Kind: q.p50Kind,
+      p99Kind: q.p99Kind,
+      horizonMs: q.horizonMs,
       requirement,
       size: n,
       maxAgeMs,
@@ -269,6 +310,9 @@ function neverSampled(peer: PeerId): PeerEstimate {
     reason: "never-sampled",
     p50Ms: NaN,
     p99Ms: NaN,
+    p50Kind: "known",
+    p99Kind: "known",
+    horizonMs: Infinity,
     samples: 0,
     censored: 0,
     censoredEnds: 0,

@@ -20,7 +20,7 @@ import type { InFlight, PeerId, Requirement } from "./types.js";
  * - the requirement met: `complete(time of the k-th answer)` — answers of measurement branches (run on
  *   after the decision settled) count, since they say when the requirement *would* have been met;
  * - every branch ended, requirement not met, some branch ran into its deadline: `timedOut()` — the set
- *   did not answer within the whole budget (a lower bound, like a peer's timeout);
+ *   did not answer within the whole budget: right-censored at deadline − start, like a peer's timeout;
  * - otherwise, some branch abandoned (the decision settled, the caller gave up): `abandoned(age)` — a
  *   right-censored observation at the largest age any branch was seen at: the set needs longer than that;
  * - only failures (refused, unavailable): `failed()` — not a latency.

@@ -4,31 +4,36 @@ import { InFlightRegistry } from "./in-flight-registry.js";
 import type { LatencyBookOptions } from "./options.js";
 import type { InFlight, PeerEstimate, PeerId, UnknownReason } from "./types.js";
 import { WindowedCensored } from "./windowed-censored.js";
-import { WindowedHistogram } from "./windowed-histogram.js";
+import { bucketIndexOf, MAX_TRACKABLE_US, WindowedHistogram } from "./windowed-histogram.js";
 
 /**
  * The fresh latency of one peer: completed samples in a {@link WindowedHistogram}, plus right-censored
- * observations — the calls still in flight at their current age, and the calls that ended abandoned at
- * their age then (a {@link WindowedCensored} on the same ring, so they age out with the window). See
- * `CensoredCdf` for why censoring never lowers a quantile.
+ * observations — the calls still in flight at their current age, and the calls that ended without an answer
+ * (cut at their deadline, or abandoned) at their age then (a {@link WindowedCensored} on the same ring, so
+ * they age out with the window). See `CensoredCdf` for why censoring never lowers a quantile.
  *
- * - `complete(ms?)` records a sample; `timedOut()` records the deadline − start (a lower bound on the truth);
- *   `abandoned(age?)` keeps a censored observation "latency > age" in the window; `failed()` records nothing
- *   and only stops the censoring.
+ * - `complete(ms?)` records a sample; `timedOut()` and `abandoned(age?)` keep a censored observation
+ *   "latency > age" in the window (at the deadline − start for a timeout); `failed()` records nothing and
+ *   only stops the censoring.
+ *
+ * What the estimate can say. Beyond the last completed observation the window holds only lower bounds, so
+ * a quantile that falls in that censored tail is reported as `lower-bound` (with the `horizonMs` where the
+ * tail starts): a peer that only ever times out at 90 ms reads "p50 >= 90 ms, lower bound" — evidence that
+ * the median does not fit a 90 ms budget, which a rule can act on (degrade, never speculate) rather than a
+ * sample at 90 ms that caps every estimate at the caller's own budget.
  *
  * When the estimate is fresh (the rule, in one place — `refresh`):
- *   completed >= 1  and  completed + inFlight + min(censoredEnds, completed) >= minSamples
- *   and the newest completion or call in flight is at most `maxSampleAgeMs` old.
- * A completed sample bounds the latency from both sides; a censored observation only from below, and
- * Kaplan–Meier moves its mass onto the completed samples above it, so the upper quantiles rest on the
- * completions. Hence ended-censored observations count toward `minSamples`, but each needs a completion to
- * stand on: they can at most double the completions' weight, so a fresh p99 always rests on at least
- * minSamples / 2 completions (fewer only while calls are actually in flight, which is the tail in progress
- * and raises the estimate as it ages). A peer with only censored ends — abandoned every time, never
- * answering — stays unknown ("too-few-samples"): there is nothing to say how long its tail is, only that it
- * is longer than the abandons. Censored ends do not make an estimate recent either: an abandon after 5 ms
- * says nothing about whether the peer is still as fast as its last answer. (The engine keeps such peers
- * measured instead: see the coordinator's `explorationRate`.)
+ *   at least one call ended (completed or censored) in the window,
+ *   completed + inFlight + tailEnds + min(innerEnds, completed) >= minSamples,
+ *   and the newest completion, call in flight or tail end is at most `maxSampleAgeMs` old,
+ * where tailEnds are the censored ends at or beyond the last completed bucket (they are the tail the
+ * lower-bound quantiles rest on, each one an observation of it) and innerEnds the others. An inner end is
+ * evidence only about how its mass is shared among the completions above it (Kaplan–Meier), so it counts
+ * at most once per completion: a `known` quantile always rests on the completions, never on a handful of
+ * completions and a crowd of early abandons. Calls in flight count fully (the tail in progress: they raise
+ * the estimate as they age). An inner end does not make an estimate recent either: an abandon after 5 ms
+ * says nothing about whether the peer is still as fast as its last answer; a tail end (a timeout beyond
+ * every completion) does — it says the peer is slow now. A window of only calls in flight is never fresh.
  * - In-flight tracking is bounded (`maxInFlightPerPeer`); calls older than the window stop being censored.
  * - `reset()` (peer restart) forgets everything; the estimate says "peer-reset" until it is fresh again, and
  *   answers to calls begun before the reset are ignored.
@@ -53,6 +58,8 @@ export class PeerLatency {
   private flightVersion = 0;
   private generation = 0;
   private lastCompletedAt = -Infinity;
+  /** Clock time of the newest censored end that was at or beyond the last completed bucket when it ended. */
+  private lastTailEndAt = -Infinity;
   private newestInFlight = -Infinity;
   private everSampled = false;
   private resetPending = false;
@@ -65,6 +72,8 @@ export class PeerLatency {
   samples = 0;
   censored = 0;
   censoredEnds = 0;
+  /** What counts toward `minSamples` (the freshness rule's left-hand side). */
+  counted = 0;
   ageMs = Infinity;
 
   constructor(
@@ -88,12 +97,16 @@ export class PeerLatency {
   }
 
   /**
-   * Records a call that ended without an answer after `ageMs` because the caller stopped waiting, observed
+   * Records a call that ended without an answer after `ageMs` (cut at its deadline, or abandoned), observed
    * at clock time `nowMs`: a right-censored observation (latency > ageMs) kept in the window. NaN is ignored.
    */
   recordCensored(ageMs: number, nowMs: number): void {
     if (Number.isNaN(ageMs)) return;
-    this.ended.record(Math.max(0, ageMs) * 1000, nowMs);
+    const us = Math.max(0, ageMs) * 1000;
+    this.ended.record(us, nowMs);
+    this.window.advance(nowMs);
+    const bucket = bucketIndexOf(Math.min(Math.floor(us), MAX_TRACKABLE_US));
+    if (bucket >= this.window.highBucket() && nowMs > this.lastTailEndAt) this.lastTailEndAt = nowMs;
     this.everSampled = true;
     this.version++;
   }
@@ -124,6 +137,7 @@ export class PeerLatency {
     this.generation++;
     this.flightVersion++;
     this.lastCompletedAt = -Infinity;
+    this.lastTailEndAt = -Infinity;
     this.resetPending = true;
     this.version++;
   }
@@ -137,6 +151,9 @@ export class PeerLatency {
       status: this.status,
       p50Ms: cdf.empty ? NaN : cdf.quantile(0.5),
       p99Ms: cdf.empty ? NaN : cdf.quantile(0.99),
+      p50Kind: cdf.lowerBound(0.5) ? "lower-bound" : "known",
+      p99Kind: cdf.lowerBound(0.99) ? "lower-bound" : "known",
+      horizonMs: cdf.horizonMs,
       samples: this.samples,
       censored: this.censored,
       censoredEnds: this.censoredEnds,
@@ -190,15 +207,18 @@ export class PeerLatency {
    * counts, age and CDF, does not pay two quantile searches per peer.
    */
   refresh(nowMs: number): void {
-    this.cdf(nowMs);
+    const cdf = this.cdf(nowMs);
     this.samples = this.window.totalCount;
-    const newest = Math.max(this.lastCompletedAt, this.newestInFlight);
+    const newest = Math.max(this.lastCompletedAt, this.newestInFlight, this.lastTailEndAt);
     this.ageMs = newest === -Infinity ? Infinity : Math.max(0, nowMs - newest);
     const o = this.options;
-    // The freshness rule of the class comment: lower bounds alone are never fresh; ended-censored
-    // observations count at most once per completion.
-    const seen = this.samples + this.censored + Math.min(this.censoredEnds, this.samples);
-    if (this.samples >= 1 && seen >= o.minSamples && this.ageMs <= o.maxSampleAgeMs) {
+    // The freshness rule of the class comment: censored ends beyond every completion count fully, the
+    // others at most once per completion; something must have ended.
+    const tailEnds = cdf.endedTailWeight;
+    const innerEnds = this.censoredEnds - tailEnds;
+    this.counted = this.samples + this.censored + tailEnds + Math.min(innerEnds, this.samples);
+    const ended = this.samples + this.censoredEnds;
+    if (ended >= 1 && this.counted >= o.minSamples && this.ageMs <= o.maxSampleAgeMs) {
       this.status = "fresh";
       this.reason = undefined;
       this.resetPending = false;
@@ -207,9 +227,7 @@ export class PeerLatency {
     this.status = "unknown";
     if (this.resetPending) this.reason = "peer-reset";
     else if (!this.everSampled) this.reason = "never-sampled";
-    // a peer that only ever ends abandoned has no completed sample, however recent its abandons
-    else if (this.ageMs > o.maxSampleAgeMs && !(this.samples === 0 && this.censoredEnds > 0))
-      this.reason = "no-recent-sample";
+    else if (this.ageMs > o.maxSampleAgeMs) this.reason = "no-recent-sample";
     else this.reason = "too-few-samples";
   }
 
@@ -266,7 +284,7 @@ class InFlightCall implements InFlight {
     if (this.done) return;
     this.done = true;
     const at = this.deadline ?? this.owner.now();
-    this.owner.end(this, Math.max(0, at - this.start));
+    this.owner.end(this, undefined, Math.max(0, at - this.start));
   }
 
   abandoned(ageMs?: number): void {

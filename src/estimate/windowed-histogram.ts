@@ -147,6 +147,16 @@ export class WindowedHistogram extends SliceRing {
     return this.countAtOrBelow(k) - this.countAtOrBelow(k - 1);
   }
 
+  /** Highest non-empty bucket of the window (−1 when empty); `range().hi` without the allocation. */
+  highBucket(): number {
+    let hi = -1;
+    for (let s = 0; s < this.slices; s++) {
+      if ((this.ringCount[s] as number) !== 0 && (this.ringMax[s] as number) > hi)
+        hi = this.ringMax[s] as number;
+    }
+    return hi;
+  }
+
   /** Lowest and highest non-empty bucket of the window (lo > hi when empty). */
   range(): { lo: number; hi: number } {
     let lo = 0x7fffffff;

@@ -41,14 +41,16 @@ describe("Coordinator — abandoned branches feed the estimate", () => {
       );
       modes.push(outcome.classification.mode);
       if (outcome.classification.mode === "speculate") {
-        // abandoned at the deadline: recorded like a timeout, a sample at deadline − start
+        // abandoned at the deadline: recorded like a timeout, censored at deadline − start (never a sample)
         expect(recordOf(outcome, "c").outcome).toBe("abandoned");
       }
     }
     await h.clock.runUntilIdle();
     const c = h.book.estimate("c", h.clock.now());
-    expect(c.samples).toBeGreaterThan(100); // the abandoned calls were counted, not thrown away
+    expect(c.samples).toBe(100); // the warm-up's: a call cut at its deadline is not a sample
+    expect(c.censoredEnds).toBeGreaterThan(0); // the abandoned calls were counted, not thrown away
     expect(c.p99Ms).toBeGreaterThanOrEqual(99);
+    expect(c.p99Kind).toBe("lower-bound"); // and the estimate says the tail beyond them is unseen
     // the stale p99 (10 ms) would have kept speculating for ever; the fresh one stops it
     expect(modes[0]).toBe("speculate");
     expect(modes.at(-1)).toBe("synchronous");

@@ -177,22 +177,31 @@ describe("PeerLatency — abandoned calls are right-censored observations", () =
     );
   });
 
-  it("counts censored ends toward minSamples at most once per completion; alone they are never fresh", () => {
+  it("counts censored ends among the completions at most once per completion; beyond them, fully", () => {
     const clock = new ManualClock();
+    // alone (every call abandoned at 50 ms, none answered): fresh, and every quantile says it is a lower bound
     const only = peer(clock);
     for (let i = 0; i < 100; i++) only.begin(clock.t).abandoned(50);
-    expect(only.estimate(clock.t)).toMatchObject({
-      status: "unknown",
-      reason: "too-few-samples",
+    const alone = only.estimate(clock.t);
+    expect(alone).toMatchObject({
+      status: "fresh",
       samples: 0,
       censoredEnds: 100,
+      p50Kind: "lower-bound",
+      p99Kind: "lower-bound",
     });
+    expect(alone.p50Ms).toBeCloseTo(50, 1);
+    // below the completions (abandoned at 5 ms, answers at 20 ms): at most once per completion
     const few = peer(clock);
-    for (let i = 0; i < 100; i++) few.begin(clock.t).abandoned(50);
+    for (let i = 0; i < 100; i++) few.begin(clock.t).abandoned(5);
     for (let i = 0; i < 9; i++) few.record(20, clock.t);
     expect(few.estimate(clock.t)).toMatchObject({ status: "unknown", reason: "too-few-samples" }); // 9 + 9 < 20
     few.record(20, clock.t);
-    expect(few.estimate(clock.t)).toMatchObject({ status: "fresh", samples: 10 }); // 10 + 10
+    expect(few.estimate(clock.t)).toMatchObject({ status: "fresh", samples: 10, p99Kind: "known" }); // 10 + 10
+    // a window of only calls in flight is still never fresh
+    const flying = peer(clock);
+    for (let i = 0; i < 30; i++) flying.begin(clock.t - 50);
+    expect(flying.estimate(clock.t)).toMatchObject({ status: "unknown", reason: "too-few-samples" });
   });
 
   it("censored ends do not make a stale estimate recent; reset forgets them", () => {

@@ -158,7 +158,13 @@ describe("fan-out properties", () => {
   });
 
   it("an empty set has answered at once; a quorum k outside [1, n] is an INVALID_ARGUMENT", () => {
-    expect(fanoutQuantiles([], { kind: "all" })).toEqual({ p50Ms: 0, p99Ms: 0 });
+    expect(fanoutQuantiles([], { kind: "all" })).toEqual({
+      p50Ms: 0,
+      p99Ms: 0,
+      p50Kind: "known",
+      p99Kind: "known",
+      horizonMs: Infinity,
+    });
     const one = new PiecewiseCdf();
     one.push(1, 0);
     one.push(2, 1);

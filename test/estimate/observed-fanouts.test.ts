@@ -67,18 +67,18 @@ describe("ObservedFanout: what one fan-out teaches", () => {
     expect(e?.censoredEnds).toBe(1);
   });
 
-  it("a branch at its deadline: a timeout sample at the deadline; only failures: nothing", () => {
+  it("a branch at its deadline: censored at the deadline (a lower bound, never a sample); only failures: nothing", () => {
     const { clock, observed } = setup();
     const f = observed.begin(["a", "b"], ALL, clock.t, clock.t + 90);
     f?.answered(clock.t + 10);
     f?.ended("deadline", 90);
     const t = observed.get(observedSetKey(["a", "b"], ALL));
-    expect(t?.estimate(clock.t + 100).samples).toBe(1);
+    expect(t?.estimate(clock.t + 100)).toMatchObject({ samples: 0, censoredEnds: 1, p50Kind: "lower-bound" });
     expect(t?.estimate(clock.t + 100).p50Ms).toBeCloseTo(90, 0);
     const g = observed.begin(["a", "b"], ALL, clock.t, clock.t + 90);
     g?.ended("failed", 1);
     g?.ended("failed", 2);
-    expect(t?.estimate(clock.t + 100).samples).toBe(1);
+    expect(t?.estimate(clock.t + 100).censoredEnds).toBe(1);
     expect(t?.estimate(clock.t + 100).censored).toBe(0);
   });
 

@@ -60,7 +60,7 @@ describe("PeerLatency freshness", () => {
 });
 
 describe("PeerLatency call ends", () => {
-  it("timedOut records the deadline − start, failed records nothing, and only the first end counts", () => {
+  it("timedOut keeps 'latency > deadline − start' (censored, never a sample), failed records nothing, and only the first end counts", () => {
     const clock = new ManualClock();
     const p = peer(clock, { minSamples: 1 });
     const t0 = clock.t;
@@ -74,9 +74,11 @@ describe("PeerLatency call ends", () => {
     slow.timedOut();
     slow.complete(5); // ignored
     const e = p.estimate(clock.t);
-    expect(e).toMatchObject({ samples: 1, censored: 0, status: "fresh" });
-    expect(e.p50Ms).toBeGreaterThanOrEqual(247.5);
-    expect(e.p50Ms).toBeLessThanOrEqual(252.5);
+    expect(e).toMatchObject({ samples: 0, censored: 0, censoredEnds: 1, status: "fresh" });
+    expect(e).toMatchObject({ p50Kind: "lower-bound", p99Kind: "lower-bound" });
+    expect(e.p50Ms).toBeGreaterThanOrEqual(249.9);
+    expect(e.p50Ms).toBeLessThanOrEqual(250);
+    expect(e.horizonMs).toBe(e.p50Ms);
   });
 
   it("complete() without a latency measures now − start on the clock", () => {
