@@ -6,7 +6,7 @@
  *
  * What each end teaches the latency book (nothing is thrown away — the slow calls are the tail):
  * - an answer, in time or not: a completed sample (`complete`);
- * - the transport's `deadline`: a sample at the deadline (`timedOut`, a lower bound);
+ * - the transport's `deadline`: right-censored at the deadline (`timedOut`: latency > deadline − issue);
  * - abandoned by us at the deadline (within `DEADLINE_HAIR_MS`; the speculation gave up at the deadline):
  *   also `timedOut` — the call did not answer within its whole budget;
  * - abandoned by us earlier (the decision was settled without it, the caller aborted, the model failed):
