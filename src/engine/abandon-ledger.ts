@@ -1,54 +1,72 @@
 /**
- * The abandon-cost ledger: the work peers really lost when this coordinator gave up on their branches,
- * and from it the `abandonCostMs` the next fan-outs put into the rule `budget > p99 + abandonCost`.
+ * The abandon-cost ledger: the work peers really lost when this coordinator cut their branches, and from
+ * it the abandon cost the next fan-outs put into the rule `budget > p99 + abandonCost`.
  *
  * What it counts. The seed defines abandon cost as "the work lost plus the opportunity cost of the
  * peers' cycles consumed by the abandoned branch". Both are measured in peer-milliseconds: the ms a
- * peer had spent serving a branch when it was told to stop (`lostWorkMs` of an `abandoned` or
- * `deadline` BranchResult) is work lost, and those same ms are cycles the peer could have spent on
- * other work. The ledger charges `lostWorkMs × opportunityFactor` per branch (factor default 1: one
- * peer-ms lost costs one ms; raise it when peers are saturated and a lost ms displaces queued work).
- * Queueing time is not work and is not charged.
+ * peer had spent serving a branch when it was cut (`lostWorkMs` of an `abandoned` or `late` record) is
+ * work lost, and those same ms are cycles the peer could have spent on other work. The ledger charges
+ * `lostWorkMs × opportunityFactor` per cut branch (factor default 1; raise it when peers are saturated and
+ * a lost ms displaces queued work). Queueing time is not work and is not charged.
  *
- * Which fan-outs count. Only speculative fan-outs feed the estimate (abandoning is what speculation
- * pays; a synchronous fan-out's late branches are counted separately in `stats()`, not in the cost).
- * The estimate is conditional: expected cost *of a fan-out that abandons*, i.e.
- *   (EWMA of cost per abandoned branch) × min(|peers|, EWMA of abandoned branches per abandoned fan-out)
- * which is what the rule needs: the budget must cover the tail *and* the cost of abandoning at it.
- * It starts at `priorMs` (as one abandoned branch of that cost) and, without new evidence, decays
- * back toward the prior with half-life `halfLifeMs` (an old quiet period says little about now).
+ * Which branches count: every cut branch, whatever the mode — a speculation's abandoned branches and a
+ * synchronous fan-out's late ones alike (waste is waste; the mode that caused it does not change what the
+ * peer lost). Branches nobody stopped are never charged: measurement branches (given up by the decision
+ * but left running so the peer's latency is learnt) and horizon probes (cut at the deadline for the caller
+ * but left running so the tail beyond the budget is learnt) are reported apart in `stats()`.
  *
- * Measurement branches (`measurement: true`: given up by the decision but left running so the peer's
- * latency is learnt) are not abandons: nobody stopped them and no work was lost, so they are neither
- * charged nor counted as abandoned branches. Their peer work — the deliberate price of fresh estimates —
- * is reported apart in `stats().measurementBranches` / `measurementWorkMs`.
+ * The estimate is conditional — the expected cost *of a fan-out that cuts* — because that is what the rule
+ * weighs: whether the budget covers the tail and the price of cutting at it. (The unconditional mean would
+ * shrink as the rule avoids cutting, so the rule's own success would make speculation look cheap.) Over the
+ * fan-outs that cut at least one branch in the window:
+ *   cost(set) = (lost ms / cut branches) × min(|set|, cut branches / cut fan-outs)
+ * — the mean lost work per cut fan-out, capped at the set's size times the mean lost work per cut branch.
+ *
+ * Freshness. The counts live in a ring of `slices` sub-windows of `windowMs` (by default the latency
+ * book's), so a burst of cuts — one stall — leaves the estimate within one window (at most
+ * `windowMs · (1 + 1/slices)` after its last cut), as the latency estimates do. With fewer than
+ * `minSamples` cut fan-outs in the window the cost is unknown and `cost()` says so: `kind: "prior"`, at
+ * the stated `priorMs`. A quiet coordinator that cuts nothing thus decides with its stated prior, never
+ * with an old stall.
  *
  * @example
- * const ledger = new AbandonLedger({ priorMs: 5 });
- * ledger.expectedAbandonCostMs(["a", "b"], clock.now()); // 5
+ * const ledger = new AbandonLedger({ priorMs: 5, minSamples: 1 });
+ * ledger.cost(["a", "b"], clock.now()); // { ms: 5, kind: "prior", samples: 0, ageMs: Infinity }
  * ledger.recordFanout({ mode: "speculate", now: clock.now(), branches: [
  *   { peer: "a", outcome: "committed", lostWorkMs: 0 },
  *   { peer: "b", outcome: "abandoned", lostWorkMs: 80 },
  * ] });
- * ledger.expectedAbandonCostMs(["a", "b"], clock.now()); // 5 + 0.2 × (80 − 5) = 20
+ * ledger.cost(["a", "b"], clock.now()); // { ms: 80, kind: "measured", samples: 1, ageMs: 0 }
  */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
+import { SliceRing } from "../estimate/slice-ring.js";
 import type { PeerId } from "../estimate/types.js";
 import type { Mode } from "../policy/types.js";
 import type { BranchOutcome } from "./outcome.js";
 
 export interface AbandonLedgerOptions {
-  /** Cost assumed before any evidence, ms per abandoned fan-out. Default 0. */
+  /** Cost assumed while the window holds fewer than `minSamples` cut fan-outs, ms. Default 0. */
   priorMs?: number;
-  /** EWMA weight of a new observation, in (0, 1]. Default 0.2. */
-  alpha?: number;
-  /** Without new evidence the estimate decays toward the prior with this half-life, ms. Default 60_000. */
-  halfLifeMs?: number;
+  /** Length of the sliding window, ms. Default 10_000 (the latency book's default window). */
+  windowMs?: number;
+  /** Sub-windows in the ring (a burst is forgotten within windowMs · (1 + 1/slices)). Default 6. */
+  slices?: number;
+  /** Fewer fan-outs that cut a branch than this in the window makes the cost unknown (the prior). Default 5. */
+  minSamples?: number;
   /** Multiplier on lost peer-ms (opportunity cost of the cycles consumed). Default 1. */
   opportunityFactor?: number;
 }
 
-/** One branch end, as the ledger needs it. */
+/** The defaults of every ledger option. */
+export const ABANDON_LEDGER_DEFAULTS: Readonly<Required<AbandonLedgerOptions>> = Object.freeze({
+  priorMs: 0,
+  windowMs: 10_000,
+  slices: 6,
+  minSamples: 5,
+  opportunityFactor: 1,
+});
+
+/** One branch end, as the ledger needs it (a `BranchRecord` is one). */
 export interface LedgerBranch {
   readonly peer: PeerId;
   readonly outcome: BranchOutcome;
@@ -56,12 +74,29 @@ export interface LedgerBranch {
   /** A measurement branch: reported, never charged (see the class comment). */
   readonly measurement?: boolean;
   readonly measurementWorkMs?: number;
+  /** A horizon probe: cut for the caller, left running to learn the tail; reported, never charged. */
+  readonly probe?: boolean;
+  /** A horizon probe's peer work, ms. */
+  readonly probeWorkMs?: number;
 }
 
 export interface LedgerFanout {
-  readonly mode: Mode;
+  /** The mode the fan-out ran in: only for the by-mode figures of `stats()`; it does not gate learning. */
+  readonly mode?: Mode;
   readonly now: number;
   readonly branches: readonly LedgerBranch[];
+}
+
+/** What the rule gets: the cost, and whether it was measured or is the stated prior. */
+export interface AbandonCost {
+  /** Expected cost of cutting a fan-out to the set, ms (>= 0): measured, or `priorMs` while unknown. */
+  readonly ms: number;
+  /** `measured`: from `samples` >= minSamples cut fan-outs in the window; `prior`: too few, `ms` is the prior. */
+  readonly kind: "measured" | "prior";
+  /** Fan-outs that cut a branch, in the window. */
+  readonly samples: number;
+  /** ms since the newest of them was recorded (Infinity when the window holds none). */
+  readonly ageMs: number;
 }
 
 export interface PeerLedgerStats {
@@ -70,109 +105,240 @@ export interface PeerLedgerStats {
   readonly lostWorkMs: number;
 }
 
+/** The window the cost rests on, as of the `now` given to `stats` (or the latest time the ledger saw). */
+export interface AbandonLedgerWindow {
+  readonly windowMs: number;
+  readonly slices: number;
+  /** Fan-outs recorded, and those that cut at least one branch (the cost's samples). */
+  readonly fanouts: number;
+  readonly cutFanouts: number;
+  readonly cutBranches: number;
+  /** Charged lost work, ms × opportunityFactor. */
+  readonly chargedMs: number;
+  readonly ageMs: number;
+  readonly kind: "measured" | "prior";
+}
+
 export interface AbandonLedgerStats {
+  readonly window: AbandonLedgerWindow;
+  /** Since construction, every mode: fan-outs recorded, those that cut, cut branches, charged ms. */
+  readonly fanouts: number;
+  readonly cutFanouts: number;
+  readonly cutBranches: number;
+  readonly chargedMs: number;
+  /** Since construction, speculative fan-outs only: recorded, those that cut, their cut branches. */
   readonly speculativeFanouts: number;
-  /** Speculative fan-outs that abandoned at least one branch (or lost work to a deadline). */
   readonly abandonedFanouts: number;
   readonly abandonedBranches: number;
-  /** Lost work charged to speculation (the cost), ms × opportunityFactor. */
-  readonly chargedMs: number;
-  /** Lost work of late branches in synchronous fan-outs (reported, not charged), ms. */
+  /** Lost work of the cut branches of fan-outs that did not speculate, ms (charged like any other cut). */
   readonly synchronousLateLostMs: number;
-  /** Measurement branches seen (any mode), and the peer work they took, ms (reported, not charged). */
+  /** Measurement branches and horizon probes seen (any mode), and the peer work they took, ms (never charged). */
   readonly measurementBranches: number;
   readonly measurementWorkMs: number;
+  readonly probeBranches: number;
+  readonly probeWorkMs: number;
+}
+
+/** Per-slice counts of the window; the window's values are sums over the live slices (no drift). */
+class LedgerRing extends SliceRing {
+  readonly fanouts: Float64Array;
+  readonly cutFanouts: Float64Array;
+  readonly cutBranches: Float64Array;
+  readonly chargedMs: Float64Array;
+
+  constructor(windowMs: number, slices: number) {
+    super(windowMs, slices);
+    this.fanouts = new Float64Array(slices);
+    this.cutFanouts = new Float64Array(slices);
+    this.cutBranches = new Float64Array(slices);
+    this.chargedMs = new Float64Array(slices);
+  }
+
+  /** Adds one fan-out to the slice of `nowMs`. */
+  add(nowMs: number, cutBranches: number, chargedMs: number): void {
+    this.advance(nowMs);
+    const s = this.slot;
+    this.fanouts[s] = (this.fanouts[s] as number) + 1;
+    if (cutBranches === 0) return;
+    this.cutFanouts[s] = (this.cutFanouts[s] as number) + 1;
+    this.cutBranches[s] = (this.cutBranches[s] as number) + cutBranches;
+    this.chargedMs[s] = (this.chargedMs[s] as number) + chargedMs;
+  }
+
+  protected override evict(s: number): void {
+    this.fanouts[s] = 0;
+    this.cutFanouts[s] = 0;
+    this.cutBranches[s] = 0;
+    this.chargedMs[s] = 0;
+  }
+
+  protected override clearAll(): void {
+    this.fanouts.fill(0);
+    this.cutFanouts.fill(0);
+    this.cutBranches.fill(0);
+    this.chargedMs.fill(0);
+  }
+}
+
+function sum(a: Float64Array): number {
+  let total = 0;
+  for (let i = 0; i < a.length; i++) total += a[i] as number;
+  return total;
 }
 
 export class AbandonLedger {
-  readonly #priorMs: number;
-  readonly #alpha: number;
-  readonly #halfLifeMs: number;
-  readonly #factor: number;
-  #costPerBranch: number;
-  #branchesPerFanout = 1;
-  #updatedAt: number | undefined;
+  readonly options: Readonly<Required<AbandonLedgerOptions>>;
+  readonly #ring: LedgerRing;
+  #lastCutAt = -Infinity;
+  /** The latest clock time seen (record, cost or stats): what `stats()` without `now` is as of. */
+  #seenAt = -Infinity;
+  #fanouts = 0;
+  #cutFanouts = 0;
+  #cutBranches = 0;
+  #chargedMs = 0;
   #speculativeFanouts = 0;
   #abandonedFanouts = 0;
   #abandonedBranches = 0;
-  #chargedMs = 0;
   #syncLateLostMs = 0;
   #measurementBranches = 0;
   #measurementWorkMs = 0;
+  #probeBranches = 0;
+  #probeWorkMs = 0;
   readonly #peers = new Map<PeerId, { abandoned: number; late: number; lostWorkMs: number }>();
 
+  /** @throws TailswarmError INVALID_ARGUMENT naming an unknown option or a bad value. */
   constructor(options: AbandonLedgerOptions = {}) {
-    this.#priorMs = check("priorMs", options.priorMs ?? 0, 0, Infinity);
-    this.#alpha = check("alpha", options.alpha ?? 0.2, Number.MIN_VALUE, 1);
-    this.#halfLifeMs = check("halfLifeMs", options.halfLifeMs ?? 60_000, Number.MIN_VALUE, Infinity, true);
-    this.#factor = check("opportunityFactor", options.opportunityFactor ?? 1, 0, Infinity);
-    this.#costPerBranch = this.#priorMs;
+    for (const key of Object.keys(options)) {
+      if (!(key in ABANDON_LEDGER_DEFAULTS)) {
+        throw invalid(
+          `AbandonLedger option ${key}`,
+          (options as Record<string, unknown>)[key],
+          `no such option (one of ${Object.keys(ABANDON_LEDGER_DEFAULTS).join(", ")})`,
+        );
+      }
+    }
+    const d = ABANDON_LEDGER_DEFAULTS;
+    this.options = Object.freeze({
+      priorMs: check("priorMs", options.priorMs ?? d.priorMs, (v) => v >= 0, "a finite number of ms >= 0"),
+      windowMs: check("windowMs", options.windowMs ?? d.windowMs, (v) => v > 0, "a finite number of ms > 0"),
+      slices: check("slices", options.slices ?? d.slices, intIn(1, 64), "an integer in [1, 64]"),
+      minSamples: check(
+        "minSamples",
+        options.minSamples ?? d.minSamples,
+        intIn(1, 1_000_000),
+        "an integer in [1, 1000000]",
+      ),
+      opportunityFactor: check(
+        "opportunityFactor",
+        options.opportunityFactor ?? d.opportunityFactor,
+        (v) => v >= 0,
+        "a finite number >= 0",
+      ),
+    });
+    this.#ring = new LedgerRing(this.options.windowMs, this.options.slices);
   }
 
   /**
-   * Expected cost of abandoning a fan-out to `peers` at `now`, ms (>= 0). Cheap: a few multiplications.
+   * The expected cost of cutting a fan-out to `peers` (or to that many peers) at `now`, and what it rests
+   * on. Cheap: a few sums over the slices.
    */
-  expectedAbandonCostMs(peers: readonly PeerId[] | number, now: number): number {
-    const size = typeof peers === "number" ? peers : peers.length;
-    const branches = Math.min(Math.max(size, 1), this.#branchesPerFanout);
-    const estimate = this.#costPerBranch * branches;
-    if (this.#updatedAt === undefined || this.#halfLifeMs === Infinity) return estimate;
-    const age = Math.max(0, now - this.#updatedAt);
-    const keep = Math.pow(2, -age / this.#halfLifeMs);
-    return this.#priorMs + (estimate - this.#priorMs) * keep;
+  cost(peers: readonly PeerId[] | number, now: number): AbandonCost {
+    const ring = this.#ring;
+    ring.advance(now);
+    if (now > this.#seenAt) this.#seenAt = now;
+    const samples = sum(ring.cutFanouts);
+    const ageMs = samples > 0 ? Math.max(0, now - this.#lastCutAt) : Infinity;
+    if (samples < this.options.minSamples) return { ms: this.options.priorMs, kind: "prior", samples, ageMs };
+    const size = Math.max(typeof peers === "number" ? peers : peers.length, 1);
+    const branches = sum(ring.cutBranches);
+    const perBranch = sum(ring.chargedMs) / branches;
+    return { ms: perBranch * Math.min(size, branches / samples), kind: "measured", samples, ageMs };
   }
 
-  /** Records the ends of one fan-out's branches, once all of them have settled. */
+  /** `cost(peers, now).ms`: the number the rule adds to p99. */
+  expectedAbandonCostMs(peers: readonly PeerId[] | number, now: number): number {
+    return this.cost(peers, now).ms;
+  }
+
+  /**
+   * Records the ends of one fan-out's branches, once all of them have settled, whatever its mode: its cut
+   * branches (`abandoned`, `late`) are charged; measurement branches and horizon probes are not.
+   */
   recordFanout(fanout: LedgerFanout): void {
-    let lost = 0;
-    let abandoned = 0;
+    let charged = 0;
+    let cut = 0;
     for (const b of fanout.branches) {
+      if (b.probe === true) {
+        this.#probeBranches++;
+        this.#probeWorkMs += positive(b.probeWorkMs);
+        continue;
+      }
       if (b.measurement === true) {
         this.#measurementBranches++;
-        const w = b.measurementWorkMs;
-        if (w !== undefined && Number.isFinite(w) && w > 0) this.#measurementWorkMs += w;
+        this.#measurementWorkMs += positive(b.measurementWorkMs);
         continue;
       }
       if (b.outcome !== "abandoned" && b.outcome !== "late") continue;
-      const ms = Number.isFinite(b.lostWorkMs) && b.lostWorkMs > 0 ? b.lostWorkMs : 0;
+      const ms = positive(b.lostWorkMs);
       const peer = this.#peer(b.peer);
       if (b.outcome === "abandoned") peer.abandoned++;
       else peer.late++;
       peer.lostWorkMs += ms;
-      if (fanout.mode !== "speculate") {
-        this.#syncLateLostMs += ms;
-        continue;
-      }
-      lost += ms * this.#factor;
-      abandoned++;
+      if (fanout.mode !== undefined && fanout.mode !== "speculate") this.#syncLateLostMs += ms;
+      charged += ms * this.options.opportunityFactor;
+      cut++;
     }
-    if (fanout.mode !== "speculate") return;
-    this.#speculativeFanouts++;
-    if (abandoned === 0) return;
-    this.#abandonedFanouts++;
-    this.#abandonedBranches += abandoned;
-    this.#chargedMs += lost;
-    // Fold the decay since the last update into the running values before adding the observation.
-    const decayed = this.expectedAbandonCostMs(this.#branchesPerFanout, fanout.now);
-    const perBranchNow = this.#branchesPerFanout > 0 ? decayed / this.#branchesPerFanout : decayed;
-    const a = this.#alpha;
-    this.#costPerBranch = perBranchNow + a * (lost / abandoned - perBranchNow);
-    this.#branchesPerFanout += a * (abandoned - this.#branchesPerFanout);
-    this.#updatedAt = fanout.now;
+    this.#ring.add(fanout.now, cut, charged);
+    if (fanout.now > this.#seenAt) this.#seenAt = fanout.now;
+    this.#fanouts++;
+    if (fanout.mode === "speculate") this.#speculativeFanouts++;
+    if (cut === 0) return;
+    if (fanout.now > this.#lastCutAt) this.#lastCutAt = fanout.now;
+    this.#cutFanouts++;
+    this.#cutBranches += cut;
+    this.#chargedMs += charged;
+    if (fanout.mode === "speculate") {
+      this.#abandonedFanouts++;
+      this.#abandonedBranches += cut;
+    }
   }
 
-  stats(): AbandonLedgerStats {
+  /** The ledger's figures; the window as of `now` when given (else as of the latest time it saw). */
+  stats(now?: number): AbandonLedgerStats {
+    const ring = this.#ring;
+    if (now !== undefined) {
+      ring.advance(now);
+      if (now > this.#seenAt) this.#seenAt = now;
+    }
+    const cutFanouts = sum(ring.cutFanouts);
+    const at = now ?? this.#seenAt;
     return {
+      window: {
+        windowMs: this.options.windowMs,
+        slices: this.options.slices,
+        fanouts: sum(ring.fanouts),
+        cutFanouts,
+        cutBranches: sum(ring.cutBranches),
+        chargedMs: sum(ring.chargedMs),
+        ageMs: cutFanouts > 0 ? Math.max(0, at - this.#lastCutAt) : Infinity,
+        kind: cutFanouts >= this.options.minSamples ? "measured" : "prior",
+      },
+      fanouts: this.#fanouts,
+      cutFanouts: this.#cutFanouts,
+      cutBranches: this.#cutBranches,
+      chargedMs: this.#chargedMs,
       speculativeFanouts: this.#speculativeFanouts,
       abandonedFanouts: this.#abandonedFanouts,
       abandonedBranches: this.#abandonedBranches,
-      chargedMs: this.#chargedMs,
       synchronousLateLostMs: this.#syncLateLostMs,
       measurementBranches: this.#measurementBranches,
       measurementWorkMs: this.#measurementWorkMs,
+      probeBranches: this.#probeBranches,
+      probeWorkMs: this.#probeWorkMs,
     };
   }
 
+  /** Since construction: the peer's cut branches and the work it lost to them, ms. */
   peerStats(peer: PeerId): PeerLedgerStats {
     const p = this.#peers.get(peer);
     return p === undefined ? { abandoned: 0, late: 0, lostWorkMs: 0 } : { ...p };
@@ -188,18 +354,18 @@ export class AbandonLedger {
   }
 }
 
-function check(field: string, value: number, min: number, max: number, allowInfinity = false): number {
-  const ok =
-    typeof value === "number" &&
-    !Number.isNaN(value) &&
-    value >= min &&
-    value <= max &&
-    (allowInfinity || Number.isFinite(value));
-  if (!ok) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `AbandonLedger option ${field}: got ${String(value)}, expected a number in [${min}, ${max}]`,
-    );
+function positive(ms: number | undefined): number {
+  return ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+const intIn =
+  (lo: number, hi: number) =>
+  (v: number): boolean =>
+    Number.isInteger(v) && v >= lo && v <= hi;
+
+function check(field: string, value: unknown, ok: (v: number) => boolean, expected: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || !ok(value)) {
+    throw invalid(`AbandonLedger option ${field}`, value, expected);
   }
   return value;
 }

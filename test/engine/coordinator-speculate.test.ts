@@ -34,7 +34,7 @@ describe("Coordinator.fanOut — speculate", () => {
   });
 
   it("abandons the branches still out at the deadline and charges their lost work to the ledger", async () => {
-    const h = harness();
+    const h = harness({ ledger: { minSamples: 1 } });
     for (const peer of ["a", "b", "c"]) h.warm(peer, 10);
     h.transport.addPeer("a", { latency: 10, handler: () => "a" });
     h.transport.addPeer("b", { latency: 12, handler: () => "b" });
@@ -56,10 +56,11 @@ describe("Coordinator.fanOut — speculate", () => {
     await h.clock.flush();
     expect(h.ledger.stats()).toMatchObject({ abandonedFanouts: 1, abandonedBranches: 1, chargedMs: 100 });
 
-    // The next fan-out prices speculation with what the peers really lost (EWMA, alpha 0.2, prior 0).
+    // The next fan-out prices speculation with what the peers really lost (the window's mean lost work per
+    // cut fan-out: one cut fan-out, minSamples 1).
     const second = h.coordinator.fanOut(task, { peers: ["a", "b"], budgetMs: 100, model: collectModel() });
     const outcome = await h.clock.runUntilSettled(second);
-    expect(outcome.classification.abandonCostMs).toBeCloseTo(20, 6);
+    expect(outcome.classification.abandonCostMs).toBeCloseTo(100, 6);
   });
 
   it("stops as soon as the outstanding answers can no longer change the action", async () => {
