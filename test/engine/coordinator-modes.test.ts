@@ -11,7 +11,7 @@ const task = { kind: "echo", payload: null };
 const TAILED = [50, 50, 50, 50, 50, 50, 50, 50, 400, 400];
 
 describe("Coordinator.fanOut — synchronous", () => {
-  it("waits until the deadline and uses partial results; the late branch is not charged as abandon cost", async () => {
+  it("waits until the deadline and uses partial results; the late branch's lost work is learnt by the ledger", async () => {
     const h = harness();
     h.warm("a", TAILED);
     h.warm("b", TAILED);
@@ -32,6 +32,8 @@ describe("Coordinator.fanOut — synchronous", () => {
     expect(outcome.deadlineMissed).toBe(false);
     await h.clock.flush();
     expect(h.ledger.stats()).toMatchObject({ abandonedFanouts: 0, synchronousLateLostMs: 200 });
+    expect(h.ledger.stats()).toMatchObject({ cutFanouts: 1, chargedMs: 200 }); // whatever the mode
+    // one cut fan-out is fewer than the ledger's minSamples: the cost is still the stated prior (0)
     expect(h.ledger.expectedAbandonCostMs(["a", "b"], h.clock.now())).toBe(0);
   });
 
