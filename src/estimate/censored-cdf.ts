@@ -12,6 +12,8 @@ let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
 let scratchEndX: Float64Array = new Float64Array(64);
 let scratchEndW: Float64Array = new Float64Array(64);
+/** 1 where the merged censoring point is an ended call's, 0 where it is a call in flight. */
+let scratchEnded: Uint8Array = new Uint8Array(64);
 
 function grown(a: Float64Array, n: number): Float64Array {
   return a.length >= n ? a : new Float64Array(Math.max(n, a.length * 2));
@@ -124,6 +126,8 @@ export class CensoredCdf implements CdfLike {
     }
     const cx = (scratchX = grown(scratchX, m));
     const cw = (scratchW = grown(scratchW, m));
+    if (scratchEnded.length < m) scratchEnded = new Uint8Array(Math.max(m, scratchEnded.length * 2));
+    const fromEnded = scratchEnded;
     {
       let i = 0;
       let j = 0;
@@ -131,9 +135,11 @@ export class CensoredCdf implements CdfLike {
         if (j >= e || (i < count && (agesMs[i] as number) <= (endX[j] as number))) {
           cx[k] = Math.max(agesMs[i++] as number, 0);
           cw[k] = 1;
+          fromEnded[k] = 0;
         } else {
           cx[k] = endX[j] as number;
           cw[k] = endW[j++] as number;
+          fromEnded[k] = 1;
         }
       }
     }
@@ -169,20 +175,17 @@ export class CensoredCdf implements CdfLike {
     this.tailS = hi >= 0 ? this.survivalAfter(hi) : 1;
     let n = 0;
     let cum = 0;
+    let endedTail = 0;
     for (let i = 0; i < m; i++) {
       if ((this.beta[i] as number) >= hi) {
         cum += cw[i] as number;
+        if (fromEnded[i] === 1) endedTail += cw[i] as number;
         this.tailX[n] = Math.max(cx[i] as number, this.hiEdgeMs, 0.001);
         this.tailCum[n++] = cum;
       }
     }
     this.tailCount = n;
     if (n === 0) this.tailS = 0;
-    let endedTail = 0;
-    for (let j = 0; j < e; j++) {
-      const us = Math.min(Math.max(Math.floor((endX[j] as number) * 1000), 0), MAX_TRACKABLE_US);
-      if (bucketIndexOf(us) >= hi) endedTail += endW[j] as number;
-    }
     this.endedTail = endedTail;
   }
 

@@ -131,8 +131,12 @@ export class WindowedCensored extends SliceRing {
     if (this.total === 0) return 0;
     this.materialize();
     const n = this.pairN;
-    agesMs.set(this.pairX.subarray(0, n), offset);
-    weights.set(this.pairW.subarray(0, n), offset);
+    const x = this.pairX;
+    const w = this.pairW;
+    for (let k = 0; k < n; k++) {
+      agesMs[offset + k] = x[k] as number;
+      weights[offset + k] = w[k] as number;
+    }
     return n;
   }
 
