@@ -40,7 +40,9 @@ import type { NodeRouting } from "./routing-setup.js";
 import type { WireStatusReply } from "./status-proto.js";
 import { acquireEventLoopDelay } from "./event-loop-delay.js";
 import { addStatusService, nodeStatus } from "./status-service.js";
-import { channelCredentials, readTlsMaterial, serverCredentials, tlsEnabled } from "./tls.js";
+import { regionScoped } from "./region-scope.js";
+import { tlsEnabled } from "./tls.js";
+import { TlsFiles } from "./tls-files.js";
 
 /** What a telemetry setup gets to see of the node, and what it hands back. */
 export interface TelemetryContext {
@@ -102,6 +104,7 @@ export class SwarmNode {
   readonly #status: () => WireStatusReply;
   readonly #log: Logger;
   readonly #loop: { release(): void };
+  readonly #tls: TlsFiles | undefined;
   #stopping: Promise<StopResult> | undefined;
 
   private constructor(parts: {
@@ -117,6 +120,7 @@ export class SwarmNode {
     status: () => WireStatusReply;
     log: Logger;
     loop: { release(): void };
+    tls: TlsFiles | undefined;
   }) {
     this.config = parts.config;
     this.nodeId = parts.config.nodeId;
@@ -131,6 +135,7 @@ export class SwarmNode {
     this.#status = parts.status;
     this.#log = parts.log;
     this.#loop = parts.loop;
+    this.#tls = parts.tls;
   }
 
   static async start(options: SwarmNodeOptions): Promise<SwarmNode> {
@@ -151,8 +156,13 @@ export class SwarmNode {
       nodeLog.debug("handler loaded", { kind: spec.kind, use: spec.use });
     }
 
-    const tls = tlsEnabled(config.tls) ? readTlsMaterial(config.tls) : undefined;
-    const pool = new ChannelPool({ credentials: channelCredentials(tls) });
+    const tls = tlsEnabled(config.tls) ? TlsFiles.open(config.tls, { log: log.child("tls") }) : undefined;
+    const pool = new ChannelPool({
+      ...(tls !== undefined && { credentials: tls.channelCredentials() }),
+      ...(config.tls.serverName !== undefined && {
+        channelOptions: { "grpc.ssl_target_name_override": config.tls.serverName },
+      }),
+    });
     const book = new LatencyBook({
       windowMs: config.estimator.windowMs,
       slices: config.estimator.slices,
@@ -230,12 +240,12 @@ export class SwarmNode {
       handlers: registry,
       coordinate: makeCoordinate({
         coordinator,
-        peers: membership,
+        peers: regionScoped(membership, config.fanoutRegions),
         routing,
         policy: config.policy,
         now: () => Date.now(),
       }),
-      credentials: serverCredentials(tls),
+      ...(tls !== undefined && { credentials: tls.serverCredentials() }),
       concurrency: config.concurrency,
       maxQueue: config.queueLimit,
       maxPayloadBytes: config.maxPayloadBytes,
@@ -253,6 +263,7 @@ export class SwarmNode {
     } catch (err) {
       server.forceClose();
       pool.closeAll();
+      tls?.close();
       await telemetry?.shutdown?.().catch(() => undefined);
       throw err;
     }
@@ -274,7 +285,8 @@ export class SwarmNode {
       region: config.region,
       address: bound.address,
       port: bound.port,
-      tls: tls === undefined ? "off" : tls.requireClientCert ? "mutual" : "server",
+      tls: tls === undefined ? "off" : tls.material.requireClientCert ? "mutual" : "server",
+      ...(config.fanoutRegions.length > 0 && { fanoutRegions: config.fanoutRegions }),
       kinds: registry.kinds(),
       routing: routing.policy,
       primitives: routing.primitivesSource,
@@ -294,6 +306,7 @@ export class SwarmNode {
       status,
       log: nodeLog,
       loop,
+      tls,
     });
   }
 
@@ -317,6 +330,7 @@ export class SwarmNode {
       this.#transport.close();
       this.#pool.closeAll();
       this.#loop.release();
+      this.#tls?.close();
       await this.#telemetry
         ?.shutdown?.()
         .catch((err: unknown) => this.#log.warn("telemetry shutdown failed", { error: err }));
@@ -334,6 +348,7 @@ export class SwarmNode {
     this.#transport.close();
     this.#pool.closeAll();
     this.#loop.release();
+    this.#tls?.close();
     this.#log.warn("forced stop");
   }
 }

@@ -250,11 +250,17 @@ function crossChecks(c: NodeConfig, cwd: string): string[] {
 
 /** Settings that are valid but have no effect with the others. */
 function crossWarnings(c: NodeConfig): string[] {
+  const warnings: string[] = [];
   const { policy, primitives } = c.routing;
-  if (primitives === undefined || policy === "mabp" || policy === "cost-bp") return [];
-  return [
-    `routing.primitives is set, but routing.policy ${policy} does not read primitives (mabp and cost-bp do); ignored`,
-  ];
+  if (primitives !== undefined && policy !== "mabp" && policy !== "cost-bp") {
+    warnings.push(
+      `routing.primitives is set, but routing.policy ${policy} does not read primitives (mabp and cost-bp do); ignored`,
+    );
+  }
+  if (c.tls.serverName !== undefined && c.tls.cert === undefined) {
+    warnings.push("tls.serverName is set, but TLS is off (no tls.cert); ignored");
+  }
+  return warnings;
 }
 
 /** True when the flags ask for help (the caller prints usage and exits 0). */

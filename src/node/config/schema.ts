@@ -67,6 +67,12 @@ export const configFields: readonly FieldSpec[] = [
     "DNS names (host:port); each A/AAAA record is a peer (headless service).",
   ),
   field("dnsIntervalMs", int(100), 5_000, "How often DNS names are re-resolved, ms."),
+  field(
+    "fanoutRegions",
+    listOf(text(idText, ID)),
+    [],
+    "Regions whose peers this node's fan-outs may go to (peers tell their region through State); empty: every region. While set, a peer whose region is not known yet gets no branch.",
+  ),
   field("probe.intervalMs", int(10), 1_000, "Probe period per peer, ms."),
   field("probe.timeoutMs", int(1), 500, "Deadline of one probe, ms."),
   field("probe.failureThreshold", int(1, 100), 3, "Consecutive failed probes that mark a peer down."),
@@ -181,6 +187,18 @@ export const configFields: readonly FieldSpec[] = [
     bool,
     false,
     "Mutual TLS: refuse callers without a certificate signed by tls.ca.",
+  ),
+  field(
+    "tls.serverName",
+    text("a DNS name"),
+    undefined,
+    "Name peers' certificates are checked against instead of the address dialed (under DNS discovery that is a pod IP); default: the address.",
+  ),
+  field(
+    "tls.reloadIntervalMs",
+    int(0, 3_600_000),
+    30_000,
+    "How often the tls.* files are re-read; a changed, valid set serves new connections without a restart, an invalid one is refused (logged) and the old set kept. 0 turns reloading off, ms.",
   ),
   field(
     "metrics.prometheusPort",

@@ -21,6 +21,10 @@ export interface TlsConfig {
   readonly key?: string;
   /** Refuse clients (and peers) that do not present a certificate signed by `ca`. */
   readonly requireClientCert: boolean;
+  /** Name checked in peers' certificates instead of the dialed address (a pod IP under DNS discovery). */
+  readonly serverName?: string;
+  /** How often the files are re-read for a rotation, ms; 0: never. */
+  readonly reloadIntervalMs: number;
 }
 
 export interface NodeConfig {
@@ -33,6 +37,8 @@ export interface NodeConfig {
   /** DNS names (host:port) whose A/AAAA records are peers, e.g. a Kubernetes headless service. */
   readonly dns: readonly string[];
   readonly dnsIntervalMs: number;
+  /** Regions whose peers fan-outs may go to; empty: every region. */
+  readonly fanoutRegions: readonly string[];
   readonly probe: {
     readonly intervalMs: number;
     readonly timeoutMs: number;
