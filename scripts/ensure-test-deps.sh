@@ -3,6 +3,10 @@
 #   prometheus                     a real Prometheus scrapes a real node (test/telemetry)
 #   python3-grpcio python3-protobuf an independent gRPC implementation drives a node (test/interop)
 #   openssl                        certificates generated at test time (TLS tests)
+#   kubernetes-client              `kubectl kustomize` renders deploy/kubernetes (test/kubernetes), only
+#                                  when no kubectl is installed: a kubectl already there (e.g. the cloud
+#                                  SDK's) owns /usr/bin/kubectl. Debian bookworm's is 1.20, whose
+#                                  embedded kustomize (v2) predates components; the test then says so
 #   docker.io + docker-compose     only with TAILSWARM_DOCKER_TESTS=1 (test/docker; starts dockerd)
 # Idempotent and quiet when everything is present. Not root or no apt-get: prints what is missing;
 # the tests that need it then say why they are skipped (or fail, with TAILSWARM_REQUIRE_BACKENDS=1).
@@ -13,6 +17,7 @@ missing=()
 [[ -x /usr/bin/prometheus ]] || missing+=(prometheus)
 /usr/bin/python3 -c 'import grpc, google.protobuf' >/dev/null 2>&1 || missing+=(python3-grpcio python3-protobuf)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
 
 if [[ ${#missing[@]} -gt 0 ]]; then
   if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
