@@ -27,6 +27,7 @@ const BENCHES: readonly (readonly [string, () => Promise<BenchModule>])[] = [
   ["telemetry-grpc", () => import("./telemetry-grpc.bench.js")],
   ["trace-header", () => import("./trace-header.bench.js")],
   ["mesh", () => import("./mesh.bench.js")],
+  ["footprint", () => import("./footprint.bench.js")],
 ];
 
 /** Longest a bench may run, ms (`BENCH_TIMEOUT_MS`). */

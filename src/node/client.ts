@@ -21,6 +21,8 @@ export interface ClientTls {
   readonly ca?: string;
   readonly cert?: string;
   readonly key?: string;
+  /** Name the server's certificate must carry, when it is not the address dialed (a pod IP). */
+  readonly serverName?: string;
 }
 
 export interface CoordinateCall {
@@ -46,7 +48,11 @@ export class NodeClient {
             tls.key === undefined ? null : readFileSync(tls.key),
             tls.cert === undefined ? null : readFileSync(tls.cert),
           );
-    this.#client = new grpc.Client(address, creds);
+    this.#client = new grpc.Client(
+      address,
+      creds,
+      tls?.serverName === undefined ? {} : { "grpc.ssl_target_name_override": tls.serverName },
+    );
   }
 
   #unary<Req, Res>(
