@@ -6,11 +6,11 @@
  * the probe on the port the node listens on, the restricted security context, the region from the
  * overlay, a node config the node itself accepts).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parse } from "yaml";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { requireBackend } from "../support/backend.js";
 import {
@@ -40,6 +40,8 @@ const scenarioRegions = (
 ).regions.map((r) => r.name);
 
 const rendered = new Map<string, KubeObject[]>();
+const scratch = mkdtempSync(join(tmpdir(), "tailswarm-k8s-manifests-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 beforeAll(async () => {
   if (!have) return;
   for (const dir of kustomizations()) rendered.set(dir, await render(dir));
@@ -114,7 +116,7 @@ describe.skipIf(!have)(`deploy/kubernetes (${kubectl.ok ? kubectl.version : "no 
   });
 
   it("a deliberately broken overlay fails validation with the field named", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tailswarm-k8s-broken-"));
+    const dir = mkdtempSync(join(scratch, "broken-"));
     writeFileSync(
       join(dir, "kustomization.yaml"),
       [
@@ -176,7 +178,7 @@ describe.skipIf(!have)(`deploy/kubernetes (${kubectl.ok ? kubectl.version : "no 
         const cm = find(objects, "ConfigMap", configVolume.configMap!.name) as unknown as {
           data: Record<string, string>;
         };
-        const tmp = mkdtempSync(join(tmpdir(), "tailswarm-k8s-config-"));
+        const tmp = mkdtempSync(join(scratch, "config-"));
         writeFileSync(join(tmp, "node.yaml"), cm.data["node.yaml"]!);
         const mount = c!.volumeMounts.find((m) => m.name === configVolume.name)!;
         expect(c!.args).toEqual(["node", "--config", `${mount.mountPath}/node.yaml`]);
