@@ -373,6 +373,14 @@ describe.skipIf(!enabled || !haveKubectl)("the rendered pod spec under Docker", 
       const r = await client.coordinate({ kind: "echo", payload: { vote: "yes" } }, 5_000);
       expect(r.committed).toBe(others);
       expect(r.action).toBe("yes");
+      // The operator's view from inside the pod (docs/kubernetes.md), with the pod's own certificate.
+      const tls = "/etc/tailswarm/tls";
+      const status = await docker(
+        ...["exec", first!.container, "node", "dist/cli/main.js", "status", "127.0.0.1:7400", "--json"],
+        ...["--tls-ca", `${tls}/ca.crt`, "--tls-cert", `${tls}/tls.crt`, "--tls-key", `${tls}/tls.key`],
+        ...["--tls-server-name", serverName],
+      );
+      expect((JSON.parse(status) as { peers: unknown[] }).peers).toHaveLength(others);
     } finally {
       client.close();
     }

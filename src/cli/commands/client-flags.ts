@@ -11,18 +11,25 @@ export const tlsFlags = {
   },
   "tls-cert": { type: "string", valueName: "FILE", description: "PEM client certificate (mutual TLS)" },
   "tls-key": { type: "string", valueName: "FILE", description: "PEM key of --tls-cert" },
+  "tls-server-name": {
+    type: "string",
+    valueName: "NAME",
+    description: "name the node's certificate must carry, when it is not the address (e.g. a pod IP)",
+  },
 } as const;
 
 export function tlsFromFlags(values: {
   "tls-ca"?: string;
   "tls-cert"?: string;
   "tls-key"?: string;
+  "tls-server-name"?: string;
 }): ClientTls | undefined {
   if (values["tls-ca"] === undefined && values["tls-cert"] === undefined) return undefined;
   return {
     ...(values["tls-ca"] !== undefined && { ca: values["tls-ca"] }),
     ...(values["tls-cert"] !== undefined && { cert: values["tls-cert"] }),
     ...(values["tls-key"] !== undefined && { key: values["tls-key"] }),
+    ...(values["tls-server-name"] !== undefined && { serverName: values["tls-server-name"] }),
   };
 }
 

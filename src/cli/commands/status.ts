@@ -64,7 +64,7 @@ export function formatStatus(s: WireStatusReply, address: string): string {
 
 export async function run(argv: string[]): Promise<number> {
   const usage =
-    "tailswarm status <host:port> [--json] [--timeout-ms MS] [--tls-ca F --tls-cert F --tls-key F]";
+    "tailswarm status <host:port> [--json] [--timeout-ms MS] [--tls-ca F --tls-cert F --tls-key F --tls-server-name NAME]";
   let parsed;
   try {
     parsed = parseFlags(argv, spec, { positionals: true });

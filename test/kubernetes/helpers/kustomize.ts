@@ -36,7 +36,7 @@ export function kubectlStatus(): { ok: true; version: string } | { ok: false; wh
   if (major < 4) {
     return {
       ok: false,
-      why: `kubectl ${v.clientVersion?.gitVersion} embeds kustomize '${kustomize}'; components need v4+`,
+      why: `kubectl ${v.clientVersion?.gitVersion} embeds kustomize ${kustomize || "older than v4 (it does not say)"}; components need v4+`,
     };
   }
   return { ok: true, version: `kubectl ${v.clientVersion?.gitVersion}, kustomize ${kustomize}` };
