@@ -39,32 +39,48 @@
  * ledger.cost(["a", "b"], clock.now()); // { ms: 80, kind: "measured", samples: 1, ageMs: 0 }
  */
 import { invalid } from "../errors.js";
+import { LATENCY_BOOK_DEFAULTS } from "../estimate/options.js";
 import { SliceRing } from "../estimate/slice-ring.js";
+import { checkRange, intRange, numberAbove, numberRange } from "../util/range.js";
+import type { NumberRange } from "../util/range.js";
 import type { PeerId } from "../estimate/types.js";
 import type { Mode } from "../policy/types.js";
 import type { BranchOutcome } from "./outcome.js";
 
+/** Defaults and ranges: `ABANDON_LEDGER_DEFAULTS` and `ABANDON_LEDGER_RANGES`. */
 export interface AbandonLedgerOptions {
-  /** Cost assumed while the window holds fewer than `minSamples` cut fan-outs, ms. Default 0. */
+  /** Cost assumed while the window holds fewer than `minSamples` cut fan-outs, ms. */
   priorMs?: number;
-  /** Length of the sliding window, ms. Default 10_000 (the latency book's default window). */
+  /** Length of the sliding window, ms (by default the latency book's default window). */
   windowMs?: number;
-  /** Sub-windows in the ring (a burst is forgotten within windowMs · (1 + 1/slices)). Default 6. */
+  /** Sub-windows in the ring (a burst is forgotten within windowMs · (1 + 1/slices)). */
   slices?: number;
-  /** Fewer fan-outs that cut a branch than this in the window makes the cost unknown (the prior). Default 5. */
+  /** Fewer fan-outs that cut a branch than this in the window makes the cost unknown (the prior). */
   minSamples?: number;
-  /** Multiplier on lost peer-ms (opportunity cost of the cycles consumed). Default 1. */
+  /** Multiplier on lost peer-ms (opportunity cost of the cycles consumed). */
   opportunityFactor?: number;
 }
 
-/** The defaults of every ledger option. */
 export const ABANDON_LEDGER_DEFAULTS: Readonly<Required<AbandonLedgerOptions>> = Object.freeze({
+  // No evidence, no charge: the cost the rule weighs is what the ledger measured.
   priorMs: 0,
-  windowMs: 10_000,
-  slices: 6,
+  // The latency book's window, so that the cost is as fresh as the estimates it is added to.
+  windowMs: LATENCY_BOOK_DEFAULTS.windowMs,
+  slices: LATENCY_BOOK_DEFAULTS.slices,
   minSamples: 5,
   opportunityFactor: 1,
 });
+
+/** The values each option accepts. */
+export const ABANDON_LEDGER_RANGES: Readonly<Record<keyof AbandonLedgerOptions, NumberRange>> = Object.freeze(
+  {
+    priorMs: numberRange(0, 60_000),
+    windowMs: numberAbove(0),
+    slices: intRange(1, 64),
+    minSamples: intRange(1, 1_000_000),
+    opportunityFactor: numberRange(0, 1_000_000),
+  },
+);
 
 /** One branch end, as the ledger needs it (a `BranchRecord` is one). */
 export interface LedgerBranch {
@@ -208,32 +224,18 @@ export class AbandonLedger {
 
   /** @throws TailswarmError INVALID_ARGUMENT naming an unknown option or a bad value. */
   constructor(options: AbandonLedgerOptions = {}) {
-    for (const key of Object.keys(options)) {
-      if (!(key in ABANDON_LEDGER_DEFAULTS)) {
-        throw invalid(
-          `AbandonLedger option ${key}`,
-          (options as Record<string, unknown>)[key],
-          `no such option (one of ${Object.keys(ABANDON_LEDGER_DEFAULTS).join(", ")})`,
-        );
+    const known = Object.keys(ABANDON_LEDGER_RANGES);
+    for (const [key, value] of Object.entries(options)) {
+      if (!known.includes(key)) {
+        throw invalid(`abandonLedger.${key}`, value, `a known option (one of ${known.join(", ")})`);
       }
     }
-    const d = ABANDON_LEDGER_DEFAULTS;
     this.options = Object.freeze({
-      priorMs: check("priorMs", options.priorMs ?? d.priorMs, (v) => v >= 0, "a finite number of ms >= 0"),
-      windowMs: check("windowMs", options.windowMs ?? d.windowMs, (v) => v > 0, "a finite number of ms > 0"),
-      slices: check("slices", options.slices ?? d.slices, intIn(1, 64), "an integer in [1, 64]"),
-      minSamples: check(
-        "minSamples",
-        options.minSamples ?? d.minSamples,
-        intIn(1, 1_000_000),
-        "an integer in [1, 1000000]",
-      ),
-      opportunityFactor: check(
-        "opportunityFactor",
-        options.opportunityFactor ?? d.opportunityFactor,
-        (v) => v >= 0,
-        "a finite number >= 0",
-      ),
+      priorMs: option(options, "priorMs"),
+      windowMs: option(options, "windowMs"),
+      slices: option(options, "slices"),
+      minSamples: option(options, "minSamples"),
+      opportunityFactor: option(options, "opportunityFactor"),
     });
     this.#ring = new LedgerRing(this.options.windowMs, this.options.slices);
   }
@@ -358,14 +360,11 @@ function positive(ms: number | undefined): number {
   return ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : 0;
 }
 
-const intIn =
-  (lo: number, hi: number) =>
-  (v: number): boolean =>
-    Number.isInteger(v) && v >= lo && v <= hi;
-
-function check(field: string, value: unknown, ok: (v: number) => boolean, expected: string): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || !ok(value)) {
-    throw invalid(`AbandonLedger option ${field}`, value, expected);
-  }
-  return value;
+function option(options: AbandonLedgerOptions, key: keyof AbandonLedgerOptions): number {
+  return checkRange(
+    `abandonLedger.${key}`,
+    options[key] ?? ABANDON_LEDGER_DEFAULTS[key],
+    ABANDON_LEDGER_RANGES[key],
+    { code: "INVALID_ARGUMENT" },
+  );
 }

@@ -2,16 +2,17 @@
 
 export type PeerId = string;
 
+/** Defaults and ranges: `LATENCY_BOOK_DEFAULTS` and `LATENCY_BOOK_RANGES` in ./options.ts. */
 export interface EstimatorOptions {
-  /** Length of the sliding window in ms; choose it shorter than the tail's correlation time. Default 10_000. */
+  /** Length of the sliding window in ms; choose it shorter than the tail's correlation time. */
   windowMs: number;
-  /** Sub-window histograms in the ring; staleness is bounded by windowMs * (1 + 1/slices). Default 6. */
+  /** Sub-window histograms in the ring; staleness is bounded by windowMs * (1 + 1/slices). */
   slices: number;
-  /** Fewer samples than this in the window makes the estimate unknown. Default 20. */
+  /** Fewer samples than this in the window makes the estimate unknown. */
   minSamples: number;
-  /** No sample (completed or censored) for longer than this makes the estimate unknown. Default windowMs. */
+  /** No sample (completed or censored) for longer than this makes the estimate unknown. Default: windowMs. */
   maxSampleAgeMs: number;
-  /** Largest latency tracked, ms; larger inputs are clamped. Default 60_000. */
+  /** Largest latency tracked, ms; larger inputs are clamped. */
   highestTrackableMs: number;
 }
 

@@ -10,7 +10,8 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
+import { checkRange } from "../util/range.js";
 import { AbandonRegistry } from "./abandon-registry.js";
 import { makeBranchHandler } from "./branch-service.js";
 import type { CoordinateFn } from "./coordinate.js";
@@ -23,6 +24,7 @@ import { swarmPackageDefinition, swarmService, SWARM_SERVICE_NAME } from "./prot
 import type { WireAbandonReply, WireAbandonRequest } from "./proto.js";
 import { abortReason } from "./server-core.js";
 import type { NodeState, ServerCore, ServerLimits } from "./server-core.js";
+import { resolveServerLimits, SERVER_DEFAULTS, SERVER_RANGES } from "./server-limits.js";
 import { WorkQueue } from "./work-queue.js";
 
 export interface SwarmServerOptions {
@@ -41,24 +43,27 @@ export interface SwarmServerOptions {
   /** Default: insecure. */
   readonly credentials?: grpc.ServerCredentials;
   readonly clock?: Clock;
-  /** Branches running at once. Default 64. */
+  /*
+   * Limits: each default and range is in SERVER_DEFAULTS / SERVER_RANGES (./server-limits.ts); a value
+   * outside its range is INVALID_CONFIG.
+   */
+  /** Branches running at once. */
   readonly concurrency?: number;
-  /** Branches waiting beyond that; more are refused with RESOURCE_EXHAUSTED. Default 1024. */
+  /** Branches waiting beyond that; more are refused with RESOURCE_EXHAUSTED. */
   readonly maxQueue?: number;
-  /** Default 1 MiB. Payloads above it get INVALID_ARGUMENT; messages above 2× it are refused by gRPC. */
+  /** Payloads above it get INVALID_ARGUMENT; messages above 2× it are refused by gRPC. */
   readonly maxPayloadBytes?: number;
-  /** Default 5 ms. */
+  /** Kept back from an incoming deadline to reply in time, ms. */
   readonly deadlineReserveMs?: number;
-  /** Default 50 ms. */
+  /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
   readonly abandonReplyGraceMs?: number;
   /**
    * A branch's absolute deadline (`deadline_unix_ms`, the caller's clock) is used when it is within
    * this of its gRPC deadline — clocks agree, and it removes the transit time by which a relative
-   * gRPC timeout stretches; otherwise the gRPC deadline alone counts. Default 250 ms; 0 trusts only
-   * the gRPC deadline.
+   * gRPC timeout stretches; otherwise the gRPC deadline alone counts. 0 trusts only the gRPC deadline.
    */
   readonly callerClockToleranceMs?: number;
-  /** Budget for calls without a deadline, ms. Default 10 000. */
+  /** Budget for calls without a deadline, ms. */
   readonly defaultBudgetMs?: number;
   readonly version?: string;
   /** Extra grpc-js server options. */
@@ -95,16 +100,6 @@ export interface SwarmServer {
 
 const HEALTH_SERVICES = ["", SWARM_SERVICE_NAME];
 
-function positive(name: string, value: number, integer: boolean): number {
-  if (!(value >= 0) || !Number.isFinite(value) || (integer && !Number.isInteger(value))) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `${name}: got ${value}, expected ${integer ? "an integer" : "a finite number"} >= 0`,
-    );
-  }
-  return value;
-}
-
 /**
  * @example
  * const server = createSwarmServer({ nodeId: "n1", region: "eu", handlers: new HandlerRegistry([echo]) });
@@ -114,21 +109,15 @@ function positive(name: string, value: number, integer: boolean): number {
  */
 export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
   if (typeof options.nodeId !== "string" || options.nodeId === "") {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `nodeId: got ${JSON.stringify(options.nodeId)}, expected a non-empty string`,
-    );
+    throw invalid("nodeId", options.nodeId, "a non-empty string", { code: "INVALID_CONFIG" });
   }
   const clock = options.clock ?? systemClock;
-  const maxPayloadBytes = positive("maxPayloadBytes", options.maxPayloadBytes ?? 1 << 20, true);
-  const limits: ServerLimits = {
-    maxPayloadBytes,
-    deadlineReserveMs: positive("deadlineReserveMs", options.deadlineReserveMs ?? 5, false),
-    abandonReplyGraceMs: positive("abandonReplyGraceMs", options.abandonReplyGraceMs ?? 50, false),
-    callerClockToleranceMs: positive("callerClockToleranceMs", options.callerClockToleranceMs ?? 250, false),
-    defaultBudgetMs: positive("defaultBudgetMs", options.defaultBudgetMs ?? 10_000, false),
-  };
-  const queue = new WorkQueue(options.concurrency ?? 64, options.maxQueue ?? 1024);
+  const limits: ServerLimits = resolveServerLimits(options);
+  const { maxPayloadBytes } = limits;
+  const queue = new WorkQueue(
+    checkRange("concurrency", options.concurrency ?? SERVER_DEFAULTS.concurrency, SERVER_RANGES.concurrency),
+    checkRange("maxQueue", options.maxQueue ?? SERVER_DEFAULTS.maxQueue, SERVER_RANGES.maxQueue),
+  );
   const abandons = new AbandonRegistry();
   const startedAt = Date.now();
   const version = options.version ?? "";
@@ -285,7 +274,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
         );
       });
     },
-    async close(graceMs = 5_000) {
+    async close(graceMs = SERVER_DEFAULTS.drainGraceMs) {
       core.draining = true;
       setServing(false);
       const until = clock.now() + graceMs;

@@ -4,6 +4,7 @@
  * signal aborts leaves the queue at once.
  */
 import { TailswarmError } from "../errors.js";
+import { checkRange, intRange } from "../util/range.js";
 
 interface Waiter {
   resolve(): void;
@@ -22,14 +23,8 @@ export class WorkQueue {
   #head = 0;
 
   constructor(capacity: number, maxQueue: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new TailswarmError("INVALID_CONFIG", `concurrency: got ${capacity}, expected an integer >= 1`);
-    }
-    if (!Number.isInteger(maxQueue) || maxQueue < 0) {
-      throw new TailswarmError("INVALID_CONFIG", `maxQueue: got ${maxQueue}, expected an integer >= 0`);
-    }
-    this.capacity = capacity;
-    this.maxQueue = maxQueue;
+    this.capacity = checkRange("concurrency", capacity, intRange(1));
+    this.maxQueue = checkRange("maxQueue", maxQueue, intRange(0));
   }
 
   get inFlight(): number {

@@ -24,6 +24,7 @@
  * const { queueMs, serviceMs } = model.sample(Date.now(), rng);
  */
 import { hash32 } from "../util/hash.js";
+import { numberAbove, numberRange } from "../util/range.js";
 import { createRng, mixSeed, seedOf } from "./rng.js";
 import type { Rng, Seed } from "./rng.js";
 
@@ -50,12 +51,28 @@ export interface GatewayQueueing {
   readonly durationMs: { readonly min: number; readonly max: number };
 }
 
+/** Defaults of the model's parameters where options leave them out (the `synthetic` handler, scenarios). */
+export const LATENCY_MODEL_DEFAULTS = {
+  body: { medianMs: 5, sigma: 0.3 },
+  tail: { probability: 0.01, scaleMs: 50, shape: 1.5 },
+  gateway: { episodesPerSecond: 0.2, durationMs: { min: 200, max: 600 } },
+  maxMs: 60_000,
+} as const;
+
+/** The values each parameter accepts. */
+export const LATENCY_MODEL_RANGES = {
+  body: { medianMs: numberAbove(0), sigma: numberRange(0, 5) },
+  tail: { probability: numberRange(0, 1), scaleMs: numberAbove(0), shape: numberAbove(0) },
+  gateway: { episodesPerSecond: numberRange(0, 1000), durationMs: numberRange(0) },
+  maxMs: numberAbove(0),
+} as const;
+
 export interface LatencyModelOptions {
   readonly seed: Seed;
   readonly body: LognormalBody;
   readonly tail?: ParetoTail;
   readonly gateway?: GatewayQueueing;
-  /** Upper clamp for a service time, ms (a Pareto draw can be huge). Default 60_000. */
+  /** Upper clamp for a service time, ms (a Pareto draw can be huge). */
   readonly maxMs?: number;
 }
 

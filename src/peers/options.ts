@@ -1,74 +1,47 @@
 /**
  * Checks for handler options as they come from a config file: each failure is an INVALID_CONFIG
- * TailswarmError naming the dotted path, the value and what was expected.
+ * TailswarmError in the one message style (`path: got X, expected Y`).
  */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
+import type { TailswarmError } from "../errors.js";
+import { didYouMean } from "../util/did-you-mean.js";
+import { checkRange } from "../util/range.js";
+import type { NumberRange } from "../util/range.js";
 
 export type Options = Readonly<Record<string, unknown>>;
 
-export function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value === undefined) return "nothing";
-  try {
-    const text = JSON.stringify(value);
-    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-  } catch {
-    return typeof value;
-  }
-}
-
+/** An INVALID_CONFIG error in the one message style. */
 export function optionError(path: string, value: unknown, expected: string): TailswarmError {
-  return new TailswarmError("INVALID_CONFIG", `${path}: got ${describe(value)}, expected ${expected}`);
+  return invalid(path, value, expected, { code: "INVALID_CONFIG" });
 }
 
 /** The options object itself (undefined → {}), with unknown keys rejected. */
 export function optionsObject(raw: unknown, path: string, known: readonly string[]): Options {
   if (raw === undefined || raw === null) return {};
   if (typeof raw !== "object" || Array.isArray(raw)) throw optionError(path, raw, "an object");
-  for (const key of Object.keys(raw)) {
+  for (const [key, value] of Object.entries(raw)) {
     if (!known.includes(key)) {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `${path}.${key}: unknown key, expected one of ${known.join(", ") || "(none)"}`,
+      const near = didYouMean(key, known);
+      throw optionError(
+        `${path}.${key}`,
+        value,
+        `a known key${near === undefined ? "" : ` (did you mean ${near}?)`}; known keys: ${known.join(", ") || "(none)"}`,
       );
     }
   }
   return raw as Options;
 }
 
-export interface NumberRule {
-  min?: number;
-  max?: number;
-  /** Exclusive lower bound. */
-  above?: number;
-  integer?: boolean;
-}
-
-function ruleText(rule: NumberRule): string {
-  const parts = [rule.integer === true ? "an integer" : "a number"];
-  if (rule.above !== undefined) parts.push(`> ${rule.above}`);
-  if (rule.min !== undefined) parts.push(`>= ${rule.min}`);
-  if (rule.max !== undefined) parts.push(`<= ${rule.max}`);
-  return parts.join(" ");
-}
-
-export function checkNumber(value: unknown, path: string, rule: NumberRule): number {
-  const ok =
-    typeof value === "number" &&
-    Number.isFinite(value) &&
-    (rule.integer !== true || Number.isInteger(value)) &&
-    (rule.min === undefined || value >= rule.min) &&
-    (rule.max === undefined || value <= rule.max) &&
-    (rule.above === undefined || value > rule.above);
-  if (!ok) throw optionError(path, value, ruleText(rule));
-  return value;
+/** A number in `rule` (src/util/range.ts), else INVALID_CONFIG naming `path`. */
+export function checkNumber(value: unknown, path: string, rule: NumberRange): number {
+  return checkRange(path, value, rule);
 }
 
 export function numberOption(
   opts: Options,
   key: string,
   path: string,
-  rule: NumberRule,
+  rule: NumberRange,
   fallback: number,
 ): number {
   const value = opts[key];

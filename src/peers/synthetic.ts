@@ -25,7 +25,8 @@ import { sleep } from "../clock/clock.js";
 import { TailswarmError } from "../errors.js";
 import type { TaskHandler } from "../mesh/handler.js";
 import type { HandlerEnv, HandlerFactory } from "./handler.js";
-import { createLatencyModel } from "./latency-model.js";
+import { numberRange } from "../util/range.js";
+import { createLatencyModel, LATENCY_MODEL_DEFAULTS, LATENCY_MODEL_RANGES } from "./latency-model.js";
 import type { GatewayQueueing, LatencyModelOptions, ParetoTail } from "./latency-model.js";
 import { numberOption, optionError, optionsObject, seedOption, stringOption } from "./options.js";
 import { hash32 } from "../util/hash.js";
@@ -34,18 +35,20 @@ import { createRng, mixSeed, seedOf } from "./rng.js";
 /** Validates the latency part of synthetic options (also usable by the testbed). */
 export function parseLatencyModelOptions(raw: unknown, path: string): LatencyModelOptions {
   const opts = optionsObject(raw, path, ["seed", "body", "tail", "gateway", "maxMs", "wrap", "replayShift"]);
+  const D = LATENCY_MODEL_DEFAULTS;
+  const R = LATENCY_MODEL_RANGES;
   const b = optionsObject(opts.body, `${path}.body`, ["medianMs", "sigma"]);
   const body = {
-    medianMs: numberOption(b, "medianMs", `${path}.body`, { above: 0 }, 5),
-    sigma: numberOption(b, "sigma", `${path}.body`, { min: 0, max: 5 }, 0.3),
+    medianMs: numberOption(b, "medianMs", `${path}.body`, R.body.medianMs, D.body.medianMs),
+    sigma: numberOption(b, "sigma", `${path}.body`, R.body.sigma, D.body.sigma),
   };
   let tail: ParetoTail | undefined;
   if (opts.tail !== undefined) {
     const t = optionsObject(opts.tail, `${path}.tail`, ["probability", "scaleMs", "shape"]);
     tail = {
-      probability: numberOption(t, "probability", `${path}.tail`, { min: 0, max: 1 }, 0.01),
-      scaleMs: numberOption(t, "scaleMs", `${path}.tail`, { above: 0 }, 50),
-      shape: numberOption(t, "shape", `${path}.tail`, { above: 0 }, 1.5),
+      probability: numberOption(t, "probability", `${path}.tail`, R.tail.probability, D.tail.probability),
+      scaleMs: numberOption(t, "scaleMs", `${path}.tail`, R.tail.scaleMs, D.tail.scaleMs),
+      shape: numberOption(t, "shape", `${path}.tail`, R.tail.shape, D.tail.shape),
     };
   }
   let gateway: GatewayQueueing | undefined;
@@ -55,11 +58,18 @@ export function parseLatencyModelOptions(raw: unknown, path: string): LatencyMod
     const group = stringOption(g, "group", gp);
     if (group === undefined) throw optionError(`${gp}.group`, undefined, "a non-empty string");
     const d = optionsObject(g.durationMs, `${gp}.durationMs`, ["min", "max"]);
-    const min = numberOption(d, "min", `${gp}.durationMs`, { min: 0 }, 200);
-    const max = numberOption(d, "max", `${gp}.durationMs`, { min }, Math.max(min, 600));
+    const dm = D.gateway.durationMs;
+    const min = numberOption(d, "min", `${gp}.durationMs`, R.gateway.durationMs, dm.min);
+    const max = numberOption(d, "max", `${gp}.durationMs`, numberRange(min), Math.max(min, dm.max));
     gateway = {
       group,
-      episodesPerSecond: numberOption(g, "episodesPerSecond", gp, { min: 0, max: 1000 }, 0.2),
+      episodesPerSecond: numberOption(
+        g,
+        "episodesPerSecond",
+        gp,
+        R.gateway.episodesPerSecond,
+        D.gateway.episodesPerSecond,
+      ),
       durationMs: { min, max },
     };
   }
@@ -68,7 +78,7 @@ export function parseLatencyModelOptions(raw: unknown, path: string): LatencyMod
     body,
     ...(tail && { tail }),
     ...(gateway && { gateway }),
-    maxMs: numberOption(opts, "maxMs", path, { above: 0 }, 60_000),
+    maxMs: numberOption(opts, "maxMs", path, R.maxMs, D.maxMs),
   };
 }
 

@@ -12,17 +12,30 @@
  * make a view look fresher than it is. Pure: no I/O, no clock of its own.
  */
 import type { PeerId } from "../estimate/types.js";
+import { checkRange, intRange, numberRange } from "../util/range.js";
+import type { NumberRange } from "../util/range.js";
 import type { RoutingAdvert } from "./advert.js";
 import { viewFromAdvert } from "./advert.js";
 import { SignatureSet } from "./signature.js";
 import type { PeerView } from "./types.js";
 
+/** Defaults and ranges: PEER_VIEW_BOOK_DEFAULTS and PEER_VIEW_BOOK_RANGES. */
 export interface PeerViewBookOptions {
-  /** A view older than this loses its memory claims, ms. Default 2_000. */
+  /** A view older than this loses its memory claims, ms. */
   readonly staleMs?: number;
-  /** A view older than this is unknown (empty), ms. Default 30_000. */
+  /** A view older than this is unknown (empty), ms; at least `staleMs`. */
   readonly forgetMs?: number;
 }
+
+export const PEER_VIEW_BOOK_DEFAULTS: Readonly<Required<PeerViewBookOptions>> = {
+  staleMs: 2_000,
+  forgetMs: 30_000,
+};
+
+export const PEER_VIEW_BOOK_RANGES: Readonly<Record<keyof PeerViewBookOptions, NumberRange>> = {
+  staleMs: intRange(1, 3_600_000),
+  forgetMs: numberRange(0),
+};
 
 export type ViewFreshness = "fresh" | "stale" | "unknown";
 
@@ -52,8 +65,10 @@ export class PeerViewBook {
   readonly #listeners: ViewListener[] = [];
 
   constructor(options: PeerViewBookOptions = {}) {
-    this.staleMs = options.staleMs ?? 2_000;
-    this.forgetMs = Math.max(this.staleMs, options.forgetMs ?? 30_000);
+    const option = (key: keyof PeerViewBookOptions): number =>
+      checkRange(`routing.${key}`, options[key] ?? PEER_VIEW_BOOK_DEFAULTS[key], PEER_VIEW_BOOK_RANGES[key]);
+    this.staleMs = option("staleMs");
+    this.forgetMs = Math.max(this.staleMs, option("forgetMs"));
   }
 
   /** Subscribe to updates (a router's `settle`). */

@@ -2,8 +2,10 @@
  * The router: feasibility (admission limit, speculation rule), reservations and top-k selection around a
  * policy's Scorer. Policies register by name, like grpc-js load-balancer types.
  */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { PeerId } from "../estimate/types.js";
+import { checkRange, numberRange } from "../util/range.js";
+import type { NumberRange } from "../util/range.js";
 import { createRng } from "../util/rng.js";
 import { checkContext, isFeasible } from "./feasibility.js";
 import { affinityScorer } from "./policies/affinity.js";
@@ -18,13 +20,23 @@ import type { PeerView, RouteContext, RouteTask, Router, RoutingPolicyName } fro
 export interface RouterOptions {
   /** Primitives `w, p, P` (required by `mabp`; `cost-bp` uses their no-reuse penalty as reference cost). */
   readonly primitives?: Primitives;
-  /** Penalty weight ν of the drift-plus-penalty trade-off. Default 5 (the paper's default). */
+  /** Penalty weight ν of the drift-plus-penalty trade-off (default: the paper's). Defaults and ranges: ROUTER_DEFAULTS, ROUTER_RANGES. */
   readonly nu?: number;
-  /** Reservation lifetime, in the unit of `ctx.now`. Default 1000 (ms); 0 turns reservations off. */
+  /** Reservation lifetime, in the unit of `ctx.now` (ms in a node); 0 turns reservations off. */
   readonly reservationTtl?: number;
   /** Uniform [0,1) source for tie-breaking. Default: a seeded mulberry32 (deterministic). */
   readonly random?: () => number;
 }
+
+export const ROUTER_DEFAULTS: Readonly<Required<Pick<RouterOptions, "nu" | "reservationTtl">>> = {
+  nu: 5,
+  reservationTtl: 500,
+};
+
+export const ROUTER_RANGES: Readonly<Record<keyof typeof ROUTER_DEFAULTS, NumberRange>> = {
+  nu: numberRange(0, 1_000_000),
+  reservationTtl: numberRange(0, 3_600_000),
+};
 
 export type ScorerFactory = (options: RouterOptions) => Scorer;
 
@@ -33,18 +45,17 @@ const registry = new Map<string, ScorerFactory>([
   ["shortest-path", () => shortestPathScorer],
   ["jsq", () => jsqScorer],
   ["bp", () => bpScorer],
-  ["cost-bp", (o) => costBpScorer(o.nu ?? 5, o.primitives)],
+  ["cost-bp", (o) => costBpScorer(o.nu ?? ROUTER_DEFAULTS.nu, o.primitives)],
   ["affinity", () => affinityScorer],
   [
     "mabp",
     (o) => {
       if (o.primitives === undefined) {
-        throw new TailswarmError(
-          "INVALID_CONFIG",
-          "routing policy 'mabp' needs options.primitives (w, p, P)",
-        );
+        throw invalid("routing.primitives", undefined, "primitives w, p, P (policy mabp reads them)", {
+          code: "INVALID_CONFIG",
+        });
       }
-      return mabpScorer(o.nu ?? 5, o.primitives);
+      return mabpScorer(o.nu ?? ROUTER_DEFAULTS.nu, o.primitives);
     },
   ],
 ]);
@@ -81,16 +92,17 @@ export function registerRoutingPolicy(name: string, factory: ScorerFactory): voi
 export function createRouter(name: RoutingPolicyName | (string & {}), options: RouterOptions = {}): Router {
   const factory = registry.get(name);
   if (factory === undefined) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `routing policy '${name}' is not registered; expected one of ${[...registry.keys()].join(", ")}`,
-    );
+    throw invalid("routing.policy", name, `a registered policy (one of ${[...registry.keys()].join(", ")})`, {
+      code: "INVALID_CONFIG",
+    });
   }
-  const nu = options.nu ?? 5;
-  if (!(nu >= 0) || !Number.isFinite(nu)) {
-    throw new TailswarmError("INVALID_CONFIG", `routing nu is ${nu}; expected a finite number >= 0`);
-  }
-  return new ScoringRouter(name, factory({ ...options, nu }), options);
+  const nu = checkRange("routing.nu", options.nu ?? ROUTER_DEFAULTS.nu, ROUTER_RANGES.nu);
+  const reservationTtl = checkRange(
+    "routing.reservationTtl",
+    options.reservationTtl ?? ROUTER_DEFAULTS.reservationTtl,
+    ROUTER_RANGES.reservationTtl,
+  );
+  return new ScoringRouter(name, factory({ ...options, nu }), { ...options, reservationTtl });
 }
 
 class ScoringRouter implements Router {
@@ -107,7 +119,7 @@ class ScoringRouter implements Router {
     private readonly scorer: Scorer,
     options: RouterOptions,
   ) {
-    this.book = new ReservationBook(Math.max(0, options.reservationTtl ?? 1000));
+    this.book = new ReservationBook(options.reservationTtl ?? ROUTER_DEFAULTS.reservationTtl);
     this.random = options.random ?? createRng(0x5eed);
     this.batch = new RouteBatch(this.book.keys);
   }

@@ -187,7 +187,7 @@ describe("AbandonLedger", () => {
     expect(() => new AbandonLedger({ alpha: 0 } as AbandonLedgerOptions)).toThrow(/alpha/);
     expect(() => new AbandonLedger({ priorMs: -1 })).toThrow(/priorMs/);
     expect(() => new AbandonLedger({ windowMs: 0 })).toThrow(
-      /windowMs: got 0, expected a finite number of ms > 0/,
+      /abandonLedger\.windowMs: got 0, expected a number > 0/,
     );
     expect(() => new AbandonLedger({ slices: 1.5 })).toThrow(/slices/);
     expect(() => new AbandonLedger({ minSamples: 0 })).toThrow(/minSamples/);

@@ -22,17 +22,17 @@ describe("LatencyBook options", () => {
   });
 
   const bad: [Record<string, unknown>, RegExp][] = [
-    [{ windowMs: 0 }, /"windowMs" is 0; expected a finite number of ms > 0/],
-    [{ windowMs: Number.NaN }, /"windowMs" is NaN; expected a finite number of ms > 0/],
-    [{ slices: 2.5 }, /"slices" is 2.5; expected an integer in \[1, 64\]/],
-    [{ minSamples: -1 }, /"minSamples" is -1/],
-    [{ maxSampleAgeMs: "10" }, /"maxSampleAgeMs" is "10"; expected a finite number/],
+    [{ windowMs: 0 }, /estimator\.windowMs: got 0, expected an integer >= 100 <= 3600000/],
+    [{ windowMs: Number.NaN }, /estimator\.windowMs: got NaN, expected an integer >= 100/],
+    [{ slices: 2.5 }, /estimator\.slices: got 2\.5, expected an integer >= 1 <= 64/],
+    [{ minSamples: -1 }, /estimator\.minSamples: got -1, expected/],
+    [{ maxSampleAgeMs: "10" }, /estimator\.maxSampleAgeMs: got "10", expected a number > 0/],
     [
       { highestTrackableMs: 1e12 },
-      /"highestTrackableMs" is 1000000000000; expected a number of ms in \[2, 2000000\]/,
+      /estimator\.highestTrackableMs: got 1000000000000, expected a number >= 2 <= 2000000/,
     ],
-    [{ fanoutTickMs: -1 }, /"fanoutTickMs" is -1; expected a finite number of ms >= 0/],
-    [{ windowsMs: 5 }, /"windowsMs" is unknown; expected one of windowMs, slices/],
+    [{ fanoutTickMs: -1 }, /estimator\.fanoutTickMs: got -1, expected a number >= 0/],
+    [{ windowsMs: 5 }, /estimator\.windowsMs: got 5, expected a known option \(one of windowMs, slices/],
   ];
   for (const [options, message] of bad) {
     it(`rejects ${JSON.stringify(options)} with INVALID_CONFIG naming key, value and expectation`, () => {

@@ -96,8 +96,8 @@ describe("routers", () => {
   });
 
   it("rejects an unknown policy, mabp without primitives, and a speculative route without budget or p99s", () => {
-    expect(() => createRouter("nope")).toThrow(/not registered/);
-    expect(() => createRouter("mabp")).toThrow(/primitives/);
+    expect(() => createRouter("nope")).toThrow(/routing\.policy: got "nope", expected a registered policy/);
+    expect(() => createRouter("mabp")).toThrow(/routing\.primitives: got nothing, expected primitives/);
     const r = createRouter("jsq");
     expect(() => r.route({ commodity: c }, [view("a", 0)], 1, { now: 0, speculative: true })).toThrow(
       /budgetMs/,

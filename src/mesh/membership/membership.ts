@@ -26,6 +26,8 @@ import type { PeerId } from "../../estimate/types.js";
 import { ChannelPool } from "../channel-pool.js";
 import { swarmService } from "../proto.js";
 import type { WireProbeReply, WireStateReply } from "../proto.js";
+import { checkRange, intRange } from "../../util/range.js";
+import type { NumberRange } from "../../util/range.js";
 import { createSource } from "./source.js";
 import type { MembershipSource } from "./source.js";
 import "./static-source.js";
@@ -69,14 +71,34 @@ export interface MembershipOptions {
   readonly clock?: Clock;
   /** This node's own id: an address that answers with it is not a peer. */
   readonly selfId?: string;
-  /** Default 1 000 ms. */
+  /** Probe period per peer, ms. Defaults and ranges: MEMBERSHIP_DEFAULTS and MEMBERSHIP_RANGES. */
   readonly probeIntervalMs?: number;
-  /** Default 500 ms. */
+  /** Deadline of one probe, ms. */
   readonly probeTimeoutMs?: number;
-  /** Missed probes in a row that mark a peer down. Default 3. */
+  /** Missed probes in a row that mark a peer down. */
   readonly failureThreshold?: number;
-  /** Re-resolve interval of DNS sources. Default 10 000 ms. */
+  /** Re-resolve interval of DNS sources, ms. */
   readonly refreshMs?: number;
+}
+
+type TimingKey = "probeIntervalMs" | "probeTimeoutMs" | "failureThreshold" | "refreshMs";
+
+export const MEMBERSHIP_DEFAULTS: Readonly<Record<TimingKey, number>> = {
+  probeIntervalMs: 1_000,
+  probeTimeoutMs: 500,
+  failureThreshold: 3,
+  refreshMs: 5_000,
+};
+
+export const MEMBERSHIP_RANGES: Readonly<Record<TimingKey, NumberRange>> = {
+  probeIntervalMs: intRange(10),
+  probeTimeoutMs: intRange(1),
+  failureThreshold: intRange(1, 100),
+  refreshMs: intRange(100),
+};
+
+function timing(options: MembershipOptions, key: TimingKey): number {
+  return checkRange(`membership.${key}`, options[key] ?? MEMBERSHIP_DEFAULTS[key], MEMBERSHIP_RANGES[key]);
 }
 
 interface Entry {
@@ -115,11 +137,11 @@ export class Membership extends EventEmitter<MembershipEvents> {
     this.pool = options.pool ?? new ChannelPool();
     this.#ownsPool = options.pool === undefined;
     this.#clock = options.clock ?? systemClock;
-    const refreshMs = options.refreshMs ?? 10_000;
+    const refreshMs = timing(options, "refreshMs");
     this.#sources = options.sources.map((s) => (typeof s === "string" ? createSource(s, { refreshMs }) : s));
-    this.#interval = options.probeIntervalMs ?? 1_000;
-    this.#timeout = options.probeTimeoutMs ?? 500;
-    this.#threshold = Math.max(1, options.failureThreshold ?? 3);
+    this.#interval = timing(options, "probeIntervalMs");
+    this.#timeout = timing(options, "probeTimeoutMs");
+    this.#threshold = timing(options, "failureThreshold");
     this.#selfId = options.selfId;
   }
 

@@ -15,9 +15,7 @@ import type { Sampler } from "@opentelemetry/sdk-trace-base";
 import { TailswarmError } from "../../errors.js";
 import type { SamplingHints } from "../sampling-hints.js";
 import { RateLimitingSampler } from "./rate-limiting-sampler.js";
-
-/** New traces per second the node's default sampler starts. */
-export const DEFAULT_TRACES_PER_SECOND = 10;
+import { DEFAULT_TRACES_PER_SECOND } from "./sampler-defaults.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,0 +1,53 @@
+/**
+ * The defaults and ranges of a swarm server's limits (`SwarmServerOptions`), in one place: the server
+ * validates its options against them and the node's config keys (`concurrency`, `queueLimit`,
+ * `maxPayloadBytes`, `deadlineReserveMs`, `defaultBudgetMs`, `drainGraceMs`) read them.
+ */
+import { checkRange, intRange, numberRange } from "../util/range.js";
+import type { NumberRange } from "../util/range.js";
+import type { ServerLimits } from "./server-core.js";
+
+export interface ServerLimitDefaults extends ServerLimits {
+  /** Branches running at once. */
+  readonly concurrency: number;
+  /** Branches waiting beyond `concurrency`; more are refused with RESOURCE_EXHAUSTED. */
+  readonly maxQueue: number;
+  /** How long `close()` lets in-flight work finish before abandoning it, ms. */
+  readonly drainGraceMs: number;
+}
+
+export const SERVER_DEFAULTS: ServerLimitDefaults = {
+  concurrency: 64,
+  maxQueue: 1_024,
+  maxPayloadBytes: 1_048_576,
+  deadlineReserveMs: 5,
+  abandonReplyGraceMs: 50,
+  callerClockToleranceMs: 250,
+  // A call that carries no deadline still gets a bounded one: a fan-out's worth, not a held slot.
+  defaultBudgetMs: 1_000,
+  drainGraceMs: 5_000,
+};
+
+export const SERVER_RANGES: Readonly<Record<keyof ServerLimitDefaults, NumberRange>> = {
+  concurrency: intRange(1, 100_000),
+  maxQueue: intRange(0, 1_000_000),
+  maxPayloadBytes: intRange(1, 64 * 1024 * 1024),
+  deadlineReserveMs: numberRange(0, 10_000),
+  abandonReplyGraceMs: numberRange(0, 60_000),
+  callerClockToleranceMs: numberRange(0, 3_600_000),
+  defaultBudgetMs: numberRange(1, 3_600_000),
+  drainGraceMs: intRange(0, 3_600_000),
+};
+
+/** The limits of `options` with defaults filled, each checked against its range (INVALID_CONFIG). */
+export function resolveServerLimits(options: Partial<Record<keyof ServerLimits, number>>): ServerLimits {
+  const value = (key: keyof ServerLimits): number =>
+    checkRange(key, options[key] ?? SERVER_DEFAULTS[key], SERVER_RANGES[key]);
+  return {
+    maxPayloadBytes: value("maxPayloadBytes"),
+    deadlineReserveMs: value("deadlineReserveMs"),
+    abandonReplyGraceMs: value("abandonReplyGraceMs"),
+    callerClockToleranceMs: value("callerClockToleranceMs"),
+    defaultBudgetMs: value("defaultBudgetMs"),
+  };
+}
