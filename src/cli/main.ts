@@ -37,6 +37,10 @@ const verbs: Record<string, Verb> = {
     summary: "classify one fan-out: speculate, synchronous or degrade",
     load: () => import("./commands/explain.js"),
   },
+  config: {
+    summary: "print the JSON Schema of the node config or of a testbed scenario",
+    load: () => import("./commands/config.js"),
+  },
 };
 
 function usage(): string {

@@ -163,14 +163,8 @@ export class SwarmNode {
         channelOptions: { "grpc.ssl_target_name_override": config.tls.serverName },
       }),
     });
-    const book = new LatencyBook({
-      windowMs: config.estimator.windowMs,
-      slices: config.estimator.slices,
-      minSamples: config.estimator.minSamples,
-      observedFanoutSets: config.estimator.observedFanoutSets,
-      observedMinSamples: config.estimator.observedMinSamples,
-      maxSampleAgeMs: config.estimator.windowMs,
-    });
+    // The estimator keys are the LatencyBook's own options (their defaults and ranges are its).
+    const book = new LatencyBook(config.estimator);
     const membership = createNodeMembership(config, { pool, book, log });
     const routing = createNodeRouting(config.routing, {
       pool,

@@ -5,7 +5,7 @@
  * drain. Reports the measured window and the testbed process's own event-loop delay over it.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { configFields } from "../node/config/schema.js";
+import { SERVER_DEFAULTS } from "../mesh/server-limits.js";
 import { CoordinatorLoopPoll } from "./coordinator-loop-poll.js";
 import type { LoopDelaySummary } from "./coordinator-loop-poll.js";
 import type { LoadGenerator } from "./load-generator.js";
@@ -96,8 +96,8 @@ export async function driveLoad(
   };
 }
 
-/** The node's deadline reserve when the scenario's node config does not set one: the config's default. */
-const DEFAULT_RESERVE_MS = configFields.find((f) => f.path === "deadlineReserveMs")?.default as number;
+/** The node's deadline reserve when the scenario's node config does not set one: the server's default. */
+const DEFAULT_RESERVE_MS = SERVER_DEFAULTS.deadlineReserveMs;
 
 /** What a driven run hands the report, beside the load generator's rows. */
 export interface DrivenRun {

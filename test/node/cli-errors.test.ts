@@ -21,7 +21,7 @@ describe("tailswarm node: bad input exits with the field named", () => {
     writeFileSync(file, JSON.stringify({ listen: "127.0.0.1:0", peer: ["a:1"] }));
     const r = await runCli(["node", "--config", file]);
     expect(r.code).toBe(78);
-    expect(r.stderr).toContain("peer: unknown key");
+    expect(r.stderr).toContain(`peer: got ["a:1"] (from file ${file}), expected a known key`);
     expect(r.stderr).toContain("did you mean peers?");
     const u = await runCli(["node", "--listn", "127.0.0.1:0"]);
     expect(u.code).toBe(2);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, UsageError } from "../../src/node/config/load-config.js";
-import { configFields, envName, flagName } from "../../src/node/config/schema.js";
+import { configLeaves, envName, flagName } from "../../src/node/config/schema.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tailswarm-config-"));
 function file(name: string, text: string): string {
@@ -86,14 +86,43 @@ describe("node config", () => {
     ]);
   });
 
+  it("takes a scalar where a list is expected (handlers: vote), as env and flags do", async () => {
+    const yaml = file("scalar.yaml", "handlers: vote\npeers: a:1, b:2\n");
+    const { config } = await loadConfig({ argv: ["--config", yaml], env: {} });
+    expect(config.handlers).toEqual([{ kind: "vote", use: "vote" }]);
+    expect(config.peers).toEqual(["a:1", "b:2"]);
+    const mixed = file("mixed.yaml", "handlers: [echo, { kind: up, use: ./x.mjs }, slow=synthetic]\n");
+    const { config: m } = await loadConfig({ argv: ["--config", mixed], env: {} });
+    expect(m.handlers).toEqual([
+      { kind: "echo", use: "echo" },
+      { kind: "up", use: "./x.mjs" },
+      { kind: "slow", use: "synthetic" },
+    ]);
+  });
+
+  it("reads each default and range from the library that owns the option", async () => {
+    const { LATENCY_BOOK_DEFAULTS } = await import("../../src/estimate/options.js");
+    const { SERVER_DEFAULTS } = await import("../../src/mesh/server-limits.js");
+    const { config } = await loadConfig({ argv: [], env: {} });
+    expect(config.defaultBudgetMs).toBe(SERVER_DEFAULTS.defaultBudgetMs);
+    expect(config.queueLimit).toBe(SERVER_DEFAULTS.maxQueue);
+    expect(config.estimator.windowMs).toBe(LATENCY_BOOK_DEFAULTS.windowMs);
+    const err = (await loadConfig({ env: { TAILSWARM_DEFAULT_BUDGET_MS: "0" } }).catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(err.message).toContain(
+      'defaultBudgetMs: got "0" (from env TAILSWARM_DEFAULT_BUDGET_MS), expected a number >= 1 <= 3600000',
+    );
+  });
+
   it("rejects unknown keys, naming them and suggesting the known one", async () => {
     const yaml = file("unknown.yaml", "listen: 127.0.0.1:1\nprobe:\n  intervallMs: 5\nregoin: eu\n");
     const err = await loadConfig({ argv: ["--config", yaml], env: {} }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "INVALID_CONFIG" });
     const msg = (err as Error).message;
-    expect(msg).toContain("probe.intervallMs: unknown key");
+    expect(msg).toMatch(/probe\.intervallMs: got 5 \(from file .*unknown\.yaml\), expected a known key/);
     expect(msg).toContain("did you mean intervalMs?");
-    expect(msg).toContain("regoin: unknown key");
+    expect(msg).toMatch(/regoin: got "eu" \(from file .*unknown\.yaml\), expected a known key/);
     expect(msg).toContain("did you mean region?");
   });
 
@@ -128,7 +157,9 @@ describe("node config", () => {
     const err2 = (await loadConfig({
       env: { TAILSWARM_TLS_CERT: "/nope.pem", TAILSWARM_TLS_KEY: "/nope.key" },
     }).catch((e: unknown) => e)) as Error;
-    expect(err2.message).toContain('tls.cert: got "/nope.pem", expected a readable PEM file');
+    expect(err2.message).toContain(
+      'tls.cert: got "/nope.pem" (from env TAILSWARM_TLS_CERT), expected a readable PEM file',
+    );
   });
 
   it("treats unknown flags as usage errors and unknown TAILSWARM_ variables as warnings", async () => {
@@ -268,7 +299,7 @@ describe("node config", () => {
   it("derives env and flag names from the dotted path", () => {
     expect(envName("probe.failureThreshold")).toBe("TAILSWARM_PROBE_FAILURE_THRESHOLD");
     expect(flagName("tls.requireClientCert")).toBe("tls-require-client-cert");
-    expect(new Set(configFields.map((f) => envName(f.path))).size).toBe(configFields.length);
+    expect(new Set(configLeaves.map((f) => envName(f.path))).size).toBe(configLeaves.length);
   });
 });
 
@@ -276,7 +307,7 @@ describe("docs/configuration.md", () => {
   it("lists every key, variable and flag", async () => {
     const { readFileSync } = await import("node:fs");
     const doc = readFileSync(join(__dirname, "..", "..", "docs", "configuration.md"), "utf8");
-    for (const f of configFields) {
+    for (const f of configLeaves) {
       expect(doc).toContain(`\`${f.path}\``);
       expect(doc).toContain(envName(f.path));
       expect(doc).toContain(`--${flagName(f.path)}`);

@@ -30,33 +30,45 @@ describe("scenario validation names the field, the value and the expectation", (
   it.each([
     [
       { ...base, regions: [{ ...base.regions[0], peers: -3 }] },
-      "bad.yaml: regions[0].peers: got -3, expected an integer >= 1",
+      "regions[0].peers: got -3 (from file /x/bad.yaml), expected an integer >= 1",
     ],
-    [{ ...base, durationS: "long" }, 'durationS: got "long", expected a number > 0'],
-    [{ ...base, policies: ["p99-boundary", "fastest"] }, 'policies[1]: got "fastest", expected one of'],
-    [{ ...base, colour: "red" }, "(scenario).colour: unknown key"],
+    [{ ...base, durationS: "long" }, 'durationS: got "long" (from file /x/bad.yaml), expected a number > 0'],
+    [
+      { ...base, policies: ["p99-boundary", "fastest"] },
+      'policies[1]: got "fastest" (from file /x/bad.yaml), expected one of',
+    ],
+    [{ ...base, colour: "red" }, 'colour: got "red" (from file /x/bad.yaml), expected a known key'],
     [
       { ...base, gateways: [{ ...base.gateways[0], region: "mars" }] },
-      'gateways[0].region: got "mars", expected one of the regions (r1)',
+      'gateways[0].region: got "mars" (from file /x/bad.yaml), expected one of the regions (r1)',
     ],
     [
       { ...base, gateways: [{ ...base.gateways[0], peers: 9 }] },
-      "gateways[0].peers: got 9, expected at most the 4 peers",
+      "gateways[0].peers: got 9 (from file /x/bad.yaml), expected at most the 4 peers",
     ],
-    [{ ...base, coordinators: [] }, "coordinators: got [], expected a list of at least 1 item(s)"],
+    [
+      { ...base, coordinators: [] },
+      "coordinators: got [] (from file /x/bad.yaml), expected a list of at least 1 item(s)",
+    ],
     [
       { ...base, coordinators: [{ name: "c", budgetMs: 0 }] },
-      "coordinators[0].budgetMs: got 0, expected a number > 0",
+      "coordinators[0].budgetMs: got 0 (from file /x/bad.yaml), expected a number > 0",
     ],
-    [{ ...base, workload: { prior: "maybe" } }, 'workload.prior: got "maybe", expected one of hold, act'],
-    [{ ...base, node: { listen: "1.2.3.4:5" } }, "node.listen"],
+    [
+      { ...base, workload: { prior: "maybe" } },
+      'workload.prior: got "maybe" (from file /x/bad.yaml), expected one of hold, act',
+    ],
+    [
+      { ...base, node: { listen: "1.2.3.4:5" } },
+      'node.listen: got "1.2.3.4:5" (from file /x/bad.yaml), expected not set here: the launcher sets it',
+    ],
     [
       { ...base, regions: [{ ...base.regions[0], latency: { body: { medianMs: 0 } } }] },
-      "regions[0].latency.body.medianMs: got 0, expected a number > 0",
+      "regions[0].latency.body.medianMs: got 0 (from file /x/bad.yaml), expected a number > 0",
     ],
     [
       { ...base, valueModel: { grid: { miss: [1, "x"] } } },
-      'valueModel.grid.miss[1]: got "x", expected a number >= 0',
+      'valueModel.grid.miss[1]: got "x" (from file /x/bad.yaml), expected a number >= 0',
     ],
   ])("refuses %#", (doc, message) => {
     expect(errorOf(doc)).toContain(message);

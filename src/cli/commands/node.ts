@@ -4,7 +4,7 @@
  */
 import { TailswarmError } from "../../errors.js";
 import { loadConfig, UsageError, wantsHelp } from "../../node/config/load-config.js";
-import { configFields, envName, extraEnv, flagName } from "../../node/config/schema.js";
+import { configLeaves, envName, extraEnv, flagName } from "../../node/config/schema.js";
 import { ExitCode } from "../../node/exit-codes.js";
 import { createLogger, parseTrace } from "../../node/logger.js";
 import type { Logger } from "../../node/logger.js";
@@ -13,7 +13,7 @@ import type { TelemetrySetup } from "../../node/node.js";
 import { shutdownOnSignal } from "../shutdown-on-signal.js";
 
 function help(): string {
-  const rows = configFields.map((f) => [`--${flagName(f.path)}`, envName(f.path), f.doc] as const);
+  const rows = configLeaves.map((f) => [`--${flagName(f.path)}`, envName(f.path), f.doc] as const);
   const w1 = Math.max(...rows.map((r) => r[0].length));
   const w2 = Math.max(...rows.map((r) => r[1].length));
   const lines = rows.map(([a, b, c]) => `  ${a.padEnd(w1)}  ${b.padEnd(w2)}  ${c}`);

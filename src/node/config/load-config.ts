@@ -1,8 +1,9 @@
 /**
  * Resolves the node config from its sources, later ones winning: defaults < file (`--config` or
- * TAILSWARM_CONFIG; JSON or YAML) < `TAILSWARM_*` environment < flags. Unknown keys in the file and
- * unknown flags are errors; an unknown `TAILSWARM_*` variable is a warning (other tools share the
- * prefix). Every problem names the dotted field, the value, where it came from and what was expected;
+ * TAILSWARM_CONFIG; JSON or YAML) < `TAILSWARM_*` environment < flags, and validates the result
+ * against the one schema (schema.ts). Unknown keys in the file and unknown flags are errors; an
+ * unknown `TAILSWARM_*` variable is a warning (other tools share the prefix). Every problem is in the
+ * one message style, naming the dotted field, the value, where it came from and what was expected;
  * all problems are reported together in one INVALID_CONFIG TailswarmError.
  *
  * @example
@@ -13,11 +14,11 @@ import { dirname, extname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { ParseArgsConfig } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { TailswarmError } from "../../errors.js";
-import { configFields, envName, extraEnv, flagName, groupsOf } from "./schema.js";
-import type { FieldSpec } from "./schema.js";
-import { bool } from "./field-types.js";
-import type { FieldType } from "./field-types.js";
+import { TailswarmError, expectation } from "../../errors.js";
+import { didYouMean } from "../../util/did-you-mean.js";
+import { describeIssues } from "./issues.js";
+import type { ConfigLeaf } from "./leaves.js";
+import { configLeaves, envName, extraEnv, flagName, nodeConfigSchema } from "./schema.js";
 import type { NodeConfig } from "./types.js";
 
 export type ConfigSource = "default" | "file" | "env" | "flag";
@@ -49,51 +50,30 @@ export class UsageError extends TailswarmError {
   }
 }
 
-function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  // undefined: a structured value's part that is missing (config files hold no functions or symbols)
-  const s = JSON.stringify(value) ?? "nothing";
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-}
-
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = d[0]!;
-    d[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = d[j]!;
-      d[j] = Math.min(
-        d[j]! + 1,
-        d[j - 1]! + 1,
-        prev + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1),
-      );
-      prev = tmp;
-    }
-  }
-  return d[b.length]!;
-}
-
-function suggest(key: string, known: readonly string[]): string {
-  const best = known.map((k) => ({ k, d: distance(key, k) })).sort((x, y) => x.d - y.d)[0];
-  return best !== undefined && best.d <= Math.max(2, Math.floor(key.length / 4))
-    ? ` (did you mean ${best.k}?)`
-    : "";
-}
+const BOOLEAN_TEXT: Readonly<Record<string, boolean>> = {
+  true: true,
+  "1": true,
+  yes: true,
+  on: true,
+  false: false,
+  "0": false,
+  no: false,
+  off: false,
+};
 
 function flagOptions(): ParseArgsConfig["options"] {
   const options: NonNullable<ParseArgsConfig["options"]> = {
     config: { type: "string" },
     help: { type: "boolean", short: "h" },
   };
-  for (const f of configFields) {
-    options[flagName(f.path)] =
-      f.type === (bool as FieldType<unknown>) ? { type: "boolean" } : { type: "string", multiple: true };
+  for (const leaf of configLeaves) {
+    options[flagName(leaf.path)] =
+      leaf.info.kind === "boolean" ? { type: "boolean" } : { type: "string", multiple: true };
   }
   return options;
 }
 
-function parseFlags(argv: readonly string[]): { values: Record<string, unknown>; help: boolean } {
+function parseFlags(argv: readonly string[]): Record<string, unknown> {
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],
@@ -102,20 +82,21 @@ function parseFlags(argv: readonly string[]): { values: Record<string, unknown>;
       allowPositionals: true,
     });
     if (positionals.length > 0)
-      throw new UsageError(`unexpected argument ${show(positionals[0])}; every option is a --flag`);
-    const v: Record<string, unknown> = values;
-    return { values: v, help: v.help === true };
+      throw new UsageError(
+        expectation("argument", positionals[0], "no positional argument: every option is a --flag"),
+      );
+    return values;
   } catch (err) {
     if (err instanceof UsageError) throw err;
     throw new UsageError(`${(err as Error).message}; run 'tailswarm node --help' for the flags`);
   }
 }
 
-function readFile(path: string): Record<string, unknown> {
+function readFile(path: string, from: string): Record<string, unknown> {
   if (!existsSync(path) || !statSync(path).isFile()) {
     throw new TailswarmError(
       "INVALID_CONFIG",
-      `config: file ${show(path)} does not exist, expected a JSON or YAML file`,
+      expectation("config", path, "a JSON or YAML file (not found)", from),
     );
   }
   const text = readFileSync(path, "utf8");
@@ -123,126 +104,116 @@ function readFile(path: string): Record<string, unknown> {
   try {
     data = extname(path).toLowerCase() === ".json" ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new TailswarmError("INVALID_CONFIG", `config: cannot parse ${path}: ${(err as Error).message}`);
+    const kind = extname(path).toLowerCase() === ".json" ? "JSON" : "YAML";
+    throw new TailswarmError(
+      "INVALID_CONFIG",
+      expectation("config", path, `a file of valid ${kind} (${(err as Error).message})`, from),
+    );
   }
   if (data === null || data === undefined) return {};
   if (typeof data !== "object" || Array.isArray(data)) {
     throw new TailswarmError(
       "INVALID_CONFIG",
-      `config: ${path} holds ${show(data)}, expected a mapping of keys`,
+      expectation("config", data, "a mapping of keys", `file ${path}`),
     );
   }
   return data as Record<string, unknown>;
 }
 
-function unknownFileKeys(data: Record<string, unknown>, file: string): string[] {
-  const groups = groupsOf(configFields);
-  const top = groups.get("") ?? [];
-  const problems: string[] = [];
-  for (const [key, value] of Object.entries(data)) {
-    if (!top.includes(key)) {
-      problems.push(`${key}: unknown key in ${file}${suggest(key, top)}; known keys: ${top.join(", ")}`);
-      continue;
-    }
-    const sub = groups.get(key);
-    if (sub === undefined) continue;
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      problems.push(`${key}: got ${show(value)} in ${file}, expected a mapping with keys ${sub.join(", ")}`);
-      continue;
-    }
-    for (const k of Object.keys(value)) {
-      if (!sub.includes(k))
-        problems.push(
-          `${key}.${k}: unknown key in ${file}${suggest(k, sub)}; known keys under ${key}: ${sub.join(", ")}`,
-        );
-    }
-  }
-  return problems;
-}
-
-function fileValue(data: Record<string, unknown>, path: string): unknown {
+function valueAt(data: Record<string, unknown>, path: string): unknown {
   let v: unknown = data;
   for (const part of path.split(".")) {
-    if (typeof v !== "object" || v === null) return undefined;
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
     v = (v as Record<string, unknown>)[part];
   }
   return v;
 }
 
+/** Sets `path` in `target`, making the groups on the way (a group the file gave as a non-mapping stays, and fails). */
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
   const parts = path.split(".");
   let obj = target;
-  for (const part of parts.slice(0, -1)) obj = (obj[part] ??= {}) as Record<string, unknown>;
+  for (const part of parts.slice(0, -1)) {
+    const next = obj[part];
+    if (typeof next !== "object" || next === null || Array.isArray(next)) obj[part] = {};
+    else obj[part] = { ...(next as Record<string, unknown>) };
+    obj = obj[part] as Record<string, unknown>;
+  }
   obj[parts[parts.length - 1]!] = value;
 }
 
-function resolveField(
-  f: FieldSpec,
-  flags: Record<string, unknown>,
-  env: Readonly<Record<string, string | undefined>>,
-  data: Record<string, unknown>,
-  file: string | undefined,
-): { value: unknown; source: ConfigSource } | { problem: string } {
-  const flag = flags[flagName(f.path)];
-  const envText = env[envName(f.path)];
-  const fromFile = fileValue(data, f.path);
-  const fail = (value: unknown, from: string, expected: string, at = ""): { problem: string } => ({
-    problem: `${f.path}${at}: got ${show(value)} (from ${from}), expected ${expected}`,
-  });
-  // A structured value names the faulty part (`at`) and what is there, which may be nothing.
-  const got = (r: { at?: string; value?: unknown }, whole: unknown): unknown =>
-    "value" in r ? r.value : whole;
-  if (flag !== undefined) {
-    const from = `flag --${flagName(f.path)}`;
-    if (typeof flag === "boolean") return { value: flag, source: "flag" };
-    const text = (flag as string[]).join(",");
-    const r = f.type.parse(text);
-    return r.ok ? { value: r.value, source: "flag" } : fail(got(r, text), from, r.expected, r.at);
-  }
-  if (envText !== undefined && envText !== "") {
-    const r = f.type.parse(envText);
-    return r.ok
-      ? { value: r.value, source: "env" }
-      : fail(got(r, envText), `env ${envName(f.path)}`, r.expected, r.at);
-  }
-  if (fromFile !== undefined) {
-    const r = f.type.check(fromFile);
-    return r.ok
-      ? { value: r.value, source: "file" }
-      : fail(got(r, fromFile), `file ${file}`, r.expected, r.at);
-  }
-  const d = typeof f.default === "function" ? (f.default as () => unknown)() : f.default;
-  return { value: d, source: "default" };
+/** Env or flag text as the value the key takes: numbers and booleans read, the rest left to the schema. */
+function fromText(leaf: ConfigLeaf, text: string): unknown {
+  const t = text.trim();
+  if (leaf.info.kind === "number") return t === "" || !Number.isFinite(Number(t)) ? text : Number(t);
+  if (leaf.info.kind === "boolean") return BOOLEAN_TEXT[t.toLowerCase()] ?? text;
+  return leaf.info.kind === "text" ? t : text;
 }
 
-function crossChecks(c: NodeConfig, cwd: string): string[] {
+interface Given {
+  readonly source: "env" | "flag";
+  readonly label: string;
+  readonly text: string;
+}
+
+/** The env or flag value of `leaf`, when one is given (the flag wins). */
+function givenText(
+  leaf: ConfigLeaf,
+  flags: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+): Given | boolean | undefined {
+  const flag = flags[flagName(leaf.path)];
+  if (typeof flag === "boolean") return flag;
+  if (flag !== undefined)
+    return { source: "flag", label: `flag --${flagName(leaf.path)}`, text: (flag as string[]).join(",") };
+  const envText = env[envName(leaf.path)];
+  if (envText !== undefined && envText !== "")
+    return { source: "env", label: `env ${envName(leaf.path)}`, text: envText };
+  return undefined;
+}
+
+function crossChecks(c: NodeConfig, cwd: string, from: (path: string) => string | undefined): string[] {
   const problems: string[] = [];
   const { tls } = c;
   const tlsOn =
     tls.ca !== undefined || tls.cert !== undefined || tls.key !== undefined || tls.requireClientCert;
   if (tlsOn && (tls.cert === undefined || tls.key === undefined)) {
     const missing = tls.cert === undefined ? "tls.cert" : "tls.key";
-    problems.push(`${missing}: got nothing, expected a PEM file path (TLS needs both tls.cert and tls.key)`);
+    problems.push(expectation(missing, undefined, "a PEM file path (TLS needs both tls.cert and tls.key)"));
   }
   if (tls.requireClientCert && tls.ca === undefined) {
     problems.push(
-      "tls.ca: got nothing, expected a PEM CA file path (tls.requireClientCert verifies clients against it)",
+      expectation(
+        "tls.ca",
+        undefined,
+        "a PEM CA file path (tls.requireClientCert verifies clients against it)",
+      ),
     );
   }
   for (const key of ["ca", "cert", "key"] as const) {
     const p = tls[key];
     if (p !== undefined && !existsSync(resolve(cwd, p)))
-      problems.push(`tls.${key}: got ${show(p)}, expected a readable PEM file (not found)`);
+      problems.push(expectation(`tls.${key}`, p, "a readable PEM file (not found)", from(`tls.${key}`)));
   }
   const port = Number(c.listen.slice(c.listen.lastIndexOf(":") + 1));
   if (c.metrics.prometheusPort !== 0 && c.metrics.prometheusPort === port) {
     problems.push(
-      `metrics.prometheusPort: got ${c.metrics.prometheusPort}, expected a port other than the gRPC port of listen`,
+      expectation(
+        "metrics.prometheusPort",
+        c.metrics.prometheusPort,
+        "a port other than the gRPC port of listen",
+        from("metrics.prometheusPort"),
+      ),
     );
   }
   if (c.probe.timeoutMs > c.probe.intervalMs) {
     problems.push(
-      `probe.timeoutMs: got ${c.probe.timeoutMs}, expected at most probe.intervalMs (${c.probe.intervalMs})`,
+      expectation(
+        "probe.timeoutMs",
+        c.probe.timeoutMs,
+        `at most probe.intervalMs (${c.probe.intervalMs})`,
+        from("probe.timeoutMs"),
+      ),
     );
   }
   return problems;
@@ -271,38 +242,90 @@ export function wantsHelp(argv: readonly string[]): boolean {
 export async function loadConfig(input: ConfigInput = {}): Promise<LoadedConfig> {
   const env = input.env ?? process.env;
   const cwd = input.cwd ?? process.cwd();
-  const { values: flags } = parseFlags(input.argv ?? []);
-  const configPath = (flags.config as string | undefined) ?? (env.TAILSWARM_CONFIG || undefined);
+  const flags = parseFlags(input.argv ?? []);
+  const flagConfig = flags.config as string | undefined;
+  const configPath = flagConfig ?? (env.TAILSWARM_CONFIG || undefined);
   const file = configPath === undefined ? undefined : resolve(cwd, configPath);
-  const data = file === undefined ? {} : readFile(file);
+  const data =
+    file === undefined
+      ? {}
+      : readFile(file, flagConfig !== undefined ? "flag --config" : "env TAILSWARM_CONFIG");
+  const fileLabel = `file ${file}`;
 
-  const problems = file === undefined ? [] : unknownFileKeys(data, file);
   const warnings: string[] = [];
-  const knownEnv = new Set([...configFields.map((f) => envName(f.path)), ...Object.keys(extraEnv)]);
+  const knownEnv = [...configLeaves.map((l) => envName(l.path)), ...Object.keys(extraEnv)];
   for (const name of Object.keys(env)) {
-    if (name.startsWith("TAILSWARM_") && !knownEnv.has(name)) {
-      warnings.push(`env ${name} is not a node setting${suggest(name, [...knownEnv])}; ignored`);
+    if (name.startsWith("TAILSWARM_") && !knownEnv.includes(name)) {
+      const near = didYouMean(name, knownEnv);
+      warnings.push(
+        `env ${name} is not a node setting${near === undefined ? "" : ` (did you mean ${near}?)`}; ignored`,
+      );
     }
   }
 
-  const out: Record<string, unknown> = {};
+  // The file's document with each env or flag value put in place of the file's: one input to validate.
+  const merged: Record<string, unknown> = structuredClone(data);
   const sources: Record<string, ConfigSource> = {};
-  for (const f of configFields) {
-    const r = resolveField(f, flags, env, data, file);
-    if ("problem" in r) {
-      problems.push(r.problem);
+  const given = new Map<string, Given>();
+  const problems: string[] = [];
+  for (const leaf of configLeaves) {
+    const g = givenText(leaf, flags, env);
+    if (typeof g === "boolean") {
+      setPath(merged, leaf.path, g);
+      sources[leaf.path] = "flag";
       continue;
     }
-    sources[f.path] = r.source;
-    if (r.value !== undefined) setPath(out, f.path, r.value);
+    if (g !== undefined) {
+      if (leaf.info.fileOnly !== undefined) {
+        problems.push(
+          expectation(
+            leaf.path,
+            g.text,
+            `${leaf.info.fileOnly} given in the config file (JSON or YAML); env and flags cannot carry it`,
+            g.label,
+          ),
+        );
+        continue;
+      }
+      setPath(merged, leaf.path, fromText(leaf, g.text));
+      sources[leaf.path] = g.source;
+      given.set(leaf.path, g);
+      continue;
+    }
+    sources[leaf.path] = valueAt(data, leaf.path) !== undefined ? "file" : "default";
   }
-  if (problems.length === 0) problems.push(...crossChecks(out as unknown as NodeConfig, cwd));
-  if (problems.length === 0) warnings.push(...crossWarnings(out as unknown as NodeConfig));
-  if (problems.length > 0) {
+
+  const leafOf = (path: readonly PropertyKey[]): ConfigLeaf | undefined =>
+    configLeaves.find((l) => l.path.split(".").every((part, i) => path[i] === part));
+  const result = nodeConfigSchema.safeParse(merged, { reportInput: true });
+  if (!result.success) {
+    problems.push(
+      ...describeIssues(nodeConfigSchema, result.error.issues, merged, (path) => {
+        const leaf = leafOf(path);
+        const g = leaf === undefined ? undefined : given.get(leaf.path);
+        if (g === undefined) return { label: fileLabel };
+        if (path.length !== leaf!.path.split(".").length) return { label: g.label };
+        const note = leaf!.info.kind === "boolean" ? " (also 1/0, yes/no, on/off)" : "";
+        return { label: g.label, text: g.text, note };
+      }),
+    );
+  }
+  const labelOf = (path: string): string | undefined => {
+    const s = sources[path];
+    return s === "file"
+      ? fileLabel
+      : s === "env" || s === "flag"
+        ? (given.get(path)?.label ?? `flag --${flagName(path)}`)
+        : undefined;
+  };
+  if (result.success && problems.length === 0) problems.push(...crossChecks(result.data, cwd, labelOf));
+  if (problems.length > 0 || !result.success) {
     throw new TailswarmError("INVALID_CONFIG", `invalid node config:\n  ${problems.join("\n  ")}`);
   }
+  const config = result.data;
+  warnings.push(...crossWarnings(config));
   return {
-    config: out as unknown as NodeConfig,
+    config,
     ...(file !== undefined && { file }),
     sources,
     handlersBaseDir: sources.handlers === "file" && file !== undefined ? dirname(file) : cwd,

@@ -1,7 +1,7 @@
 /**
  * The `routing.primitives` config field: MABP's primitives `w, p, P` per queue key, given in the config
- * file (a structured value: environment variables and flags cannot carry it, and are refused with a
- * message saying so). Checked strictly — unknown keys, queue keys that no routing task has, work <= 0,
+ * file only (a structured value: environment variables and flags cannot carry it, and are refused with
+ * a message saying so). Checked strictly — unknown keys, queue keys that no routing task has, work <= 0,
  * probabilities outside 0..1 or summing past 1 — each fault named by its place in the table, e.g.
  * `routing.primitives["rag/0"].noReuse.successors[0].p`.
  *
@@ -14,128 +14,84 @@
  *       reuse: { work: 1, penalty: 1, successors: [{ key: rag/1, p: 0.1 }] }
  *     rag/1: { noReuse: { work: 2, penalty: 2 } }
  */
+import { z } from "zod";
 import { QUEUE_KEY_PATTERN } from "../../routing/configured-primitives.js";
-import type {
-  PrimitiveEntryConfig,
-  PrimitiveSpecConfig,
-  PrimitivesConfig,
-} from "../../routing/configured-primitives.js";
-import type { Check, FieldType } from "./field-types.js";
-
-/** A fault at `at` inside the table, thrown up to the field's `check` (which returns it). */
-class Fault extends Error {
-  constructor(
-    readonly expected: string,
-    readonly at: string,
-    readonly value: unknown,
-  ) {
-    super(`${at}: expected ${expected}`);
-  }
-}
+import type { PrimitivesConfig } from "../../routing/configured-primitives.js";
+import { structuredField } from "./fields.js";
 
 const queueKeyText = "a queue key requestClass/stage (e.g. rag/0)";
 
-function mapping(value: unknown, at: string, expected: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new Fault(expected, at, value);
-  return value as Record<string, unknown>;
+/** A strict object whose wrong type reads as `expected`. */
+function mapping<S extends z.core.$ZodLooseShape>(shape: S, expected: string) {
+  return z.strictObject(shape, { error: (iss) => (iss.code === "invalid_type" ? expected : undefined) });
 }
 
-function onlyKeys(obj: Record<string, unknown>, known: readonly string[], at: string): void {
-  for (const k of Object.keys(obj)) {
-    if (!known.includes(k)) throw new Fault(`no such key (known: ${known.join(", ")})`, `${at}.${k}`, obj[k]);
-  }
-}
+const queueKey = z.string().regex(QUEUE_KEY_PATTERN, { error: queueKeyText });
 
-function finite(value: unknown, at: string, expected: string, ok: (n: number) => boolean): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || !ok(value))
-    throw new Fault(expected, at, value);
-  return value;
-}
+const probability = "a probability, a number >= 0 <= 1";
+const successor = mapping(
+  {
+    key: queueKey,
+    p: z.number({ error: probability }).min(0, { error: probability }).max(1, { error: probability }),
+  },
+  "an object { key, p }",
+);
 
-function successors(value: unknown, at: string): { key: string; p: number }[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new Fault("a list of { key, p }", at, value);
-  const out: { key: string; p: number }[] = [];
-  let mass = 0;
-  for (const [i, raw] of value.entries()) {
-    const s = mapping(raw, `${at}[${i}]`, "an object { key, p }");
-    onlyKeys(s, ["key", "p"], `${at}[${i}]`);
-    if (typeof s.key !== "string" || !QUEUE_KEY_PATTERN.test(s.key)) {
-      throw new Fault(queueKeyText, `${at}[${i}].key`, s.key);
-    }
-    if (out.some((o) => o.key === s.key)) throw new Fault("each key at most once", `${at}[${i}].key`, s.key);
-    const p = finite(s.p, `${at}[${i}].p`, "a probability, a number >= 0 <= 1", (n) => n >= 0 && n <= 1);
-    mass += p;
-    out.push({ key: s.key, p });
-  }
-  if (mass > 1 + 1e-9) {
-    throw new Fault("probabilities summing to at most 1 (the rest exits)", at, value);
-  }
-  return out;
-}
+const successors = z
+  .array(successor, { error: "a list of { key, p }" })
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((s, i) => {
+      if (seen.has(s.key))
+        ctx.addIssue({ code: "custom", message: "each key at most once", path: [i, "key"], input: s.key });
+      seen.add(s.key);
+    });
+    if (list.reduce((sum, s) => sum + s.p, 0) > 1 + 1e-9)
+      ctx.addIssue({
+        code: "custom",
+        message: "probabilities summing to at most 1 (the rest exits)",
+        input: list,
+      });
+  })
+  .default([]);
 
-function entry(value: unknown, at: string): PrimitiveEntryConfig {
-  const e = mapping(value, at, "an object { work, penalty, successors? }");
-  onlyKeys(e, ["work", "penalty", "successors"], at);
-  return {
-    work: finite(e.work, `${at}.work`, "a number > 0 (work per completed unit)", (n) => n > 0),
-    penalty: finite(e.penalty, `${at}.penalty`, "a finite number (penalty per completed unit)", () => true),
-    successors: successors(e.successors, `${at}.successors`),
-  };
-}
+const workText = "a number > 0 (work per completed unit)";
+const penaltyText = "a finite number (penalty per completed unit)";
+const entryText = "an entry { work, penalty, successors? }";
+const entryShape = {
+  work: z.number({ error: workText }).gt(0, { error: workText }),
+  penalty: z.number({ error: penaltyText }),
+  successors,
+};
+const entry = mapping(entryShape, entryText);
+const requiredEntry = z.strictObject(entryShape, {
+  error: (iss) =>
+    iss.code !== "invalid_type"
+      ? undefined
+      : iss.input === undefined
+        ? `${entryText} (noReuse is required)`
+        : entryText,
+});
 
-function spec(value: unknown, at: string): PrimitiveSpecConfig {
-  const s = mapping(value, at, "an object { noReuse, reuse?, byContext? }");
-  onlyKeys(s, ["noReuse", "reuse", "byContext"], at);
-  if (s.noReuse === undefined) {
-    throw new Fault(
-      "an entry { work, penalty, successors? } (noReuse is required)",
-      `${at}.noReuse`,
-      undefined,
-    );
-  }
-  let byContext: Record<string, PrimitiveEntryConfig> | undefined;
-  if (s.byContext !== undefined) {
-    const m = mapping(
-      s.byContext,
-      `${at}.byContext`,
-      "a mapping of context → { work, penalty, successors? }",
-    );
-    byContext = {};
-    for (const [context, e] of Object.entries(m)) {
-      if (context === "") throw new Fault("a non-empty context name", `${at}.byContext[""]`, e);
-      byContext[context] = entry(e, `${at}.byContext[${JSON.stringify(context)}]`);
-    }
-  }
-  return {
-    noReuse: entry(s.noReuse, `${at}.noReuse`),
-    ...(s.reuse !== undefined && { reuse: entry(s.reuse, `${at}.reuse`) }),
-    ...(byContext !== undefined && { byContext }),
-  };
-}
+const spec = mapping(
+  {
+    noReuse: requiredEntry,
+    reuse: entry.optional(),
+    byContext: z
+      .record(z.string().min(1, { error: "a non-empty context name" }), entry, {
+        error: "a mapping of context → { work, penalty, successors? }",
+      })
+      .optional(),
+  },
+  "an object { noReuse, reuse?, byContext? }",
+);
 
 const expected = "a mapping of queue key (class/stage) → { noReuse, reuse?, byContext? }";
 
-export const primitivesField: FieldType<PrimitivesConfig> = {
-  expected: `${expected} (config file only)`,
-  check(value): Check<PrimitivesConfig> {
-    try {
-      const table = mapping(value, "", expected);
-      const out: Record<string, PrimitiveSpecConfig> = {};
-      for (const [key, raw] of Object.entries(table)) {
-        const at = `[${JSON.stringify(key)}]`;
-        if (!QUEUE_KEY_PATTERN.test(key)) throw new Fault(queueKeyText, at, key);
-        out[key] = spec(raw, at);
-      }
-      return { ok: true, value: out };
-    } catch (err) {
-      if (err instanceof Fault) return { ok: false, expected: err.expected, at: err.at, value: err.value };
-      throw err;
-    }
-  },
-  parse: () => ({
-    ok: false,
-    expected: "a primitive table given in the config file (JSON or YAML); env and flags cannot carry it",
-  }),
-};
+// Typed as the routing module's own `PrimitivesConfig` (which leaves `successors` optional).
+const table = z.record(queueKey, spec, { error: expected }).transform((t): PrimitivesConfig => t);
+
+export const primitivesField = structuredField(table, {
+  expected: `${expected}; config file only`,
+  fileOnly: "a primitive table",
+});

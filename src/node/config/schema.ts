@@ -1,38 +1,39 @@
 /**
- * Every node config key in one table: its type, default, environment variable, flag and doc line.
- * The loader, the validator, `tailswarm node --help` and docs/configuration.md all follow it.
+ * The node config, one schema: every key's type, range, default and doc line. The loader (file < env
+ * < flags), the types (`NodeConfig`), `tailswarm node --help`, the JSON Schema (schema/node.schema.json,
+ * `tailswarm config schema`) and the key table of docs/configuration.md are all derived from it, so a
+ * new key is one entry here. Defaults and ranges of library options are the library's constants.
  * Env names are `TAILSWARM_` + the dotted path in SCREAMING_SNAKE (`probe.intervalMs` →
  * `TAILSWARM_PROBE_INTERVAL_MS`); flags are the path in kebab case (`--probe-interval-ms`).
  */
 import { hostname } from "node:os";
 import { nanoid } from "nanoid";
-import { bool, hostPort, int, listOf, num, oneOf, text } from "./field-types.js";
-import type { FieldType } from "./field-types.js";
-import { handlersField } from "./handlers-field.js";
-import { primitivesField } from "./primitives-field.js";
-import { ROUTING_POLICIES } from "../../routing/router.js";
+import { z } from "zod";
+import { ABANDON_LEDGER_DEFAULTS, ABANDON_LEDGER_RANGES } from "../../engine/abandon-ledger.js";
+import { LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
+import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/membership.js";
+import { SERVER_DEFAULTS, SERVER_RANGES } from "../../mesh/server-limits.js";
 import { POLICY_NAMES } from "../../policy/types.js";
-
-export interface FieldSpec {
-  /** Dotted path in the config object. */
-  readonly path: string;
-  readonly type: FieldType<unknown>;
-  /** Default value (a function for computed ones); undefined means optional and absent. */
-  readonly default?: unknown;
-  readonly doc: string;
-}
-
-const field = <T>(
-  path: string,
-  type: FieldType<T>,
-  dflt: T | (() => T) | undefined,
-  doc: string,
-): FieldSpec => ({
-  path,
-  type: type,
-  ...(dflt !== undefined && { default: dflt }),
-  doc,
-});
+import type { PolicyName } from "../../policy/types.js";
+import { PEER_VIEW_BOOK_DEFAULTS, PEER_VIEW_BOOK_RANGES } from "../../routing/peer-view-book.js";
+import { ROUTER_DEFAULTS, ROUTER_RANGES, ROUTING_POLICIES } from "../../routing/router.js";
+import type { RoutingPolicyName } from "../../routing/types.js";
+import { DEFAULT_TRACES_PER_SECOND, TRACES_PER_SECOND_RANGE } from "../../telemetry/sdk/sampler-defaults.js";
+import { intRange } from "../../util/range.js";
+import {
+  boolField,
+  group,
+  hostPortField,
+  listField,
+  oneOfField,
+  rangeField,
+  shownDefault,
+  textField,
+} from "./fields.js";
+import { handlersField } from "./handlers-field.js";
+import { leavesOf } from "./leaves.js";
+import type { ConfigLeaf } from "./leaves.js";
+import { primitivesField } from "./primitives-field.js";
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const idText = "1-128 characters: letters, digits, . _ : - (starting with a letter or digit)";
@@ -45,186 +46,185 @@ function defaultNodeId(): string {
   return `${host}-${nanoid(6).replace(/[^A-Za-z0-9]/g, "x")}`;
 }
 
-export const configFields: readonly FieldSpec[] = [
-  field(
-    "nodeId",
-    text(idText, ID),
-    defaultNodeId,
-    "Node identity, unique in the swarm (default: hostname-random).",
-  ),
-  field("region", text(idText, ID), "default", "Region label; peers learn it through State."),
-  field(
-    "listen",
-    hostPort(true),
-    "127.0.0.1:7400",
-    "Address of the one gRPC port; port 0 picks a free port.",
-  ),
-  field("peers", listOf(hostPort(false)), [], "Static seed peers (host:port)."),
-  field(
-    "dns",
-    listOf(hostPort(false)),
-    [],
-    "DNS names (host:port); each A/AAAA record is a peer (headless service).",
-  ),
-  field("dnsIntervalMs", int(100), 5_000, "How often DNS names are re-resolved, ms."),
-  field(
-    "fanoutRegions",
-    listOf(text(idText, ID)),
-    [],
-    "Regions whose peers this node's fan-outs may go to (peers tell their region through State); empty: every region. While set, a peer whose region is not known yet gets no branch.",
-  ),
-  field("probe.intervalMs", int(10), 1_000, "Probe period per peer, ms."),
-  field("probe.timeoutMs", int(1), 500, "Deadline of one probe, ms."),
-  field("probe.failureThreshold", int(1, 100), 3, "Consecutive failed probes that mark a peer down."),
-  field(
-    "handlers",
-    handlersField,
-    () => [
+const doc = (description: string) => ({ description });
+
+const estimator = LATENCY_BOOK_RANGES;
+const server = SERVER_RANGES;
+
+export const nodeConfigSchema = z.strictObject({
+  nodeId: shownDefault(textField(idText, ID), "hostname-random6", true)
+    .default(defaultNodeId)
+    .meta(doc("Node identity, unique in the swarm (default: hostname-random).")),
+  region: textField(idText, ID).default("default").meta(doc("Region label; peers learn it through State.")),
+  listen: hostPortField(true)
+    .default("127.0.0.1:7400")
+    .meta(doc("Address of the one gRPC port; port 0 picks a free port.")),
+  peers: listField(hostPortField(false)).default([]).meta(doc("Static seed peers (host:port).")),
+  dns: listField(hostPortField(false))
+    .default([])
+    .meta(doc("DNS names (host:port); each A/AAAA record is a peer (headless service).")),
+  dnsIntervalMs: rangeField(MEMBERSHIP_RANGES.refreshMs)
+    .default(MEMBERSHIP_DEFAULTS.refreshMs)
+    .meta(doc("How often DNS names are re-resolved, ms.")),
+  fanoutRegions: listField(textField(idText, ID), "a list of region names (comma-separated in env and flags)")
+    .default([])
+    .meta(
+      doc(
+        "Regions whose peers this node's fan-outs may go to (peers tell their region through State); empty: every region. While set, a peer whose region is not known yet gets no branch.",
+      ),
+    ),
+  probe: group({
+    intervalMs: rangeField(MEMBERSHIP_RANGES.probeIntervalMs)
+      .default(MEMBERSHIP_DEFAULTS.probeIntervalMs)
+      .meta(doc("Probe period per peer, ms.")),
+    timeoutMs: rangeField(MEMBERSHIP_RANGES.probeTimeoutMs)
+      .default(MEMBERSHIP_DEFAULTS.probeTimeoutMs)
+      .meta(doc("Deadline of one probe, ms.")),
+    failureThreshold: rangeField(MEMBERSHIP_RANGES.failureThreshold)
+      .default(MEMBERSHIP_DEFAULTS.failureThreshold)
+      .meta(doc("Consecutive failed probes that mark a peer down.")),
+  }),
+  handlers: shownDefault(handlersField, "echo, vote")
+    .default([
       { kind: "echo", use: "echo" },
       { kind: "vote", use: "vote" },
-    ],
-    "Task kinds served and what serves them (see peers/README.md).",
-  ),
-  field("concurrency", int(1, 100_000), 64, "Handler executions running at once."),
-  field(
-    "queueLimit",
-    int(0, 1_000_000),
-    1_024,
-    "Branches waiting beyond `concurrency`; more are refused (RESOURCE_EXHAUSTED).",
-  ),
-  field(
-    "maxPayloadBytes",
-    int(1, 64 * 1024 * 1024),
-    1_048_576,
-    "Largest task payload or answer, bytes (JSON).",
-  ),
-  field("deadlineReserveMs", num(0, 10_000), 5, "Kept back from an incoming deadline to reply in time, ms."),
-  field(
-    "defaultBudgetMs",
-    num(1, 3_600_000),
-    1_000,
-    "Budget of a Coordinate call with no deadline and no budget_ms, ms.",
-  ),
-  field(
-    "estimator.windowMs",
-    int(100, 3_600_000),
-    10_000,
-    "Latency window per peer, ms (shorter than the tail's correlation time).",
-  ),
-  field(
-    "estimator.slices",
-    int(1, 64),
-    6,
-    "Sub-windows in the ring; staleness <= windowMs * (1 + 1/slices).",
-  ),
-  field(
-    "estimator.minSamples",
-    int(1, 1_000_000),
-    20,
-    "Fewer samples in the window makes an estimate unknown.",
-  ),
-  field(
-    "estimator.observedFanoutSets",
-    int(0, 4096),
-    64,
-    "Required peer sets whose own fan-out completion times are observed (they see correlated tails); 0 turns this off.",
-  ),
-  field(
-    "estimator.observedMinSamples",
-    int(1, 1_000_000),
-    10,
-    "Fan-outs to a set in the window before its observed completion times give the fan-out p50.",
-  ),
-  field("policy", oneOf(POLICY_NAMES), "p99-boundary", "Default speculation policy."),
-  field(
-    "routing.policy",
-    oneOf(["none", ...ROUTING_POLICIES] as const),
-    "none",
-    "Which peers a fan-out goes to: none (every live peer) or a routing policy picking routing.k of them (mabp: memory-augmented backpressure; docs/routing.md).",
-  ),
-  field("routing.k", int(0, 100_000), 0, "Peers a routing policy picks per fan-out; 0 means all live peers."),
-  field("routing.nu", num(0, 1_000_000), 5, "Penalty weight ν of MABP and cost-BP."),
-  field(
-    "routing.reservationTtlMs",
-    int(0, 3_600_000),
-    500,
-    "How long a routed branch counts in the peer's queue before its state says so, ms; 0 disables reservations.",
-  ),
-  field(
-    "routing.staleMs",
-    int(1, 3_600_000),
-    2_000,
-    "A peer's advertised routing state older than this loses its memory claims (and is polled), ms.",
-  ),
-  field(
-    "routing.primitives",
-    primitivesField,
-    undefined,
-    "Primitives w, p, P per queue key for mabp and cost-bp (config file only); given, the node uses them and learns nothing (docs/routing.md).",
-  ),
-  field("abandonCostPriorMs", num(0, 60_000), 1, "Abandon cost assumed before the ledger has data, ms."),
-  field(
-    "drainGraceMs",
-    int(0, 3_600_000),
-    5_000,
-    "On SIGTERM/SIGINT, time in-flight work gets to finish before it is cancelled, ms.",
-  ),
-  field(
-    "tls.ca",
-    text("a file path"),
-    undefined,
-    "PEM CA bundle; verifies peers' servers and, with requireClientCert, clients.",
-  ),
-  field(
-    "tls.cert",
-    text("a file path"),
-    undefined,
-    "PEM certificate of this node (served, and presented to peers).",
-  ),
-  field("tls.key", text("a file path"), undefined, "PEM private key of tls.cert."),
-  field(
-    "tls.requireClientCert",
-    bool,
-    false,
-    "Mutual TLS: refuse callers without a certificate signed by tls.ca.",
-  ),
-  field(
-    "tls.serverName",
-    text("a DNS name"),
-    undefined,
-    "Name peers' certificates are checked against instead of the address dialed (under DNS discovery that is a pod IP); default: the address.",
-  ),
-  field(
-    "tls.reloadIntervalMs",
-    int(0, 3_600_000),
-    30_000,
-    "How often the tls.* files are re-read; a changed, valid set serves new connections without a restart, an invalid one is refused (logged) and the old set kept. 0 turns reloading off, ms.",
-  ),
-  field(
-    "metrics.prometheusPort",
-    int(0, 65_535),
-    0,
-    "Prometheus scrape port on the listen host; 0 disables it.",
-  ),
-  field(
-    "telemetry.contextManager",
-    oneOf(["async-hooks", "sync"] as const),
-    "sync",
-    "How trace context follows async work: sync (within synchronous calls only, no async hooks; tailswarm's own traces across hops need no more) or async-hooks (AsyncLocalStorage, across every await, for handlers whose instrumented libraries run after an await; ≈ 9% of gRPC fan-out throughput; docs/telemetry.md).",
-  ),
-  field(
-    "telemetry.tracesPerSecond",
-    num(0),
-    10,
-    "New traces per second the default sampler starts (a call from a sampled caller is always traced; every trace below this rate). Ignored when OTEL_TRACES_SAMPLER is set; parentbased_always_on traces every fan-out (docs/telemetry.md).",
-  ),
-  field(
-    "logLevel",
-    oneOf(["debug", "info", "warn", "error", "silent"] as const),
-    "info",
-    "Lowest level written to stderr.",
-  ),
-];
+    ])
+    .meta(doc("Task kinds served and what serves them (see peers/README.md).")),
+  concurrency: rangeField(server.concurrency)
+    .default(SERVER_DEFAULTS.concurrency)
+    .meta(doc("Handler executions running at once.")),
+  queueLimit: rangeField(server.maxQueue)
+    .default(SERVER_DEFAULTS.maxQueue)
+    .meta(doc("Branches waiting beyond `concurrency`; more are refused (RESOURCE_EXHAUSTED).")),
+  maxPayloadBytes: rangeField(server.maxPayloadBytes)
+    .default(SERVER_DEFAULTS.maxPayloadBytes)
+    .meta(doc("Largest task payload or answer, bytes (JSON).")),
+  deadlineReserveMs: rangeField(server.deadlineReserveMs)
+    .default(SERVER_DEFAULTS.deadlineReserveMs)
+    .meta(doc("Kept back from an incoming deadline to reply in time, ms.")),
+  defaultBudgetMs: rangeField(server.defaultBudgetMs)
+    .default(SERVER_DEFAULTS.defaultBudgetMs)
+    .meta(doc("Budget of a call (Coordinate or Branch) with no deadline and no budget_ms, ms.")),
+  estimator: group({
+    windowMs: rangeField(estimator.windowMs)
+      .default(LATENCY_BOOK_DEFAULTS.windowMs)
+      .meta(doc("Latency window per peer, ms (shorter than the tail's correlation time).")),
+    slices: rangeField(estimator.slices)
+      .default(LATENCY_BOOK_DEFAULTS.slices)
+      .meta(doc("Sub-windows in the ring; staleness <= windowMs * (1 + 1/slices).")),
+    minSamples: rangeField(estimator.minSamples)
+      .default(LATENCY_BOOK_DEFAULTS.minSamples)
+      .meta(doc("Fewer samples in the window makes an estimate unknown.")),
+    observedFanoutSets: rangeField(estimator.observedFanoutSets)
+      .default(LATENCY_BOOK_DEFAULTS.observedFanoutSets)
+      .meta(
+        doc(
+          "Required peer sets whose own fan-out completion times are observed (they see correlated tails); 0 turns this off.",
+        ),
+      ),
+    observedMinSamples: rangeField(estimator.observedMinSamples)
+      .default(LATENCY_BOOK_DEFAULTS.observedMinSamples)
+      .meta(
+        doc("Fan-outs to a set in the window before its observed completion times give the fan-out p50."),
+      ),
+  }),
+  policy: oneOfField(POLICY_NAMES as unknown as readonly [PolicyName, ...PolicyName[]])
+    .default("p99-boundary")
+    .meta(doc("Default speculation policy.")),
+  routing: group({
+    policy: oneOfField(["none", ...ROUTING_POLICIES] as unknown as readonly ["none", ...RoutingPolicyName[]])
+      .default("none")
+      .meta(
+        doc(
+          "Which peers a fan-out goes to: none (every live peer) or a routing policy picking routing.k of them (mabp: memory-augmented backpressure; docs/routing.md).",
+        ),
+      ),
+    k: rangeField(intRange(0, 100_000))
+      .default(0)
+      .meta(doc("Peers a routing policy picks per fan-out; 0 means all live peers.")),
+    nu: rangeField(ROUTER_RANGES.nu)
+      .default(ROUTER_DEFAULTS.nu)
+      .meta(doc("Penalty weight ν of MABP and cost-BP.")),
+    reservationTtlMs: rangeField(ROUTER_RANGES.reservationTtl)
+      .default(ROUTER_DEFAULTS.reservationTtl)
+      .meta(
+        doc(
+          "How long a routed branch counts in the peer's queue before its state says so, ms; 0 disables reservations.",
+        ),
+      ),
+    staleMs: rangeField(PEER_VIEW_BOOK_RANGES.staleMs)
+      .default(PEER_VIEW_BOOK_DEFAULTS.staleMs)
+      .meta(
+        doc("A peer's advertised routing state older than this loses its memory claims (and is polled), ms."),
+      ),
+    primitives: primitivesField
+      .optional()
+      .meta(
+        doc(
+          "Primitives w, p, P per queue key for mabp and cost-bp (config file only); given, the node uses them and learns nothing (docs/routing.md).",
+        ),
+      ),
+  }),
+  abandonCostPriorMs: rangeField(ABANDON_LEDGER_RANGES.priorMs)
+    .default(ABANDON_LEDGER_DEFAULTS.priorMs)
+    .meta(doc("Abandon cost assumed before the ledger has data, ms.")),
+  drainGraceMs: rangeField(server.drainGraceMs)
+    .default(SERVER_DEFAULTS.drainGraceMs)
+    .meta(doc("On SIGTERM/SIGINT, time in-flight work gets to finish before it is cancelled, ms.")),
+  tls: group({
+    ca: textField("a file path")
+      .optional()
+      .meta(doc("PEM CA bundle; verifies peers' servers and, with requireClientCert, clients.")),
+    cert: textField("a file path")
+      .optional()
+      .meta(doc("PEM certificate of this node (served, and presented to peers).")),
+    key: textField("a file path").optional().meta(doc("PEM private key of tls.cert.")),
+    requireClientCert: boolField()
+      .default(false)
+      .meta(doc("Mutual TLS: refuse callers without a certificate signed by tls.ca.")),
+    serverName: textField("a DNS name")
+      .optional()
+      .meta(
+        doc(
+          "Name peers' certificates are checked against instead of the address dialed (under DNS discovery that is a pod IP); default: the address.",
+        ),
+      ),
+    reloadIntervalMs: rangeField(intRange(0, 3_600_000))
+      .default(30_000)
+      .meta(
+        doc(
+          "How often the tls.* files are re-read; a changed, valid set serves new connections without a restart, an invalid one is refused (logged) and the old set kept. 0 turns reloading off, ms.",
+        ),
+      ),
+  }),
+  metrics: group({
+    prometheusPort: rangeField(intRange(0, 65_535))
+      .default(0)
+      .meta(doc("Prometheus scrape port on the listen host; 0 disables it.")),
+  }),
+  telemetry: group({
+    contextManager: oneOfField(["async-hooks", "sync"])
+      .default("sync")
+      .meta(
+        doc(
+          "How trace context follows async work: sync (within synchronous calls only, no async hooks; tailswarm's own traces across hops need no more) or async-hooks (AsyncLocalStorage, across every await, for handlers whose instrumented libraries run after an await; ≈ 9% of gRPC fan-out throughput; docs/telemetry.md).",
+        ),
+      ),
+    tracesPerSecond: rangeField(TRACES_PER_SECOND_RANGE)
+      .default(DEFAULT_TRACES_PER_SECOND)
+      .meta(
+        doc(
+          "New traces per second the default sampler starts (a call from a sampled caller is always traced; every trace below this rate). Ignored when OTEL_TRACES_SAMPLER is set; parentbased_always_on traces every fan-out (docs/telemetry.md).",
+        ),
+      ),
+  }),
+  logLevel: oneOfField(["debug", "info", "warn", "error", "silent"])
+    .default("info")
+    .meta(doc("Lowest level written to stderr.")),
+});
+
+/** Every node config key, in the order of the schema (the order of `--help` and the docs). */
+export const configLeaves: readonly ConfigLeaf[] = leavesOf(nodeConfigSchema);
 
 /** `probe.intervalMs` → `TAILSWARM_PROBE_INTERVAL_MS`. */
 export function envName(path: string): string {
@@ -248,17 +248,3 @@ export const extraEnv: Readonly<Record<string, string>> = {
   TAILSWARM_TRACE:
     "Comma list of modules to trace at debug level (node, mesh, engine, membership, config; `all`).",
 };
-
-/** Groups of keys (objects) in the config; every other top-level key is a leaf. */
-export function groupsOf(fields: readonly FieldSpec[]): Map<string, string[]> {
-  const groups = new Map<string, string[]>();
-  for (const f of fields) {
-    const dot = f.path.indexOf(".");
-    const group = dot < 0 ? "" : f.path.slice(0, dot);
-    const key = dot < 0 ? f.path : f.path.slice(dot + 1);
-    groups.set(group, [...(groups.get(group) ?? []), key]);
-    if (group !== "" && !(groups.get("") ?? []).includes(group))
-      groups.set("", [...(groups.get("") ?? []), group]);
-  }
-  return groups;
-}
