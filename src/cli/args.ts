@@ -4,7 +4,7 @@
  * text generated from the same spec.
  */
 import { parseArgs } from "node:util";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, expectation } from "../errors.js";
 
 /** Exit codes of every verb. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, violation: 3 } as const;
@@ -79,7 +79,7 @@ export function parseFlags<S extends Record<string, FlagSpec>>(
     const name = `--${token.name}`;
     if (flag.type === "boolean") {
       if (token.value !== undefined)
-        throw new UsageError(`flag ${name} takes no value, got '${token.value}'`);
+        throw new UsageError(expectation(name, token.value, "no value (a flag without one)"));
       if (token.name === "help") help = true;
       else values[token.name] = true;
       continue;
@@ -127,10 +127,9 @@ export function numberFlag(
     return undefined;
   }
   const n = typeof raw === "string" && NUMBER.test(raw.trim()) ? Number(raw) : NaN;
-  if (!Number.isFinite(n))
-    throw new UsageError(`flag --${name} must be a finite number, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(n)) throw new UsageError(expectation(`--${name}`, raw, "a finite number"));
   if (opts.min !== undefined && n < opts.min) {
-    throw new UsageError(`flag --${name} must be >= ${opts.min}, got ${n}`);
+    throw new UsageError(expectation(`--${name}`, n, `a number >= ${opts.min}`));
   }
   return n;
 }

@@ -13,7 +13,7 @@
  * // or drive the clock until a promise settles:
  * const value = await clock.runUntilSettled(coordinator.fanOut(task, options));
  */
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
 import type { Clock, TimerHandle } from "./clock.js";
 
 interface Timer {
@@ -84,7 +84,7 @@ export class SimClock implements Clock {
   /** Move time forward by `ms`, firing every timer due on the way, in order. */
   async advance(ms: number): Promise<void> {
     if (!(ms >= 0)) {
-      throw new TailswarmError("INVALID_ARGUMENT", `SimClock.advance: ms must be >= 0, got ${ms}`);
+      throw invalid("SimClock.advance ms", ms, "a number >= 0");
     }
     await this.runUntil(this.current + ms);
   }

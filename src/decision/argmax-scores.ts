@@ -1,4 +1,5 @@
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
+import { describeRange, numberRange } from "../util/range.js";
 import type { PeerId } from "../estimate/types.js";
 import { dirichletInfoBits, priorPseudoCounts } from "./information.js";
 import { pendingPeers } from "./pending.js";
@@ -44,10 +45,7 @@ export function argmaxScores(opts: ArgmaxScoresOptions): DecisionModel<ScoresAns
   const prior = opts.prior;
   const priorIndex = actions.indexOf(prior);
   if (priorIndex < 0) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `prior must be one of the actions (${actions.join(", ")}), got ${JSON.stringify(prior)}`,
-    );
+    throw invalid("prior", prior, `one of the actions (${actions.join(", ")})`);
   }
   const pseudo = priorPseudoCounts(actions, prior);
   const span = max - min;
@@ -82,17 +80,15 @@ export function argmaxScores(opts: ArgmaxScoresOptions): DecisionModel<ScoresAns
     parseAnswer(raw: unknown): ScoresAnswer {
       const scores = (raw as { scores?: unknown } | null)?.scores;
       if (typeof raw !== "object" || raw === null || typeof scores !== "object" || scores === null) {
-        throw new TailswarmError(
-          "INVALID_ARGUMENT",
-          "scores answer must be an object { scores: { <action>: number } }; field scores is missing or not an object",
-        );
+        throw invalid("answer.scores", scores, "an object { <action>: number }");
       }
       const record = scores as Record<string, unknown>;
       for (const key of Object.keys(record)) {
         if (!actions.includes(key)) {
-          throw new TailswarmError(
-            "INVALID_ARGUMENT",
-            `scores.${key} is not an action; expected only ${actions.join(", ")}`,
+          throw invalid(
+            `answer.scores.${key}`,
+            record[key],
+            `no such key: only the actions ${actions.join(", ")}`,
           );
         }
       }
@@ -100,10 +96,7 @@ export function argmaxScores(opts: ArgmaxScoresOptions): DecisionModel<ScoresAns
       for (const action of actions) {
         const v = record[action];
         if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max) {
-          throw new TailswarmError(
-            "INVALID_ARGUMENT",
-            `scores.${action} must be a number in [${min}, ${max}], got ${v === undefined ? "nothing" : JSON.stringify(v)}`,
-          );
+          throw invalid(`answer.scores.${action}`, v, describeRange(numberRange(min, max)));
         }
         out[action] = v;
       }
@@ -139,13 +132,10 @@ export function argmaxScores(opts: ArgmaxScoresOptions): DecisionModel<ScoresAns
 
 function validateActions(actions: readonly string[]): string[] {
   if (!Array.isArray(actions) || actions.length === 0) {
-    throw new TailswarmError("INVALID_ARGUMENT", "actions must be a non-empty array of strings");
+    throw invalid("actions", actions, "a non-empty array of strings");
   }
   if (new Set(actions).size !== actions.length || actions.some((a) => typeof a !== "string" || a === "")) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `actions must be distinct non-empty strings, got ${JSON.stringify(actions)}`,
-    );
+    throw invalid("actions", actions, "distinct non-empty strings");
   }
   return [...actions];
 }
@@ -163,10 +153,7 @@ function validateBounds(bounds: { readonly min: number; readonly max: number } |
     !Number.isFinite(max) ||
     min > max
   ) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `bounds must be finite numbers with min <= max, got ${JSON.stringify(bounds)}`,
-    );
+    throw invalid("bounds", bounds, "{ min, max }, finite numbers with min <= max");
   }
   return { min, max };
 }

@@ -24,7 +24,7 @@
  * model.decide(answers);           // { peer: "b", answer: { node: "b", hit: true, work: 1, downstream: 0 } }
  * model.canFlip(answers, ["c"]);   // false: c's answer would come second
  */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { PeerId } from "../estimate/types.js";
 import { predicateModel } from "./predicate-model.js";
 import type { DecisionModel } from "./types.js";
@@ -50,10 +50,7 @@ export interface ContextResultOptions {
 }
 
 function bad(field: string, value: unknown, expected: string): never {
-  throw new TailswarmError(
-    "INVALID_ARGUMENT",
-    `context answer ${field} must be ${expected}, got ${JSON.stringify(value) ?? "nothing"}`,
-  );
+  throw invalid(field === "" ? "answer" : `answer.${field}`, value, expected);
 }
 
 /** Validates a context answer's hit, work and downstream; throws INVALID_ARGUMENT naming the field. */
@@ -79,10 +76,7 @@ export function contextResult(
 ): DecisionModel<ContextResultAnswer, ContextResult> {
   const prefer = opts.prefer ?? "first";
   if (!CONTEXT_PREFERENCES.includes(prefer)) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `prefer must be one of ${CONTEXT_PREFERENCES.join(", ")}, got ${JSON.stringify(prefer)}`,
-    );
+    throw invalid("options.prefer", prefer, `one of ${CONTEXT_PREFERENCES.join(", ")}`);
   }
   const pick = (
     answers: ReadonlyMap<PeerId, ContextResultAnswer>,

@@ -1,4 +1,4 @@
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { PeerId } from "../estimate/types.js";
 import { pendingPeers } from "./pending.js";
 import { sameAction } from "./same-action.js";
@@ -35,7 +35,7 @@ export interface PredicateModelOptions<Answer, Action> {
  *   canFlip: (answers, outstanding) => outstanding.length > 0 && ![...answers.values()].some((a) => a.stop),
  *   parseAnswer: (raw) => {
  *     if (typeof (raw as { stop?: unknown })?.stop !== "boolean") {
- *       throw new TailswarmError("INVALID_ARGUMENT", "stop must be a boolean");
+ *       throw invalid("answer.stop", (raw as { stop?: unknown }).stop, "a boolean");
  *     }
  *     return raw as { stop: boolean };
  *   },
@@ -45,7 +45,7 @@ export function predicateModel<Answer = unknown, Action = string>(
   opts: PredicateModelOptions<Answer, Action>,
 ): DecisionModel<Answer, Action> {
   if (typeof opts.decide !== "function" || typeof opts.canFlip !== "function") {
-    throw new TailswarmError("INVALID_ARGUMENT", "predicateModel needs decide and canFlip functions");
+    throw invalid("predicateModel options", Object.keys(opts), "decide and canFlip functions");
   }
   const decide = (answers: ReadonlyMap<PeerId, Answer>): Action =>
     answers.size === 0 ? opts.prior : opts.decide(answers);
@@ -63,10 +63,7 @@ export function predicateModel<Answer = unknown, Action = string>(
       if (opts.informationBits === undefined) return sameAction(decide(answers), opts.prior) ? 0 : 1;
       const bits = opts.informationBits(answers);
       if (typeof bits !== "number" || Number.isNaN(bits) || bits < 0) {
-        throw new TailswarmError(
-          "INVALID_ARGUMENT",
-          `informationBits of model ${opts.name ?? "predicate"} must be a number >= 0, got ${String(bits)}`,
-        );
+        throw invalid(`${opts.name ?? "predicate"}.informationBits`, bits, "a number >= 0");
       }
       return bits;
     },

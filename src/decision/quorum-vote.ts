@@ -1,4 +1,5 @@
-import { TailswarmError } from "../errors.js";
+import type { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { PeerId } from "../estimate/types.js";
 import { dirichletInfoBits, priorPseudoCounts } from "./information.js";
 import { pendingPeers } from "./pending.js";
@@ -50,17 +51,11 @@ export function quorumVote(opts: QuorumVoteOptions): DecisionModel<VoteAnswer, s
   const index = new Map(options.map((o, i) => [o, i] as const));
   const prior = opts.prior;
   if (!index.has(prior)) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `prior must be one of the options (${options.join(", ")}), got ${JSON.stringify(prior)}`,
-    );
+    throw invalid("prior", prior, `one of the options (${options.join(", ")})`);
   }
   const required = opts.required ?? 0;
   if (typeof required !== "number" || !Number.isFinite(required) || required < 0) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `required must be a finite number >= 0, got ${String(required)}`,
-    );
+    throw invalid("required", required, "a number >= 0");
   }
   const weightOf = weightLookup(opts.weights);
   const pseudo = priorPseudoCounts(options, prior);
@@ -94,14 +89,11 @@ export function quorumVote(opts: QuorumVoteOptions): DecisionModel<VoteAnswer, s
     name: "quorum-vote",
     parseAnswer(raw: unknown): VoteAnswer {
       if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-        throw new TailswarmError(
-          "INVALID_ARGUMENT",
-          `vote answer must be an object { vote: string }, got ${raw === null ? "null" : Array.isArray(raw) ? "array" : typeof raw}`,
-        );
+        throw invalid("answer", raw, "an object { vote: string }");
       }
       const vote = (raw as { vote?: unknown }).vote;
       if (typeof vote !== "string") {
-        throw new TailswarmError("INVALID_ARGUMENT", `vote must be a string, got ${typeof vote}`);
+        throw invalid("answer.vote", vote, "a string");
       }
       if (!index.has(vote)) throw badVote(vote, options);
       return { vote };
@@ -136,15 +128,12 @@ export function quorumVote(opts: QuorumVoteOptions): DecisionModel<VoteAnswer, s
 
 function validateOptions(options: readonly string[]): readonly string[] {
   if (!Array.isArray(options) || options.length === 0) {
-    throw new TailswarmError("INVALID_ARGUMENT", "options must be a non-empty array of strings");
+    throw invalid("options", options, "a non-empty array of strings");
   }
   const seen = new Set<string>();
   for (const o of options) {
     if (typeof o !== "string" || o === "" || seen.has(o)) {
-      throw new TailswarmError(
-        "INVALID_ARGUMENT",
-        `options must be distinct non-empty strings, got ${JSON.stringify(o)} in ${JSON.stringify(options)}`,
-      );
+      throw invalid("options", options, `distinct non-empty strings (${JSON.stringify(o)} is not)`);
     }
     seen.add(o);
   }
@@ -158,18 +147,12 @@ function weightLookup(
     weights === undefined ? new Map() : weights instanceof Map ? weights : new Map(Object.entries(weights));
   for (const [peer, w] of map) {
     if (typeof w !== "number" || !Number.isFinite(w) || w < 0) {
-      throw new TailswarmError(
-        "INVALID_ARGUMENT",
-        `weights[${JSON.stringify(peer)}] must be a finite number >= 0, got ${String(w)}`,
-      );
+      throw invalid(`weights[${JSON.stringify(peer)}]`, w, "a number >= 0");
     }
   }
   return (peer) => map.get(peer) ?? 1;
 }
 
 function badVote(vote: string, options: readonly string[]): TailswarmError {
-  return new TailswarmError(
-    "INVALID_ARGUMENT",
-    `vote must be one of ${options.join(", ")}, got ${JSON.stringify(vote)}`,
-  );
+  return invalid("answer.vote", vote, `one of ${options.join(", ")}`);
 }

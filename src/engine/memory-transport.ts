@@ -12,7 +12,7 @@
  * transport.setDown("b", true); // refuses calls from now on
  */
 import type { Clock, TimerHandle } from "../clock/clock.js";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
 import type { PeerId } from "../estimate/types.js";
 import { createRng } from "../util/rng.js";
 import type { Rng } from "../util/rng.js";
@@ -109,14 +109,11 @@ export class MemoryTransport implements PeerTransport {
   addPeer(peer: PeerId, options: MemoryPeerOptions = {}): this {
     const latency = options.latency ?? 0;
     if (typeof latency === "number" && !(latency >= 0)) {
-      throw new TailswarmError("INVALID_ARGUMENT", `addPeer(${peer}).latency: got ${latency}, expected >= 0`);
+      throw invalid(`addPeer(${peer}).latency`, latency, "a number >= 0 or a sampler");
     }
     const concurrency = options.concurrency ?? Infinity;
     if (!(concurrency >= 1)) {
-      throw new TailswarmError(
-        "INVALID_ARGUMENT",
-        `addPeer(${peer}).concurrency: got ${concurrency}, expected >= 1`,
-      );
+      throw invalid(`addPeer(${peer}).concurrency`, concurrency, "a number >= 1");
     }
     this.#peers.set(peer, {
       handler: options.handler ?? defaultHandler,
@@ -172,10 +169,7 @@ export class MemoryTransport implements PeerTransport {
   #state(peer: PeerId): PeerState {
     const state = this.#peers.get(peer);
     if (state === undefined) {
-      throw new TailswarmError(
-        "INVALID_ARGUMENT",
-        `peer: got ${JSON.stringify(peer)}, expected a registered peer`,
-      );
+      throw invalid("peer", peer, "a registered peer");
     }
     return state;
   }

@@ -1,4 +1,4 @@
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { QuantileKind, Requirement } from "./types.js";
 
 /** What the fan-out needs of a per-peer CDF: P(latency <= t ms) and the range where it rises. */
@@ -65,10 +65,7 @@ export function checkRequirement(requirement: Requirement, n: number): void {
   if (requirement.kind === "all") return;
   const k = requirement.k;
   if (!Number.isInteger(k) || k < 1 || k > n) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `requirement.k is ${k}; expected an integer in [1, ${n}] (the size of the peer set)`,
-    );
+    throw invalid("requirement.k", k, `an integer >= 1 <= ${n} (the size of the peer set)`);
   }
 }
 

@@ -11,7 +11,7 @@ import { context } from "@opentelemetry/api";
 import type { Context } from "@opentelemetry/api";
 import { status as Status } from "@grpc/grpc-js";
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import { chainAbort, remainingMs } from "./deadline.js";
 import { abortReason } from "./server-core.js";
@@ -39,11 +39,11 @@ function statusLabel(status: BranchStatusName): string {
 
 function unknownKind(core: ServerCore, kind: string): TailswarmError {
   const known = core.handlers.kinds();
-  return new TailswarmError(
-    "UNKNOWN_TASK_KIND",
-    `kind: "${kind}" is not served by node ${core.nodeId}, expected one of ${
-      known.length > 0 ? known.map((k) => `"${k}"`).join(", ") : "(no handlers registered)"
-    }`,
+  return invalid(
+    "kind",
+    kind,
+    `a kind node ${core.nodeId} serves: ${known.length > 0 ? known.join(", ") : "(no handlers registered)"}`,
+    { code: "UNKNOWN_TASK_KIND" },
   );
 }
 

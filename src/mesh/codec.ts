@@ -1,5 +1,5 @@
 /** JSON payloads and answers in `bytes` fields: empty bytes mean null. */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 
 const EMPTY = Buffer.alloc(0);
 
@@ -10,17 +10,10 @@ export function encodeJson(value: unknown, field: string): Buffer {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `${field}: value is not JSON-serialisable (${(error as Error).message}), expected plain JSON data`,
-      { cause: error },
-    );
+    throw invalid(field, value, `plain JSON data (${(error as Error).message})`, { cause: error });
   }
   if (text === undefined) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `${field}: got a ${typeof value}, expected JSON-serialisable data`,
-    );
+    throw invalid(field, value, "JSON-serialisable data");
   }
   return Buffer.from(text, "utf8");
 }
@@ -36,19 +29,14 @@ export function decodeJson(
 ): unknown {
   if (bytes === undefined || bytes.length === 0) return null;
   if (bytes.length > maxBytes) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `${field}: ${bytes.length} bytes, expected at most ${maxBytes} bytes`,
-    );
+    throw invalid(`${field} size`, bytes.length, `at most ${maxBytes} bytes`);
   }
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   try {
     return JSON.parse(buf.toString("utf8")) as unknown;
   } catch (error) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `${field}: malformed JSON (${(error as Error).message}), expected UTF-8 JSON`,
-      { cause: error },
-    );
+    throw invalid(field, buf.toString("utf8", 0, 256), `UTF-8 JSON (${(error as Error).message})`, {
+      cause: error,
+    });
   }
 }

@@ -7,7 +7,7 @@
 import { context } from "@opentelemetry/api";
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import { status as Status } from "@grpc/grpc-js";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import type { CoordinateFn } from "./coordinate.js";
 import { chainAbort, incomingDeadline, workDeadline } from "./deadline.js";
@@ -59,13 +59,10 @@ export function makeCoordinateHandler(
       const req = call.request;
       const now = clock.now();
       if (req.kind === "") {
-        throw new TailswarmError("INVALID_ARGUMENT", `kind: got "", expected a task kind`);
+        throw invalid("kind", req.kind, "a task kind");
       }
       if (req.budgetMs < 0 || !Number.isFinite(req.budgetMs)) {
-        throw new TailswarmError(
-          "INVALID_ARGUMENT",
-          `budget_ms: got ${req.budgetMs}, expected a number >= 0`,
-        );
+        throw invalid("budget_ms", req.budgetMs, "a number >= 0");
       }
       const payload = decodeJson(req.payload, "payload", limits.maxPayloadBytes);
       const options = decodeJson(req.options, "options", limits.maxPayloadBytes);

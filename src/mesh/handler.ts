@@ -5,7 +5,7 @@
  */
 import type { Context } from "@opentelemetry/api";
 import type { Task } from "../engine/transport.js";
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 
 /** What a handler knows about the branch it serves. */
 export interface HandlerContext {
@@ -61,22 +61,17 @@ export class HandlerRegistry {
   /** Adds a handler; a second handler for the same kind is a configuration error. */
   register(handler: TaskHandler): this {
     if (typeof handler.kind !== "string" || handler.kind.length === 0) {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `handler.kind: got ${JSON.stringify(handler.kind)}, expected a non-empty string`,
-      );
+      throw invalid("handler.kind", handler.kind, "a non-empty string", { code: "INVALID_CONFIG" });
     }
     if (typeof handler.handle !== "function") {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `handler.handle for kind "${handler.kind}": expected a function`,
-      );
+      throw invalid(`handler.handle (kind ${handler.kind})`, typeof handler.handle, "a function", {
+        code: "INVALID_CONFIG",
+      });
     }
     if (this.#handlers.has(handler.kind)) {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `handler.kind: "${handler.kind}" is registered twice, expected one handler per kind`,
-      );
+      throw invalid("handler.kind", handler.kind, "a kind no other handler serves (one handler per kind)", {
+        code: "INVALID_CONFIG",
+      });
     }
     this.#handlers.set(handler.kind, handler);
     return this;

@@ -14,7 +14,7 @@ import { CONTEXT_PREFERENCES, contextResult } from "../decision/context-result.j
 import { quorumVote } from "../decision/quorum-vote.js";
 import type { DecisionModel } from "../decision/types.js";
 import type { Task } from "../engine/transport.js";
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 
 const QUORUM = ["quorum-vote", "quorum", "vote"];
 const ARGMAX = ["argmax-scores", "argmax"];
@@ -25,10 +25,7 @@ export const DECISION_MODELS = [...QUORUM, ...ARGMAX, ...CONTEXT];
 const DEFAULT_BY_KIND: ReadonlyMap<string, string> = new Map([["context", "context-result"]]);
 
 function bad(field: string, value: unknown, expected: string): never {
-  throw new TailswarmError(
-    "INVALID_ARGUMENT",
-    `${field}: got ${JSON.stringify(value) ?? "nothing"}, expected ${expected}`,
-  );
+  throw invalid(field, value, expected);
 }
 
 function asObject(raw: unknown): Record<string, unknown> {

@@ -20,7 +20,7 @@
  *     options: { capacity: 2, unitMs: 4, missFactor: 4, memoryBudget: 12, retention: marginal-value }
  */
 import type { Clock, TimerHandle } from "../clock/clock.js";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
 import type { HandlerContext, TaskHandler } from "../mesh/handler.js";
 import type { RoutingAdvert } from "../routing/advert.js";
 import { queueKey } from "../routing/commodity.js";
@@ -134,10 +134,7 @@ export function parseContextWorkerOptions(raw: unknown, path: string): ContextWo
 function parsePayload(raw: unknown): { requestClass: string; context: string } {
   const p = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   if (typeof p.requestClass !== "string" || p.requestClass === "" || typeof p.context !== "string") {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `payload: got ${JSON.stringify(raw) ?? "nothing"}, expected { requestClass: non-empty string, context: string }`,
-    );
+    throw invalid("payload", raw, "{ requestClass: non-empty string, context: string }");
   }
   return { requestClass: p.requestClass, context: p.context };
 }

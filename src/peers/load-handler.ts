@@ -17,7 +17,7 @@ import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { TaskHandler } from "../mesh/handler.js";
 import { createContextWorkerHandler } from "./context-worker.js";
 import { createEchoHandler } from "./echo.js";
@@ -66,12 +66,12 @@ async function importModule(use: string, ctx: LoadContext): Promise<Record<strin
     return (await import(url)) as Record<string, unknown>;
   } catch (err) {
     const e = err as { code?: unknown; message?: unknown };
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `${ctx.path}.use: cannot load handler module ${JSON.stringify(use)} (${url}): ` +
-        `${typeof e.code === "string" ? `${e.code}: ` : ""}${String(e.message ?? err)}; expected a shipped ` +
-        `handler (${Object.keys(shippedHandlers).join(", ")}) or the path of an ESM module`,
-      { cause: err },
+    const why = `${typeof e.code === "string" ? `${e.code}: ` : ""}${String(e.message ?? err)}`;
+    throw invalid(
+      `${ctx.path}.use`,
+      use,
+      `a shipped handler (${Object.keys(shippedHandlers).join(", ")}) or the path of an ESM module that loads (${url}: ${why})`,
+      { code: "INVALID_CONFIG", cause: err },
     );
   }
 }
@@ -91,10 +91,11 @@ export async function loadHandler(spec: HandlerSpec, ctx: LoadContext): Promise<
   const shipped = shippedHandlers[spec.use];
   if (shipped !== undefined) return shipped(spec.options, env);
   if (!isModulePath(spec.use)) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `${ctx.path}.use: got ${JSON.stringify(spec.use)}, expected a shipped handler ` +
-        `(${Object.keys(shippedHandlers).join(", ")}) or a module path (./x.mjs, /abs/x.mjs, file:...)`,
+    throw invalid(
+      `${ctx.path}.use`,
+      spec.use,
+      `a shipped handler (${Object.keys(shippedHandlers).join(", ")}) or a module path (./x.mjs, /abs/x.mjs, file:...)`,
+      { code: "INVALID_CONFIG" },
     );
   }
   const mod = await importModule(spec.use, ctx);
@@ -103,9 +104,11 @@ export async function loadHandler(spec: HandlerSpec, ctx: LoadContext): Promise<
     const made: unknown = await (mod.createHandler as HandlerFactory)(spec.options, env);
     handler = toHandler(made, spec.kind);
     if (handler === undefined) {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `${ctx.path}.use: createHandler() of ${JSON.stringify(spec.use)} returned ${typeof made}, expected an object with handle(task, ctx)`,
+      throw invalid(
+        `${ctx.path}.use`,
+        spec.use,
+        `a module whose createHandler() returns an object with handle(task, ctx) (it returned ${typeof made})`,
+        { code: "INVALID_CONFIG" },
       );
     }
     return handler;
@@ -115,16 +118,19 @@ export async function loadHandler(spec: HandlerSpec, ctx: LoadContext): Promise<
     toHandler(mod.default, spec.kind) ??
     toHandler(mod.handle, spec.kind);
   if (handler === undefined) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `${ctx.path}.use: module ${JSON.stringify(spec.use)} exports ${Object.keys(mod).join(", ") || "nothing"}; ` +
-        `expected createHandler(options, env), handler, a default handler or handle(task, ctx)`,
+    throw invalid(
+      `${ctx.path}.use`,
+      spec.use,
+      `a module exporting createHandler(options, env), handler, a default handler or handle(task, ctx) (it exports ${Object.keys(mod).join(", ") || "nothing"})`,
+      { code: "INVALID_CONFIG" },
     );
   }
   if (spec.options !== undefined) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `${optionsPath}: module ${JSON.stringify(spec.use)} takes no options (it does not export createHandler)`,
+    throw invalid(
+      optionsPath,
+      spec.options,
+      `no options: module ${JSON.stringify(spec.use)} takes none (it does not export createHandler)`,
+      { code: "INVALID_CONFIG" },
     );
   }
   return handler;

@@ -22,7 +22,7 @@
  *       wrap: { use: vote, options: { informed: true } }
  */
 import { sleep } from "../clock/clock.js";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
 import type { TaskHandler } from "../mesh/handler.js";
 import type { HandlerEnv, HandlerFactory } from "./handler.js";
 import { numberRange } from "../util/range.js";
@@ -131,10 +131,7 @@ function clockShiftOf(payload: unknown): number {
   const v = (payload as { modelClockShiftMs?: unknown }).modelClockShiftMs;
   if (v === undefined) return 0;
   if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > MAX_SHIFT_MS) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `payload.modelClockShiftMs: got ${JSON.stringify(v)}, expected a number of ms from 0 to ${MAX_SHIFT_MS}`,
-    );
+    throw invalid("payload.modelClockShiftMs", v, `a number of ms >= 0 <= ${MAX_SHIFT_MS}`);
   }
   return v;
 }

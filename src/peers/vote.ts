@@ -18,7 +18,8 @@
  *     use: vote
  *     options: { stance: "hold", informed: true, seed: 7 }
  */
-import { TailswarmError } from "../errors.js";
+import type { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { HandlerFactory } from "./handler.js";
 import {
   booleanOption,
@@ -38,19 +39,13 @@ export interface VotePayload {
 }
 
 function badPayload(field: string, value: unknown, expected: string): TailswarmError {
-  return new TailswarmError(
-    "INVALID_ARGUMENT",
-    `payload.${field}: got ${JSON.stringify(value) ?? "nothing"}, expected ${expected}`,
-  );
+  return invalid(`payload.${field}`, value, expected);
 }
 
 /** Validates a vote payload; throws INVALID_ARGUMENT naming the field. */
 export function parseVotePayload(raw: unknown): VotePayload {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `payload: got ${JSON.stringify(raw) ?? "nothing"}, expected an object { question, options?, truth? }`,
-    );
+    throw invalid("payload", raw, "an object { question, options?, truth? }");
   }
   const p = raw as Record<string, unknown>;
   if (typeof p.question !== "string" || p.question.length === 0) {

@@ -3,23 +3,17 @@
  * for a speculative branch a peer whose fresh p99 exceeds the remaining budget — or is unknown — is out
  * (the speculation rule of seed 000: unknown never speculates).
  */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { PeerView, RouteContext } from "./types.js";
 
 /** Throws INVALID_ARGUMENT when a speculative context lacks what the rule needs. */
 export function checkContext(ctx: RouteContext): void {
   if (ctx.speculative !== true) return;
   if (ctx.budgetMs === undefined || !Number.isFinite(ctx.budgetMs)) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      `ctx.budgetMs is ${ctx.budgetMs}; a speculative route needs the remaining budget in ms`,
-    );
+    throw invalid("ctx.budgetMs", ctx.budgetMs, "the remaining budget in ms (a speculative route needs it)");
   }
   if (ctx.p99Of === undefined) {
-    throw new TailswarmError(
-      "INVALID_ARGUMENT",
-      "ctx.p99Of is missing; a speculative route needs fresh per-peer p99s",
-    );
+    throw invalid("ctx.p99Of", undefined, "fresh per-peer p99s (a speculative route needs them)");
   }
 }
 

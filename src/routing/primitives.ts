@@ -4,7 +4,8 @@
  * signature (`NO_MEMORY` for the empty subset), so a table indexed by (peer, queue key, compatibility)
  * holds them.
  */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
+import { checkRange, numberAbove, numberRange } from "../util/range.js";
 import type { PeerId } from "../estimate/types.js";
 import { NO_MEMORY } from "./signature.js";
 
@@ -52,21 +53,19 @@ export const UNIT_PRIMITIVES: PrimitiveEntry = Object.freeze({
 
 /** Throws INVALID_CONFIG naming the field when an entry is not a valid primitive. */
 export function validateEntry(where: string, e: PrimitiveEntry): void {
-  if (!(e.work > 0) || !Number.isFinite(e.work)) {
-    throw new TailswarmError("INVALID_CONFIG", `${where}.work is ${e.work}; expected a finite number > 0`);
-  }
+  checkRange(`${where}.work`, e.work, numberAbove(0));
   if (!Number.isFinite(e.penalty)) {
-    throw new TailswarmError("INVALID_CONFIG", `${where}.penalty is ${e.penalty}; expected a finite number`);
+    throw invalid(`${where}.penalty`, e.penalty, "a finite number", { code: "INVALID_CONFIG" });
   }
   let mass = 0;
   for (const s of e.successors) {
-    if (!(s.p >= 0 && s.p <= 1)) {
-      throw new TailswarmError("INVALID_CONFIG", `${where}.successors[${s.key}].p is ${s.p}; expected 0..1`);
-    }
+    checkRange(`${where}.successors[${s.key}].p`, s.p, numberRange(0, 1));
     mass += s.p;
   }
   if (mass > 1 + 1e-9) {
-    throw new TailswarmError("INVALID_CONFIG", `${where}.successors sum to ${mass}; expected <= 1`);
+    throw invalid(`${where}.successors`, `probabilities summing to ${mass}`, "a sum of at most 1", {
+      code: "INVALID_CONFIG",
+    });
   }
 }
 

@@ -4,7 +4,8 @@
  * work saved − holding cost — with a greedy knapsack by value density; LRU (recency) and GreedyCache
  * (popularity) are the baselines.
  */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
+import { checkRange, numberAbove, numberRange } from "../util/range.js";
 
 export interface RetentionItem {
   readonly signature: number;
@@ -46,15 +47,11 @@ export function retain(
   budget: number,
   options: RetentionOptions = {},
 ): RetentionItem[] {
-  if (!(budget >= 0))
-    throw new TailswarmError("INVALID_ARGUMENT", `retention budget is ${budget}; expected >= 0`);
+  checkRange("retention.budget", budget, numberRange(0), { code: "INVALID_ARGUMENT" });
   for (const it of items) {
-    if (!(it.size > 0)) {
-      throw new TailswarmError(
-        "INVALID_ARGUMENT",
-        `retention item ${it.signature} has size ${it.size}; expected > 0`,
-      );
-    }
+    checkRange(`retention.items[${it.signature}].size`, it.size, numberAbove(0), {
+      code: "INVALID_ARGUMENT",
+    });
   }
   switch (policy) {
     case "marginal-value":
@@ -70,7 +67,7 @@ export function retain(
         budget,
       );
     default:
-      throw new TailswarmError("INVALID_ARGUMENT", `retention policy '${String(policy)}' is unknown`);
+      throw invalid("retention.policy", policy, "one of marginal-value, lru, popularity");
   }
 }
 

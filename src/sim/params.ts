@@ -1,5 +1,5 @@
 /** Parameters of the slotted simulator, with the paper's defaults (Section VI-A). */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 
 export interface SimParams {
   /** Slots per run. Paper: 600. */
@@ -51,15 +51,15 @@ export const GRIDS = Object.freeze({
 export function withParams(over: Partial<SimParams>): SimParams {
   const p = { ...DEFAULT_PARAMS, ...over };
   const check = (name: keyof SimParams, ok: boolean, expected: string): void => {
-    if (!ok) throw new TailswarmError("INVALID_ARGUMENT", `sim ${name} is ${p[name]}; expected ${expected}`);
+    if (!ok) throw invalid(`sim.${name}`, p[name], expected);
   };
   check("horizon", Number.isInteger(p.horizon) && p.horizon >= 10, "an integer >= 10");
   check("load", p.load > 0 && Number.isFinite(p.load), "a number > 0");
-  check("beta", p.beta >= 0 && p.beta <= 1, "0..1");
+  check("beta", p.beta >= 0 && p.beta <= 1, "a number >= 0 <= 1");
   check("skew", p.skew >= 0 && Number.isFinite(p.skew), "a number >= 0");
-  check("noise", p.noise >= 0 && p.noise <= 1, "0..1");
+  check("noise", p.noise >= 0 && p.noise <= 1, "a number >= 0 <= 1");
   check("K", p.K >= 1 && Number.isFinite(p.K), "a number >= 1");
   check("nu", p.nu >= 0 && Number.isFinite(p.nu), "a number >= 0");
-  check("warmupFraction", p.warmupFraction >= 0 && p.warmupFraction < 1, "0..1 (exclusive)");
+  check("warmupFraction", p.warmupFraction >= 0 && p.warmupFraction < 1, "a number >= 0 < 1");
   return p;
 }

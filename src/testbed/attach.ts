@@ -18,7 +18,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
 import { NodeClient } from "../node/client.js";
 import type { CallRecord } from "./records.js";
 import { LoadGenerator } from "./load-generator.js";
@@ -112,10 +112,12 @@ export function parseAttach(spec: string): Map<string, string> {
   for (const part of spec.split(",").map((x) => x.trim())) {
     if (part === "") continue;
     const m = /^([^=\s]+)=(\S+:\d+)$/.exec(part);
-    if (m === null) throw new TailswarmError("INVALID_CONFIG", `--attach: '${part}' is not NAME=HOST:PORT`);
+    if (m === null)
+      throw invalid("--attach", part, "NAME=HOST:PORT items, comma-separated", { code: "INVALID_CONFIG" });
     out.set(m[1]!, m[2]!);
   }
-  if (out.size === 0) throw new TailswarmError("INVALID_CONFIG", "--attach: no coordinator given");
+  if (out.size === 0)
+    throw invalid("--attach", spec, "at least one NAME=HOST:PORT", { code: "INVALID_CONFIG" });
   return out;
 }
 
@@ -185,11 +187,13 @@ export async function runAttached(o: AttachOptions): Promise<AttachResult> {
   const missing = s.coordinators.filter((c) => !o.coordinators.has(c.name)).map((c) => c.name);
   const unknown = [...o.coordinators.keys()].filter((n) => !s.coordinators.some((c) => c.name === n));
   if (missing.length > 0 || unknown.length > 0) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `--attach must name exactly the scenario's coordinators (${s.coordinators.map((c) => c.name).join(", ")})` +
+    throw invalid(
+      "--attach",
+      [...o.coordinators.keys()].join(","),
+      `exactly the scenario's coordinators (${s.coordinators.map((c) => c.name).join(", ")})` +
         (missing.length > 0 ? `; missing: ${missing.join(", ")}` : "") +
         (unknown.length > 0 ? `; not in the scenario: ${unknown.join(", ")}` : ""),
+      { code: "INVALID_CONFIG" },
     );
   }
   const peers = planPeers(s);

@@ -21,7 +21,8 @@ import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { TailswarmError } from "../errors.js";
+import type { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import {
   OBSERVABILITY_COPIES,
   OVERLAY_HEADER,
@@ -87,10 +88,11 @@ const NODE_BASE = {
 };
 
 function templateError(path: string, err: unknown): TailswarmError {
-  return new TailswarmError(
-    "INVALID_CONFIG",
-    `observability template ${path}: not readable (${(err as Error).message}); expected docker/ of a tailswarm checkout or image`,
-    { cause: err },
+  return invalid(
+    "observability template",
+    path,
+    `a readable file in docker/ of a tailswarm checkout or image (${(err as Error).message})`,
+    { code: "INVALID_CONFIG", cause: err },
   );
 }
 

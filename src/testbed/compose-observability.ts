@@ -15,7 +15,7 @@
  * docker/grafana/), are listed in OBSERVABILITY_COPIES; emitCompose copies them.
  */
 import { parse, stringify } from "yaml";
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 
 /** Every node's Prometheus port inside its container (metrics.prometheusPort). */
 export const METRICS_PORT = 9464;
@@ -59,7 +59,7 @@ const published = (variable: string, port: number): string => `127.0.0.1:\${${va
 export function prometheusConfig(template: string, nodes: readonly ObservedNode[]): string {
   const base = (parse(template) ?? {}) as { scrape_configs?: unknown[] };
   if (typeof base !== "object" || Array.isArray(base)) {
-    throw new TailswarmError("INVALID_CONFIG", `${PROMETHEUS_TEMPLATE}: expected a mapping at the top`);
+    throw invalid(PROMETHEUS_TEMPLATE, base, "a mapping at the top", { code: "INVALID_CONFIG" });
   }
   const job = (name: string, role: ObservedNode["role"]): unknown => ({
     job_name: name,

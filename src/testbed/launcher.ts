@@ -15,7 +15,7 @@ import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { TailswarmError } from "../errors.js";
+import { TailswarmError, invalid } from "../errors.js";
 
 /** dist/cli/main.js of this package (the testbed always launches the built node). */
 export const NODE_MAIN = fileURLToPath(new URL("../cli/main.js", import.meta.url));
@@ -85,10 +85,9 @@ export class Launcher {
     this.#dir = dir;
     this.#main = main;
     if (!existsSync(main)) {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `node entry point ${main} does not exist, expected a built package (run 'npm run build')`,
-      );
+      throw invalid("node entry point", main, "a file of the built package (run 'npm run build')", {
+        code: "INVALID_CONFIG",
+      });
     }
     hookExit();
   }

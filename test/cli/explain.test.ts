@@ -98,15 +98,15 @@ describe("tailswarm explain (in process)", () => {
   it.each([
     [["--p50-ms", "22", "--p99-ms", "340", "--abandon-cost-ms", "5"], "missing required flag --budget-ms"],
     [["--budget-ms", "90", "--p50-ms", "22", "--p99-ms", "340"], "missing required flag --abandon-cost-ms"],
-    [["--budget-ms", "fast", ...seed], 'flag --budget-ms must be a finite number, got "fast"'],
-    [["--budget-ms", "Infinity", ...seed], "flag --budget-ms must be a finite number"],
+    [["--budget-ms", "fast", ...seed], '--budget-ms: got "fast", expected a finite number'],
+    [["--budget-ms", "Infinity", ...seed], '--budget-ms: got "Infinity", expected a finite number'],
     [
       ["--budget-ms", "90", "--p50-ms", "-1", "--p99-ms", "340", "--abandon-cost-ms", "5"],
-      "flag --p50-ms must be >= 0",
+      "--p50-ms: got -1, expected a number >= 0",
     ],
     [["--budget-ms", ...seed], "flag --budget-ms needs a value"],
     [["--budget-ms", "90", ...seed, "--bogus"], "unknown flag '--bogus'"],
-    [["--budget-ms", "90", ...seed, "--json=yes"], "flag --json takes no value"],
+    [["--budget-ms", "90", ...seed, "--json=yes"], '--json: got "yes", expected no value'],
     [
       ["--budget-ms", "90", ...seed, "--relevant", "--not-relevant"],
       "--relevant and --not-relevant exclude each other",
@@ -158,7 +158,7 @@ describe("parseFlags", () => {
       expect(err).toBeInstanceOf(UsageError);
       expect((err as UsageError).code).toBe("INVALID_ARGUMENT");
     }
-    expect(() => numberFlag({ n: "0x10" }, "n")).toThrow("flag --n must be a finite number");
+    expect(() => numberFlag({ n: "0x10" }, "n")).toThrow('--n: got "0x10", expected a finite number');
   });
 });
 

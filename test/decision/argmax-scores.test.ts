@@ -107,11 +107,14 @@ describe("argmaxScores", () => {
     const m = argmaxScores({ actions: ["x", "y"], prior: "x", bounds: { min: 0, max: 1 } });
     expect(m.parseAnswer({ scores: { x: 0.5, y: 1 } })).toEqual({ scores: { x: 0.5, y: 1 } });
     for (const [raw, text] of [
-      [null, "field scores is missing"],
-      [{ scores: 3 }, "field scores is missing"],
-      [{ scores: { x: 0.5 } }, "scores.y must be a number in [0, 1], got nothing"],
-      [{ scores: { x: 2, y: 0 } }, "scores.x must be a number in [0, 1], got 2"],
-      [{ scores: { x: 0, y: 0, z: 0 } }, "scores.z is not an action"],
+      [null, "answer.scores: got nothing, expected an object { <action>: number }"],
+      [{ scores: 3 }, "answer.scores: got 3, expected an object { <action>: number }"],
+      [{ scores: { x: 0.5 } }, "answer.scores.y: got nothing, expected a number >= 0 <= 1"],
+      [{ scores: { x: 2, y: 0 } }, "answer.scores.x: got 2, expected a number >= 0 <= 1"],
+      [
+        { scores: { x: 0, y: 0, z: 0 } },
+        "answer.scores.z: got 0, expected no such key: only the actions x, y",
+      ],
     ] as const) {
       let caught: unknown;
       try {

@@ -34,18 +34,16 @@ describe("contextResult", () => {
     const model = contextResult();
     const answer = { ...served("a", true, 0), extra: { text: "kept" } };
     expect(model.parseAnswer(answer)).toEqual(answer);
-    expect(() => model.parseAnswer({ vote: "yes" })).toThrow(
-      /context answer hit must be a boolean, got nothing/,
-    );
+    expect(() => model.parseAnswer({ vote: "yes" })).toThrow(/answer\.hit: got nothing, expected a boolean/);
     expect(() => model.parseAnswer({ hit: true, work: -1, downstream: 0 })).toThrow(
-      /work must be a finite number >= 0, got -1/,
+      /answer\.work: got -1, expected a finite number >= 0/,
     );
     expect(() => model.parseAnswer({ hit: true, work: 1, downstream: 0.5 })).toThrow(
-      /downstream must be an integer >= 0, got 0.5/,
+      /answer\.downstream: got 0\.5, expected an integer >= 0/,
     );
-    expect(() => model.parseAnswer(null)).toThrow(/must be an object/);
+    expect(() => model.parseAnswer(null)).toThrow(/answer: got null, expected an object/);
     expect(() => contextResult({ prefer: "best" as "first" })).toThrow(
-      /prefer must be one of first, verified/,
+      /options\.prefer: got "best", expected one of first, verified/,
     );
   });
 

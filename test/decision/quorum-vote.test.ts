@@ -122,11 +122,11 @@ describe("quorumVote", () => {
     const m = quorumVote({ prior: "no" });
     expect(m.parseAnswer({ vote: "yes" })).toEqual({ vote: "yes" });
     for (const [raw, text] of [
-      [null, "vote answer must be an object"],
-      ["yes", "vote answer must be an object"],
-      [{}, "vote must be a string"],
-      [{ vote: 1 }, "vote must be a string"],
-      [{ vote: "maybe" }, 'vote must be one of yes, no, got "maybe"'],
+      [null, "answer: got null, expected an object { vote: string }"],
+      ["yes", 'answer: got "yes", expected an object { vote: string }'],
+      [{}, "answer.vote: got nothing, expected a string"],
+      [{ vote: 1 }, "answer.vote: got 1, expected a string"],
+      [{ vote: "maybe" }, 'answer.vote: got "maybe", expected one of yes, no'],
     ] as const) {
       expect(() => m.parseAnswer(raw)).toThrow(text);
       try {
@@ -138,7 +138,7 @@ describe("quorumVote", () => {
   });
 
   it("rejects a bad configuration", () => {
-    expect(() => quorumVote({ prior: "maybe" })).toThrow(/prior must be one of the options/);
+    expect(() => quorumVote({ prior: "maybe" })).toThrow(/prior: got "maybe", expected one of the options/);
     expect(() => quorumVote({ options: ["a", "a"], prior: "a" })).toThrow(/distinct/);
     expect(() => quorumVote({ prior: "no", required: -1 })).toThrow(/required/);
     expect(() => quorumVote({ prior: "no", weights: { p: -1 } })).toThrow(/weights\["p"\]/);

@@ -112,6 +112,8 @@ describe("predicateModel", () => {
       canFlip: () => false,
       informationBits: () => -1,
     });
-    expect(() => bad.informationBits(new Map([["a", 1]]))).toThrow(/must be a number >= 0/);
+    expect(() => bad.informationBits(new Map([["a", 1]]))).toThrow(
+      /predicate\.informationBits: got -1, expected a number >= 0/,
+    );
   });
 });

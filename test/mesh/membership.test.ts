@@ -122,14 +122,16 @@ describe("membership", () => {
     expect(parseTarget("dns:///svc.ns:7400")).toMatchObject({ scheme: "dns", path: "svc.ns:7400" });
     expect(parseTarget("10.0.0.1:7400")).toMatchObject({ scheme: "static", path: "10.0.0.1:7400" });
     expect(() => createSource("k9s:///x:1", { refreshMs: 1 })).toThrow(
-      /scheme "k9s", expected one of "dns", "static"/,
+      /peers: got "k9s:\/\/\/x:1", expected a target with a scheme of dns, static/,
     );
     try {
       createSource("static:///host:99999", { refreshMs: 1 });
       expect.unreachable();
     } catch (e) {
       expect(TailswarmError.is(e, "INVALID_CONFIG")).toBe(true);
-      expect((e as Error).message).toMatch(/"host:99999" is not host:port/);
+      expect((e as Error).message).toMatch(
+        /peers: got "static:\/\/\/host:99999", expected host:port with a port 1-65535 \("host:99999" is not\)/,
+      );
     }
   });
 });

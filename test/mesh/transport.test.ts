@@ -97,7 +97,7 @@ describe("GrpcTransport against a real server", () => {
     const { s, t } = await setup();
     const r1 = await t.branch(s.address, req("nope", null), { signal: live() });
     expect(r1).toMatchObject({ kind: "failed", code: "NOT_FOUND" });
-    if (r1.kind === "failed") expect(r1.message).toMatch(/"nope".*"boom", "echo", "sleep"/);
+    if (r1.kind === "failed") expect(r1.message).toMatch(/"nope".*boom, echo, sleep/);
     const r2 = await t.branch(s.address, req("boom", null), { signal: live() });
     expect(r2).toMatchObject({ kind: "failed", code: "INTERNAL" });
     if (r2.kind === "failed") expect(r2.message).toMatch(/kaboom/);

@@ -48,6 +48,7 @@ describe("tailswarm node: bad input exits with the field named", () => {
   it("unknown handler module → 78 naming the entry and the module", async () => {
     const r = await runCli(["node", "--listen", "127.0.0.1:0", "--handlers", "x=./no/such-handler.mjs"]);
     expect(r.code).toBe(78);
-    expect(r.stderr).toContain('handlers[0].use: cannot load handler module "./no/such-handler.mjs"');
+    expect(r.stderr).toContain('handlers[0].use: got "./no/such-handler.mjs", expected a shipped handler');
+    expect(r.stderr).toContain("ERR_MODULE_NOT_FOUND");
   });
 });

@@ -166,7 +166,7 @@ describe("user handler modules", () => {
 
   it("names the entry and the module when it cannot be loaded", async () => {
     await expect(loadHandler({ kind: "x", use: "./peers/examples/missing.mjs" }, base)).rejects.toThrow(
-      /handlers\[0\]\.use: cannot load handler module "\.\/peers\/examples\/missing\.mjs".*ERR_MODULE_NOT_FOUND/,
+      /handlers\[0\]\.use: got "\.\/peers\/examples\/missing\.mjs", expected .*an ESM module that loads.*ERR_MODULE_NOT_FOUND/,
     );
     await expect(loadHandler({ kind: "x", use: "votes" }, base)).rejects.toThrow(
       /handlers\[0\]\.use: got "votes", expected a shipped handler \(context, echo, synthetic, vote\)/,

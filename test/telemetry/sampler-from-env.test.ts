@@ -46,7 +46,9 @@ describe("samplerFromEnv", () => {
     );
     expect(() =>
       samplerFromEnv({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1.5" }),
-    ).toThrow(/OTEL_TRACES_SAMPLER_ARG: got "1.5", expected a ratio between 0 and 1/);
-    expect(() => samplerFromEnv({}, -3)).toThrow(/traces per second: expected a finite number >= 0, got -3/);
+    ).toThrow(/OTEL_TRACES_SAMPLER_ARG: got "1.5", expected a ratio, a number >= 0 <= 1/);
+    expect(() => samplerFromEnv({}, -3)).toThrow(
+      /telemetry\.tracesPerSecond: got -3, expected a number >= 0/,
+    );
   });
 });

@@ -124,7 +124,7 @@ describe("compose emitted from a scenario", () => {
       }
       await expect(
         emitCompose(await loadScenario("smoke"), dir, undefined, join(dir, "nowhere")),
-      ).rejects.toThrow(/observability template .*nowhere.*prometheus\.yml/);
+      ).rejects.toThrow(/observability template: got ".*nowhere.*prometheus\.yml", expected a readable file/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -2,6 +2,7 @@
  * `tailswarm coordinate <addr> --task KIND [--payload JSON] --deadline-ms N [--json]`: ask a node to
  * decide a task within a deadline (the gRPC deadline of the call is the node's budget).
  */
+import { expectation } from "../../errors.js";
 import { NodeClient } from "../../node/client.js";
 import type { CoordinateAnswer } from "../../node/client.js";
 import { POLICY_NAMES } from "../../policy/types.js";
@@ -38,9 +39,7 @@ function json(flag: string, text: string | undefined): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new UsageError(
-      `flag --${flag}: got ${JSON.stringify(text)}, expected JSON (${(err as Error).message})`,
-    );
+    throw new UsageError(expectation(`--${flag}`, text, `JSON (${(err as Error).message})`));
   }
 }
 
@@ -70,7 +69,7 @@ export async function run(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     if (parsed.positionals.length !== 1) {
-      throw new UsageError(`expected one node address (host:port), got ${parsed.positionals.length}`);
+      throw new UsageError(expectation("arguments", parsed.positionals, "one node address (host:port)"));
     }
     address = parsed.positionals[0]!;
     const v = parsed.values;
@@ -78,7 +77,7 @@ export async function run(argv: string[]): Promise<number> {
     deadlineMs = numberFlag(v, "deadline-ms", { required: true, min: 1 });
     const required = numberFlag(v, "required", { min: 0 });
     if (required !== undefined && !Number.isInteger(required)) {
-      throw new UsageError(`flag --required must be an integer, got ${required}`);
+      throw new UsageError(expectation("--required", required, "an integer >= 0"));
     }
     call = {
       kind: v.task,

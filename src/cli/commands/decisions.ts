@@ -8,7 +8,7 @@
  *
  * Exit codes: 0 printed; 1 the node could not be asked (unreachable, no Decisions service); 2 usage.
  */
-import { TailswarmError } from "../../errors.js";
+import { TailswarmError, expectation } from "../../errors.js";
 import { fetchDecisions } from "../../telemetry/decisions-service.js";
 import { formatDecisions } from "../../telemetry/format-decisions.js";
 import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
@@ -41,12 +41,12 @@ export async function run(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     if (positionals.length !== 1) {
-      throw new UsageError(`expected one node address (host:port), got ${positionals.length} arguments`);
+      throw new UsageError(expectation("arguments", positionals, "one node address (host:port)"));
     }
     address = positionals[0]!;
     last = numberFlag(values, "last", { min: 1 });
     if (last !== undefined && !Number.isInteger(last)) {
-      throw new UsageError(`flag --last must be a whole number, got ${last}`);
+      throw new UsageError(expectation("--last", last, "an integer >= 1"));
     }
     timeout = numberFlag(values, "timeout-ms", { min: 1 }) ?? 5_000;
     json = values.json === true;

@@ -6,6 +6,7 @@
  *   tailswarm sim --quick
  *   tailswarm sim --workload all --out sim-out --seed 1
  */
+import { expectation } from "../../errors.js";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { buildSimReport, formatReport, type SimWorkloadName } from "../../sim/report.js";
@@ -45,7 +46,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     const w = values.workload ?? "all";
     if (w !== "mixed" && w !== "separation" && w !== "all") {
-      throw new UsageError(`flag --workload must be mixed, separation or all, got '${w}'`);
+      throw new UsageError(expectation("--workload", w, "mixed, separation or all"));
     }
     workload = w;
     quick = values.quick === true;
@@ -53,7 +54,13 @@ export async function run(argv: string[]): Promise<number> {
     const first = numberFlag(values, "seed", { min: 0 }) ?? 1;
     const count = numberFlag(values, "seeds", { min: 1 }) ?? (quick ? 2 : 3);
     if (!Number.isInteger(first) || !Number.isInteger(count)) {
-      throw new UsageError("flags --seed and --seeds must be integers");
+      throw new UsageError(
+        expectation(
+          Number.isInteger(first) ? "--seeds" : "--seed",
+          Number.isInteger(first) ? count : first,
+          "an integer",
+        ),
+      );
     }
     seeds = Array.from({ length: count }, (_, i) => first + i);
     out = values.out ?? "sim-out";

@@ -2,6 +2,7 @@
  * `tailswarm status <addr> [--json]`: a node's identity and load, its coordinator's decisions by
  * mode, and its view of every peer (up/down, p50/p99, samples, estimate age).
  */
+import { expectation } from "../../errors.js";
 import { NodeClient } from "../../node/client.js";
 import type { WireStatusReply } from "../../node/status-proto.js";
 import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
@@ -73,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     if (parsed.positionals.length !== 1)
-      throw new UsageError(`expected one node address (host:port), got ${parsed.positionals.length}`);
+      throw new UsageError(expectation("arguments", parsed.positionals, "one node address (host:port)"));
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`tailswarm status: ${err.message}\n`);

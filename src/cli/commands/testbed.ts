@@ -3,7 +3,7 @@
  * as real node processes on loopback, the policies compared on one request stream, a report with
  * charts (docs/testbed.md).
  */
-import { TailswarmError } from "../../errors.js";
+import { TailswarmError, expectation } from "../../errors.js";
 import { POLICY_NAMES } from "../../policy/types.js";
 import { runTestbed } from "../../testbed/run-testbed.js";
 import { DEFAULT_SCENARIO, loadScenario } from "../../testbed/scenario-loader.js";
@@ -61,11 +61,9 @@ export async function run(argv: string[]): Promise<number> {
     numberFlag(values, "warmup", { min: 0 });
     const seed = numberFlag(values, "seed", { min: 0 });
     if (values.processes !== undefined && values.processes !== "grouped" && values.processes !== "per-node")
-      throw new UsageError(
-        `flag --processes must be grouped or per-node, got ${JSON.stringify(values.processes)}`,
-      );
+      throw new UsageError(expectation("--processes", values.processes, "grouped or per-node"));
     if (seed !== undefined && !Number.isInteger(seed))
-      throw new UsageError(`flag --seed must be an integer, got ${seed}`);
+      throw new UsageError(expectation("--seed", seed, "an integer >= 0"));
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`tailswarm testbed: ${error.message}\n${USAGE}\n`);

@@ -3,7 +3,7 @@
  * `dns:///swarm-headless.default.svc:7400` or `static:///10.0.0.1:7400,10.0.0.2:7400` (a bare
  * `host:port` is static) becomes a source that lists peer addresses.
  */
-import { TailswarmError } from "../../errors.js";
+import { invalid } from "../../errors.js";
 
 export interface MembershipSource {
   /** A label for messages and status (`dns:///name:port`). */
@@ -55,11 +55,11 @@ export function createSource(raw: string, options: { refreshMs: number }): Membe
   const target = parseTarget(raw);
   const factory = registry.get(target.scheme);
   if (factory === undefined) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `peers: "${raw}" has scheme "${target.scheme}", expected one of ${registeredSchemes()
-        .map((s) => `"${s}"`)
-        .join(", ")} (or a bare host:port)`,
+    throw invalid(
+      "peers",
+      raw,
+      `a target with a scheme of ${registeredSchemes().join(", ")} (or a bare host:port), not ${target.scheme}`,
+      { code: "INVALID_CONFIG" },
     );
   }
   return factory(target, options);
@@ -70,10 +70,9 @@ export function splitHostPort(hostPort: string, raw: string): { host: string; po
   const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(hostPort.trim());
   const port = m ? Number(m[2]) : NaN;
   if (!m || !(port > 0 && port < 65536)) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `peers: "${raw}" — "${hostPort}" is not host:port with a port 1-65535`,
-    );
+    throw invalid("peers", raw, `host:port with a port 1-65535 (${JSON.stringify(hostPort)} is not)`, {
+      code: "INVALID_CONFIG",
+    });
   }
   return { host: m[1]!, port };
 }

@@ -16,7 +16,9 @@ import { ConsoleMetricExporter, PeriodicExportingMetricReader } from "@opentelem
 import type { IMetricReader, PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { ConsoleSpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { TailswarmError } from "../../errors.js";
+import { invalid } from "../../errors.js";
+import { checkRange, describeRange, inRange, intRange, numberAbove } from "../../util/range.js";
+import type { NumberRange } from "../../util/range.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -56,10 +58,9 @@ export function otlpProtocol(env: Env, signal: "TRACES" | "METRICS"): OtlpProtoc
     .toLowerCase();
   if (raw === "") return "http/protobuf";
   if (raw === "grpc" || raw === "http/protobuf" || raw === "http/json") return raw;
-  throw new TailswarmError(
-    "INVALID_CONFIG",
-    `OTEL_EXPORTER_OTLP_PROTOCOL: got "${raw}", expected grpc, http/protobuf or http/json`,
-  );
+  throw invalid("OTEL_EXPORTER_OTLP_PROTOCOL", raw, "grpc, http/protobuf or http/json", {
+    code: "INVALID_CONFIG",
+  });
 }
 
 /** Span exporters named by OTEL_TRACES_EXPORTER. */
@@ -83,21 +84,21 @@ export function spanExporters(env: Env): { processors: SpanExporter[]; names: st
       processors.push(new ConsoleSpanExporter());
       used.push("console");
     } else {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `OTEL_TRACES_EXPORTER: got "${name}", expected a comma list of otlp, console, none`,
-      );
+      throw invalid("OTEL_TRACES_EXPORTER", name, "a comma list of otlp, console, none", {
+        code: "INVALID_CONFIG",
+      });
     }
   }
   return { processors, names: used };
 }
 
-function positive(env: Env, key: string, fallback: number): number {
+/** The number in variable `key` (`fallback` when unset), which must be in `range`. */
+function envNumber(env: Env, key: string, range: NumberRange, fallback: number): number {
   const raw = env[key];
   if (raw === undefined || raw.trim() === "") return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) {
-    throw new TailswarmError("INVALID_CONFIG", `${key}: got "${raw}", expected a positive number of ms`);
+  if (!inRange(n, range)) {
+    throw invalid(key, raw, `${describeRange(range)} (ms)`, { code: "INVALID_CONFIG" });
   }
   return n;
 }
@@ -109,8 +110,8 @@ export async function metricReaders(
 ): Promise<{ readers: IMetricReader[]; names: string[]; prometheus: PrometheusEndpoint | undefined }> {
   const names = list(env["OTEL_METRICS_EXPORTER"], otlpConfigured(env, "METRICS") ? "otlp" : "none");
   if (prometheus.port !== undefined && !names.includes("prometheus")) names.push("prometheus");
-  const interval = positive(env, "OTEL_METRIC_EXPORT_INTERVAL", 60_000);
-  const timeout = Math.min(positive(env, "OTEL_METRIC_EXPORT_TIMEOUT", 30_000), interval);
+  const interval = envNumber(env, "OTEL_METRIC_EXPORT_INTERVAL", numberAbove(0), 60_000);
+  const timeout = Math.min(envNumber(env, "OTEL_METRIC_EXPORT_TIMEOUT", numberAbove(0), 30_000), interval);
   const periodic = (exporter: PushMetricExporter): IMetricReader =>
     new PeriodicExportingMetricReader({
       exporter,
@@ -143,10 +144,9 @@ export async function metricReaders(
       endpoint = started.endpoint;
       used.push("prometheus");
     } else {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `OTEL_METRICS_EXPORTER: got "${name}", expected a comma list of otlp, prometheus, console, none`,
-      );
+      throw invalid("OTEL_METRICS_EXPORTER", name, "a comma list of otlp, prometheus, console, none", {
+        code: "INVALID_CONFIG",
+      });
     }
   }
   return { readers, names: used, prometheus: endpoint };
@@ -157,12 +157,11 @@ async function startPrometheus(
   opts: { port?: number; host?: string },
 ): Promise<{ reader: PrometheusExporter; endpoint: PrometheusEndpoint }> {
   const port = opts.port ?? Number(env["OTEL_EXPORTER_PROMETHEUS_PORT"] ?? 9464);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `prometheus port: got ${port}, expected an integer in [0, 65535]`,
-    );
-  }
+  checkRange(
+    opts.port !== undefined ? "metrics.prometheusPort" : "OTEL_EXPORTER_PROMETHEUS_PORT",
+    port,
+    intRange(0, 65_535),
+  );
   const host = opts.host ?? (env["OTEL_EXPORTER_PROMETHEUS_HOST"] || undefined);
   // The exporter reads port 0 as "default" (9464): pick a free port for it.
   const listenPort = port === 0 ? await freePort(host) : port;
@@ -170,10 +169,11 @@ async function startPrometheus(
   await new Promise<void>((resolve, reject) => {
     reader = new PrometheusExporter({ port: listenPort, host }, (err) => (err ? reject(err) : resolve()));
   }).catch((err: unknown) => {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `prometheus port ${port}: could not listen (${(err as Error).message ?? String(err)})`,
-      { cause: err },
+    throw invalid(
+      "metrics.prometheusPort",
+      port,
+      `a port this host can listen on (${(err as Error).message ?? String(err)})`,
+      { code: "INVALID_CONFIG", cause: err },
     );
   });
   const bound = listenPort;

@@ -1,6 +1,7 @@
 import { SamplingDecision } from "@opentelemetry/sdk-trace-base";
 import type { Sampler, SamplingResult } from "@opentelemetry/sdk-trace-base";
-import { TailswarmError } from "../../errors.js";
+import { checkRange } from "../../util/range.js";
+import { TRACES_PER_SECOND_RANGE } from "./sampler-defaults.js";
 
 const SAMPLED: SamplingResult = { decision: SamplingDecision.RECORD_AND_SAMPLED };
 const DROPPED: SamplingResult = { decision: SamplingDecision.NOT_RECORD };
@@ -34,13 +35,7 @@ export class RateLimitingSampler implements Sampler {
 
   /** `now`: a monotonic clock in ms (default `performance.now`), for tests. */
   constructor(tracesPerSecond: number, now: () => number = () => performance.now()) {
-    if (!Number.isFinite(tracesPerSecond) || tracesPerSecond < 0) {
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `traces per second: expected a finite number >= 0, got ${String(tracesPerSecond)}`,
-      );
-    }
-    this.rate = tracesPerSecond;
+    this.rate = checkRange("telemetry.tracesPerSecond", tracesPerSecond, TRACES_PER_SECOND_RANGE);
     this.#perMs = tracesPerSecond / 1000;
     this.#capacity = Math.max(1, tracesPerSecond);
     this.#now = now;

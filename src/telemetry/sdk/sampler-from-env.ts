@@ -12,9 +12,10 @@ import {
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace-base";
 import type { Sampler } from "@opentelemetry/sdk-trace-base";
-import { TailswarmError } from "../../errors.js";
+import { invalid } from "../../errors.js";
 import type { SamplingHints } from "../sampling-hints.js";
 import { RateLimitingSampler } from "./rate-limiting-sampler.js";
+import { inRange, numberRange } from "../../util/range.js";
 import { DEFAULT_TRACES_PER_SECOND } from "./sampler-defaults.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -32,11 +33,8 @@ function ratio(env: Env): number {
   const raw = (env["OTEL_TRACES_SAMPLER_ARG"] ?? "").trim();
   if (raw === "") return 1;
   const r = Number(raw);
-  if (!Number.isFinite(r) || r < 0 || r > 1) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `OTEL_TRACES_SAMPLER_ARG: got "${raw}", expected a ratio between 0 and 1`,
-    );
+  if (!inRange(r, numberRange(0, 1))) {
+    throw invalid("OTEL_TRACES_SAMPLER_ARG", raw, "a ratio, a number >= 0 <= 1", { code: "INVALID_CONFIG" });
   }
   return r;
 }
@@ -91,9 +89,11 @@ function named(name: string, env: Env, tracesPerSecond: number): Sampler {
     case "parentbased_traceidratio":
       return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio(env)) });
     default:
-      throw new TailswarmError(
-        "INVALID_CONFIG",
-        `OTEL_TRACES_SAMPLER: got "${name}", expected one of ${NAMES.join(", ")} (unset: at most ${tracesPerSecond} new traces/s, parent-based)`,
+      throw invalid(
+        "OTEL_TRACES_SAMPLER",
+        name,
+        `one of ${NAMES.join(", ")} (unset: at most ${tracesPerSecond} new traces/s, parent-based)`,
+        { code: "INVALID_CONFIG" },
       );
   }
 }

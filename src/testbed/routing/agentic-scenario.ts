@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parse } from "yaml";
-import { TailswarmError } from "../../errors.js";
+import { invalid } from "../../errors.js";
 import { parseContextWorkerOptions } from "../../peers/context-worker.js";
 import type { ContextWorkerOptions } from "../../peers/context-worker.js";
 import type { RetentionPolicyName } from "../../routing/retention.js";
@@ -62,10 +62,7 @@ export interface AgenticScenario {
 const RETENTIONS = ["marginal-value", "lru", "popularity"] as const;
 
 function bad(path: string, value: unknown, expected: string): never {
-  throw new TailswarmError(
-    "INVALID_CONFIG",
-    `${path}: got ${JSON.stringify(value) ?? "nothing"}, expected ${expected}`,
-  );
+  throw invalid(path, value, expected, { code: "INVALID_CONFIG" });
 }
 
 function num(o: Record<string, unknown>, key: string, fallback: number, min = 0, integer = false): number {
@@ -153,13 +150,10 @@ export async function loadAgenticScenario(path: string): Promise<AgenticScenario
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
-    throw new TailswarmError(
-      "INVALID_CONFIG",
-      `scenario ${file}: cannot read (${(error as Error).message})`,
-      {
-        cause: error,
-      },
-    );
+    throw invalid("--scenario", file, `a readable file (${(error as Error).message})`, {
+      code: "INVALID_CONFIG",
+      cause: error,
+    });
   }
   return agenticScenarioFrom(parse(text) as unknown, file);
 }
