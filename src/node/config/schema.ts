@@ -18,7 +18,7 @@ import type { PolicyName } from "../../policy/types.js";
 import { PEER_VIEW_BOOK_DEFAULTS, PEER_VIEW_BOOK_RANGES } from "../../routing/peer-view-book.js";
 import { ROUTER_DEFAULTS, ROUTER_RANGES, ROUTING_POLICIES } from "../../routing/router.js";
 import type { RoutingPolicyName } from "../../routing/types.js";
-import { DEFAULT_TRACES_PER_SECOND, TRACES_PER_SECOND_RANGE } from "../../telemetry/sdk/sampler-defaults.js";
+import { DEFAULT_TRACES_PER_SECOND, TRACES_PER_SECOND_RANGE } from "../../telemetry/sampler-defaults.js";
 import { intRange } from "../../util/range.js";
 import {
   boolField,

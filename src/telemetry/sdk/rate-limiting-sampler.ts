@@ -1,7 +1,7 @@
 import { SamplingDecision } from "@opentelemetry/sdk-trace-base";
 import type { Sampler, SamplingResult } from "@opentelemetry/sdk-trace-base";
 import { checkRange } from "../../util/range.js";
-import { TRACES_PER_SECOND_RANGE } from "./sampler-defaults.js";
+import { TRACES_PER_SECOND_RANGE } from "../sampler-defaults.js";
 
 const SAMPLED: SamplingResult = { decision: SamplingDecision.RECORD_AND_SAMPLED };
 const DROPPED: SamplingResult = { decision: SamplingDecision.NOT_RECORD };

@@ -16,7 +16,7 @@ import { invalid } from "../../errors.js";
 import type { SamplingHints } from "../sampling-hints.js";
 import { RateLimitingSampler } from "./rate-limiting-sampler.js";
 import { inRange, numberRange } from "../../util/range.js";
-import { DEFAULT_TRACES_PER_SECOND } from "./sampler-defaults.js";
+import { DEFAULT_TRACES_PER_SECOND } from "../sampler-defaults.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
