@@ -179,7 +179,12 @@ export class SwarmNode {
       addressOf: (peer) => membership.addressOf(peer),
       onLoad: routing.onLoad,
     });
-    const ledger = new AbandonLedger({ priorMs: config.abandonCostPriorMs });
+    // The cost is windowed like the estimates it is added to: the same window and slices.
+    const ledger = new AbandonLedger({
+      priorMs: config.abandonCostPriorMs,
+      windowMs: config.estimator.windowMs,
+      slices: config.estimator.slices,
+    });
 
     // Status reads the server and coordinator once they exist (telemetry's gauges call it later).
     const ready: { status?: () => WireStatusReply } = {};

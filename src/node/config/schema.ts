@@ -167,7 +167,11 @@ export const nodeConfigSchema = z.strictObject({
   }),
   abandonCostPriorMs: rangeField(ABANDON_LEDGER_RANGES.priorMs)
     .default(ABANDON_LEDGER_DEFAULTS.priorMs)
-    .meta(doc("Abandon cost assumed before the ledger has data, ms.")),
+    .meta(
+      doc(
+        `Abandon cost assumed while the ledger's window (estimator.windowMs and slices) holds fewer than ${ABANDON_LEDGER_DEFAULTS.minSamples} fan-outs that cut a branch, ms.`,
+      ),
+    ),
   drainGraceMs: rangeField(server.drainGraceMs)
     .default(SERVER_DEFAULTS.drainGraceMs)
     .meta(doc("On SIGTERM/SIGINT, time in-flight work gets to finish before it is cancelled, ms.")),
