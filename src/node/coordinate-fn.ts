@@ -64,7 +64,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
     const model = decisionModel(req.decision, req.options, req.task);
     const peers = deps.peers.live();
     if (!Number.isInteger(req.required) || req.required < 0) {
-      throw new TailswarmError("INVALID_ARGUMENT", `required: got ${req.required}, expected an integer >= 0`);
+      throw invalid("required", req.required, "an integer >= 0");
     }
     if (peers.length === 0) {
       const start = deps.now();
@@ -98,10 +98,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
       return result;
     }
     if (req.required > peers.length) {
-      throw new TailswarmError(
-        "INVALID_ARGUMENT",
-        `required: got ${req.required}, expected at most the ${peers.length} live peers (${peers.join(", ")})`,
-      );
+      throw invalid("required", req.required, `at most the ${peers.length} live peers`);
     }
     // The engine ends the fan-out at the deadline by itself (with partial results); only a caller's
     // cancel or a forced shutdown abandons it.
