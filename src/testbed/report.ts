@@ -15,6 +15,10 @@ import type { LoopDelaySummary } from "./coordinator-loop-poll.js";
 import { pairCalls, pairedDifference } from "./paired-difference.js";
 import type { PairedDifference } from "./paired-difference.js";
 import { netValue, round, sensitivity } from "./value-model.js";
+import { netValueSummary } from "./net-value-intervals.js";
+import type { NetValueSummary } from "./net-value-intervals.js";
+import { failureCodes } from "./failure-codes.js";
+import type { FailureCodes } from "./failure-codes.js";
 import type { SensitivityRow } from "./value-model.js";
 
 export interface ProcessSummary {
@@ -80,6 +84,10 @@ export interface Report {
    * 95% interval), at the scenario's weights; null when either policy was not run.
    */
   readonly rule_vs_naive: RuleVsNaive | null;
+  /** Net value per fan-out per coordinator: each policy's mean with its interval, every pair compared. */
+  readonly net_value: NetValueSummary;
+  /** Why calls failed at the caller (mode `error`): gRPC status names per policy and coordinator. */
+  readonly failures: FailureCodes;
   /** Each row also carries `rule_minus_naive`: the paired net value difference at its weights. */
   readonly sensitivity: readonly (SensitivityRow & { readonly rule_minus_naive: PairedDifference | null })[];
   readonly checks: Record<string, boolean | null>;
@@ -94,6 +102,7 @@ export interface RuleVsNaive {
 }
 
 export interface ReportSeries {
+  /** Bucket width, s: wide enough for about ten fan-outs per coordinator and policy in each. */
   readonly bucket_s: number;
   readonly budgets: Record<string, number>;
   /** Per peer: [t_s, p50, p99] per bucket, from every branch the coordinators issued. */
@@ -101,10 +110,28 @@ export interface ReportSeries {
     string,
     { readonly group: string; readonly points: [number, number, number][] }
   >;
+  /** Per peer group (region, or region behind a gateway): [t_s, p50, p99, branches] per bucket. */
+  readonly group_latency?: Record<string, [number, number, number, number][]>;
+  /** Per peer over the whole run, from every branch the coordinators issued. */
+  readonly peer_summary?: Record<string, PeerSummary>;
   /** Per policy: [t_s, speculate, synchronous, degrade, error] shares per bucket. */
   readonly mode_mix: Record<string, [number, number, number, number, number][]>;
   /** Per policy and coordinator: [t_s, speculate share] per bucket. */
   readonly speculate_by_coordinator: Record<string, Record<string, [number, number][]>>;
+}
+
+export interface PeerSummary {
+  readonly group: string;
+  readonly branches: number;
+  /** Branches cut off before they answered (abandoned, late or failed): their latency is their age. */
+  readonly cut: number;
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+  /**
+   * More than 1% of the peer's branches were cut off, so the p99 falls among them: the true p99 is
+   * at least `p99_ms`.
+   */
+  readonly p99_lower_bound: boolean;
 }
 
 export interface ReportInput {
@@ -201,6 +228,8 @@ export function buildReport(input: ReportInput): Report {
           net_value_per_fanout: pairedDifference(rulePairs, (c) => netValue(c, weights)),
         }
       : null,
+    net_value: netValueSummary(byPolicy, s.coordinators, weights),
+    failures: failureCodes(input.calls),
     sensitivity: grid,
     checks: checks(stats, grid),
     series: buildSeries(input, scored),
@@ -243,18 +272,49 @@ function checks(p: Record<string, PolicyStats>, grid: Report["sensitivity"]): Re
 function buildSeries(input: ReportInput, scored: readonly ScoredCall[]): ReportSeries {
   const s = input.scenario;
   const span = Math.max(1, input.durationS);
-  const bucket = span <= 20 ? 2 : span <= 90 ? 5 : 10;
+  const bucket = bucketSeconds(span, Math.min(...s.coordinators.map((c) => c.ratePerS)));
   const nb = Math.max(1, Math.ceil(span / bucket));
   const idx = (tMs: number): number => Math.min(nb - 1, Math.max(0, Math.floor(tMs / 1000 / bucket)));
   const mid = (i: number): number => round((i + 0.5) * bucket, 2);
 
   const lat = new Map<string, number[][]>();
+  const byGroup = new Map<string, number[][]>();
+  const whole = new Map<string, { all: number[]; cut: number }>();
+  const groupOf = (peer: string): string => input.peerGroups.get(peer) ?? "peer";
   for (const c of input.calls) {
     for (const b of c.branches) {
       let rows = lat.get(b.peer);
       if (rows === undefined) lat.set(b.peer, (rows = Array.from({ length: nb }, () => [])));
       rows[idx(c.t)]!.push(b.latencyMs);
+      const g = groupOf(b.peer);
+      let grows = byGroup.get(g);
+      if (grows === undefined) byGroup.set(g, (grows = Array.from({ length: nb }, () => [])));
+      grows[idx(c.t)]!.push(b.latencyMs);
+      let w = whole.get(b.peer);
+      if (w === undefined) whole.set(b.peer, (w = { all: [], cut: 0 }));
+      w.all.push(b.latencyMs);
+      if (CUT.has(b.outcome)) w.cut++;
     }
+  }
+  const groupLatency: NonNullable<ReportSeries["group_latency"]> = {};
+  for (const [g, rows] of [...byGroup.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+    groupLatency[g] = rows.flatMap((xs, i) => {
+      if (xs.length === 0) return [];
+      xs.sort((a, b) => a - b);
+      return [[mid(i), round(nearestRank(xs, 0.5)!, 2), round(nearestRank(xs, 0.99)!, 2), xs.length]];
+    });
+  }
+  const peerSummary: NonNullable<ReportSeries["peer_summary"]> = {};
+  for (const [peer, w] of [...whole.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const xs = w.all.sort((a, b) => a - b);
+    peerSummary[peer] = {
+      group: groupOf(peer),
+      branches: xs.length,
+      cut: w.cut,
+      p50_ms: round(nearestRank(xs, 0.5)!, 2),
+      p99_ms: round(nearestRank(xs, 0.99)!, 2),
+      p99_lower_bound: w.cut > xs.length - Math.ceil(0.99 * xs.length),
+    };
   }
   const peerLatency: ReportSeries["peer_latency"] = {};
   for (const [peer, rows] of [...lat.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
@@ -302,9 +362,25 @@ function buildSeries(input: ReportInput, scored: readonly ScoredCall[]): ReportS
     bucket_s: bucket,
     budgets: Object.fromEntries(s.coordinators.map((c) => [c.name, c.budgetMs])),
     peer_latency: peerLatency,
+    group_latency: groupLatency,
+    peer_summary: peerSummary,
     mode_mix: modeMix,
     speculate_by_coordinator: specBy,
   };
+}
+
+/** Branch outcomes that did not answer: the recorded latency is the branch's age when it was cut. */
+const CUT = new Set(["abandoned", "late", "failed"]);
+
+/**
+ * The narrowest of 2, 5, 10, 15, 20, 30, 60 s that holds about ten fan-outs of the slowest
+ * coordinator per policy (fewer make a jagged line), no wider than half the run.
+ */
+export function bucketSeconds(spanS: number, minRatePerS: number): number {
+  const widths = [2, 5, 10, 15, 20, 30, 60];
+  const cap = Math.max(2, spanS / 2);
+  const fits = widths.find((w) => w * minRatePerS >= 10) ?? widths[widths.length - 1]!;
+  return Math.max(2, Math.min(fits, widths.filter((w) => w <= cap).pop() ?? 2));
 }
 
 function median(xs: readonly number[]): number | null {
