@@ -12,10 +12,32 @@ const sdkImports = {
     },
   ],
 };
+/** Charting, its server-side DOM and the browser driver serve the CLI's reports, never the library. */
+const reportImports = {
+  patterns: [
+    ...sdkImports.patterns,
+    {
+      group: ["@observablehq/*", "linkedom", "linkedom/*", "playwright-core", "playwright-core/*"],
+      message:
+        "charting and browser packages belong to the reports (src/testbed, src/sim) and the tests, not the library",
+    },
+  ],
+};
+/** The browser driver is a dev dependency: tests only, never shipped code. */
+const shippedReportImports = {
+  patterns: [
+    ...sdkImports.patterns,
+    {
+      group: ["playwright-core", "playwright-core/*"],
+      message:
+        "playwright-core is a dev dependency: the tests drive the browser, the shipped reports never do",
+    },
+  ],
+};
 /** The pure decision parts never import the network. */
 const networkImports = {
   patterns: [
-    ...sdkImports.patterns,
+    ...reportImports.patterns,
     {
       group: ["@grpc/*", "**/mesh/**", "**/node/**", "**/cli/**"],
       message: "pure parts (estimate, policy, decision, routing) must not import the network or the daemon",
@@ -65,6 +87,15 @@ export default tseslint.config(
     files: ["src/**/*.ts"],
     ignores: ["src/node/**", "src/cli/**", "src/telemetry/sdk/**"],
     rules: { "no-restricted-imports": ["error", sdkImports] },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: ["src/node/**", "src/cli/**", "src/telemetry/sdk/**", "src/testbed/**", "src/sim/**"],
+    rules: { "no-restricted-imports": ["error", reportImports] },
+  },
+  {
+    files: ["src/testbed/**/*.ts", "src/sim/**/*.ts"],
+    rules: { "no-restricted-imports": ["error", shippedReportImports] },
   },
   {
     files: ["src/estimate/**", "src/policy/**", "src/decision/**", "src/routing/**"],

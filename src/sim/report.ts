@@ -1,12 +1,12 @@
 /**
  * `tailswarm sim`'s report: our Table I beside the paper's, the Proposition 3 gaps, the β/ν/skew sweeps,
- * and the charts. Pure: returns the JSON object, the text and the SVG files; the CLI writes them.
+ * and the charts (src/sim/report-charts.ts). Pure: returns the JSON object, the text and the SVG files; the CLI writes them.
  */
 import { DEFAULT_PARAMS, GRIDS, type SimParams } from "./params.js";
 import { PAPER_PROP3, PAPER_SWEEPS, PAPER_TABLE1 } from "./paper.js";
 import { EXTRA_POLICIES, TABLE1_POLICIES, type SimPolicyName } from "./policies.js";
 import { separationGap } from "./separation.js";
-import { lineChart } from "./svg-chart.js";
+import { simCharts } from "./report-charts.js";
 import { atLoad, scanLoads, summarise } from "./sweep.js";
 
 export type SimWorkloadName = "mixed" | "separation" | "all";
@@ -64,6 +64,7 @@ export function buildSimReport(o: SimReportOptions): { report: SimReport; charts
   const horizon = o.horizon ?? DEFAULT_PARAMS.horizon;
   const base: Partial<SimParams> = { horizon };
   const loads = o.quick ? [0.2, 0.4, 0.6, 0.8, 1.0, 1.2] : GRIDS.load;
+  const betas = o.quick ? [0.05, 0.25, 0.5] : GRIDS.beta;
   const report: SimReport = {
     meta: {
       params: { ...DEFAULT_PARAMS, horizon },
@@ -81,7 +82,6 @@ export function buildSimReport(o: SimReportOptions): { report: SimReport; charts
     sweeps: { load: {}, beta: [], nu: [], skew: [] },
     paper: { table1: PAPER_TABLE1, prop3: PAPER_PROP3, sweeps: PAPER_SWEEPS },
   };
-  const charts: Record<string, string> = {};
 
   if (o.workload !== "separation") {
     const policies: SimPolicyName[] = [...TABLE1_POLICIES, ...(o.quick ? [] : EXTRA_POLICIES)];
@@ -109,19 +109,6 @@ export function buildSimReport(o: SimReportOptions): { report: SimReport; charts
       (TABLE1_POLICIES.includes(name) ? report.table1 : report.extras)[name] = row;
       report.sweeps.load[name] = scan.backlogByLoad;
     }
-    charts["stability-vs-load.svg"] = lineChart({
-      title: "Stability vs load (mixed workload)",
-      xLabel: "normalised load ρ",
-      yLabel: "mean post-warm-up backlog",
-      yLog: true,
-      hLines: [{ y: 120, label: "stability limit 120" }],
-      series: Object.entries(report.sweeps.load).map(([name, points]) => ({
-        name,
-        points: points.map(([x, y]): [number, number] => [x, Math.max(y, 1)]),
-      })),
-    });
-
-    const betas = o.quick ? [0.05, 0.25, 0.5] : GRIDS.beta;
     const sweepSeeds = o.quick ? o.seeds.slice(0, 1) : o.seeds;
     for (const beta of betas) {
       log(`mixed: beta ${beta}`);
@@ -136,22 +123,6 @@ export function buildSimReport(o: SimReportOptions): { report: SimReport; charts
         mabp_hit: m.hitRatio.mean,
       });
     }
-    charts["gain-vs-beta.svg"] = lineChart({
-      title: "MABP gain over Cost-BP vs memory budget β (ρ0 = 0.85)",
-      xLabel: "memory budget β",
-      yLabel: "gain over Cost-BP (%)",
-      series: [
-        {
-          name: "penalty gain",
-          points: report.sweeps.beta.map((r): [number, number] => [r.beta, r.penalty_gain_pct]),
-        },
-        {
-          name: "P95 delay gain",
-          points: report.sweeps.beta.map((r): [number, number] => [r.beta, r.p95_gain_pct]),
-        },
-      ],
-    });
-
     if (!o.quick) {
       for (const nu of GRIDS.nu) {
         log(`mixed: nu ${nu}`);
@@ -186,7 +157,7 @@ export function buildSimReport(o: SimReportOptions): { report: SimReport; charts
       report.prop3_bound[String(K)] = (K - 1) / 2;
     }
   }
-  return { report, charts };
+  return { report, charts: simCharts(report, betas) };
 }
 
 const DIFFERENCES = [

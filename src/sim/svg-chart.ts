@@ -1,90 +1,75 @@
 /**
- * A tiny dependency-free SVG line chart: self-contained output that any browser opens offline. Generic
- * on purpose (the testbed report reuses it).
+ * Observable Plot rendered at report time, outside a browser: a server-side DOM (linkedom) stands in
+ * for `document`, and the chart comes back as static markup that opens offline with no script.
+ * `plotFigure` keeps Plot's HTML legend and caption (for report.html); `plotSvg` returns a standalone
+ * `.svg` file (title drawn into the SVG, no HTML legend: label the marks directly).
  *
  * @example
- * const svg = lineChart({
- *   title: "Stability vs load",
- *   xLabel: "load ρ",
- *   yLabel: "mean backlog",
- *   series: [{ name: "MABP", points: [[0.5, 10], [0.9, 40]] }],
- * });
- * await writeFile("stability.svg", svg);
+ * const svg = plotSvg("Backlog vs load", { marks: [Plot.lineY(rows, { x: "load", y: "backlog" })] });
+ * await writeFile("backlog.svg", svg);
  */
+import * as Plot from "@observablehq/plot";
+import { parseHTML } from "linkedom";
 
-import { esc, extent, PALETTE, px, svgHeader, xyAxes } from "../util/svg.js";
+/** Class prefix of every chart's elements (its legend swatches are `.ts-plot-swatch`). */
+export const PLOT_CLASS = "ts-plot";
 
-export interface LineSeries {
-  readonly name: string;
-  readonly points: readonly (readonly [number, number])[];
+const FONT = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif";
+
+/**
+ * What is read of the element Plot returns: a linkedom node. The project compiles without the DOM
+ * types, so Plot's `Document` and element types are opaque here and linkedom's document passes as one.
+ */
+interface MarkupElement {
+  readonly outerHTML: string;
+  readonly tagName: string;
+  querySelector(selector: string): MarkupElement | null;
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
 }
 
-export interface LineChartOptions {
-  readonly title: string;
-  readonly xLabel: string;
-  readonly yLabel: string;
-  readonly series: readonly LineSeries[];
-  readonly width?: number;
-  readonly height?: number;
-  /** Log10 y axis (non-positive values are dropped). */
-  readonly yLog?: boolean;
-  /** Horizontal reference lines, e.g. a threshold. */
-  readonly hLines?: readonly { readonly y: number; readonly label: string }[];
-}
-
-export function lineChart(o: LineChartOptions): string {
-  const width = o.width ?? 720;
-  const height = o.height ?? 420;
-  const m = { left: 70, right: 170, top: 40, bottom: 55 };
-  const pw = width - m.left - m.right;
-  const ph = height - m.top - m.bottom;
-  const ty = (y: number): number => (o.yLog ? Math.log10(y) : y);
-  const pts = o.series
-    .flatMap((s) => s.points)
-    .filter(([x, y]) => Number.isFinite(x) && Number.isFinite(ty(y)));
-  const refs = (o.hLines ?? []).filter((h) => Number.isFinite(ty(h.y)));
-  let [x0, x1] = extent(pts.map((p) => p[0]));
-  let [y0, y1] = extent([...pts.map((p) => ty(p[1])), ...refs.map((h) => ty(h.y))]);
-  if (!o.yLog) y0 = Math.min(0, y0);
-  if (x0 === x1) [x0, x1] = [x0 - 1, x1 + 1];
-  if (y0 === y1) [y0, y1] = [y0 - 1, y1 + 1];
-  const sx = (x: number): number => m.left + ((x - x0) / (x1 - x0)) * pw;
-  const sy = (y: number): number => m.top + ph - ((ty(y) - y0) / (y1 - y0)) * ph;
-
-  const out: string[] = [svgHeader(width, height, o.title)];
-  out.push(
-    ...xyAxes(m, pw, ph, height, {
-      x: [x0, x1],
-      y: [y0, y1],
-      sx,
-      sy,
-      yLog: o.yLog === true,
-      xLabel: o.xLabel,
-      yLabel: o.yLabel,
-    }),
-  );
-  for (const h of refs) {
-    const y = sy(h.y);
-    out.push(
-      `<line x1="${m.left}" y1="${px(y)}" x2="${m.left + pw}" y2="${px(y)}" stroke="#999" stroke-dasharray="5 4"/>`,
-      `<text x="${m.left + pw - 4}" y="${px(y - 4)}" text-anchor="end" fill="#666">${esc(h.label)}</text>`,
-    );
-  }
-  o.series.forEach((s, i) => {
-    const color = PALETTE[i % PALETTE.length]!;
-    const valid = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(ty(y)));
-    if (valid.length > 0) {
-      const d = valid.map(([x, y], k) => `${k === 0 ? "M" : "L"}${px(sx(x))} ${px(sy(y))}`).join(" ");
-      out.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="2"/>`);
-      for (const [x, y] of valid)
-        out.push(`<circle cx="${px(sx(x))}" cy="${px(sy(y))}" r="3" fill="${color}"/>`);
-    }
-    const ly = m.top + 10 + i * 18;
-    out.push(
-      `<line x1="${m.left + pw + 12}" y1="${ly}" x2="${m.left + pw + 32}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
-      `<text x="${m.left + pw + 38}" y="${ly + 4}">${esc(s.name)}</text>`,
-    );
+function render(options: Plot.PlotOptions): MarkupElement {
+  const { document } = parseHTML("<!doctype html><html><body></body></html>");
+  return Plot.plot({
+    style: { fontSize: "12px", fontFamily: FONT, background: "white", overflow: "visible" },
+    ...options,
+    className: PLOT_CLASS,
+    document,
   });
-  out.push("</svg>");
-  return out.join("\n") + "\n";
+}
+
+/** The chart as an HTML `<figure>` (or a bare `<svg>` when it has no title, caption or legend). */
+export function plotFigure(options: Plot.PlotOptions): string {
+  return render(options).outerHTML;
+}
+
+/** A standalone SVG document: `title` (and a smaller `note`) above the plot, no HTML legend or caption. */
+export function plotSvg(
+  title: string,
+  options: Omit<Plot.PlotOptions, "title" | "caption">,
+  note?: string,
+): string {
+  const el = render({ ...options, title: undefined, caption: undefined });
+  const svg = el.tagName.toLowerCase() === "svg" ? el : el.querySelector("svg");
+  if (svg === null) throw new Error("plotSvg: Plot returned no <svg>");
+  const w = Number(svg.getAttribute("width"));
+  const h = Number(svg.getAttribute("height"));
+  const head = note === undefined ? 32 : 50;
+  svg.setAttribute("y", String(head));
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h + head}" viewBox="0 0 ${w} ${h + head}" font-family="${esc(FONT)}">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="${w / 2}" y="21" text-anchor="middle" font-size="15" font-weight="600">${esc(title)}</text>`,
+    ...(note === undefined
+      ? []
+      : [`<text x="${w / 2}" y="40" text-anchor="middle" font-size="12" fill="#555">${esc(note)}</text>`]),
+    svg.outerHTML,
+    "</svg>",
+    "",
+  ].join("\n");
+}
+
+/** Escapes text for HTML and XML content and attribute values. */
+export function esc(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }

@@ -1,6 +1,10 @@
-/** The terminal table of a testbed report: policies side by side, then the sensitivity grid. */
+/**
+ * The terminal report of a testbed run: the verdict first (the same paragraph report.html opens
+ * with), then the policies side by side and the sensitivity grid.
+ */
 import type { PairedDifference } from "./paired-difference.js";
 import type { Report } from "./report.js";
+import { verdict } from "./verdict.js";
 
 const ROWS: readonly [string, string][] = [
   ["fanouts", "fan-outs"],
@@ -25,6 +29,7 @@ export function formatTable(r: Report): string {
   const policies = Object.keys(r.policies);
   const out: string[] = [];
   const m = r.measured;
+  out.push("VERDICT", ...wrap(verdict(r).text, 100), "");
   out.push(
     `scenario ${r.scenario} (seed ${r.seed}), ${r.duration_s} s measured${r.interrupted ? " — INTERRUPTED, partial" : ""}`,
     `measured fan-out to all peers: p50 ${m.fanout_p50_ms} ms, p99 ${m.fanout_p99_ms} ms (${m.fanout_samples} direct fan-outs, ${m.fanout_censored} censored); gateway events during ${m.event_share === null ? "n/a" : pct(m.event_share)} of requests`,
@@ -100,6 +105,21 @@ export function formatTable(r: Report): string {
     }
   }
   return out.join("\n") + "\n";
+}
+
+/** Words to lines of at most `width` characters (a longer word stands alone). */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (word === "") continue;
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") lines.push(line);
+  return lines;
 }
 
 function cell(v: unknown): string {

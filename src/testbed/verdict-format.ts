@@ -1,0 +1,36 @@
+/** How the verdict and its predictions write numbers. */
+import type { StatsView } from "./report-view.js";
+
+export const NOT_SHOWN = "not shown by this run";
+
+/** "(95% interval 16.1 to 21.8)", or "(95% interval -3.3 to 9.2: not shown by this run)". */
+export function fmtInterval(lo: number, hi: number, digits: number, notShown: boolean): string {
+  return `(95% interval ${lo.toFixed(digits)} to ${hi.toFixed(digits)}${notShown ? `: ${NOT_SHOWN}` : ""})`;
+}
+
+export function signed(x: number): string {
+  return `${x > 0 ? "+" : ""}${x.toFixed(1)}`;
+}
+
+export function rate(x: number | null | undefined): string {
+  return x === null || x === undefined ? "n/a" : x.toFixed(3);
+}
+
+export function ms(x: number): string {
+  return `${x >= 100 ? x.toFixed(0) : x.toFixed(1)} ms`;
+}
+
+export function pct(x: number): string {
+  return `${Math.round(x * 100)}%`;
+}
+
+export function joinAnd(xs: readonly string[]): string {
+  if (xs.length <= 1) return xs.join("");
+  return `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`;
+}
+
+/** Decision-relevant committed branches, recovered from the rate (leave-one-out) and the commits. */
+export function relevantCommits(s: StatsView): number {
+  const rel = s.pivotal_commit_rate ?? s.decision_relevant_commit_rate;
+  return rel === null ? 0 : Math.round(rel * s.commits_per_fanout * s.fanouts);
+}
