@@ -4,8 +4,7 @@
  * readable as one of 0.9. Panels for rates a report.json lacks are left out.
  */
 import * as Plot from "@observablehq/plot";
-import { esc, plotFigure } from "../sim/svg-chart.js";
-import { fixed, policyColor } from "./charts.js";
+import { fixed, multiplesBlock, policyColor } from "./charts.js";
 import type { ReportView, StatsView } from "./report-view.js";
 
 interface Panel {
@@ -65,7 +64,7 @@ export function inversionChart(r: ReportView): string {
     const max = Math.max(0, ...bars.map((b) => b.value ?? 0), panel.reference?.value ?? 0);
     const top = max === 0 ? 0.01 : max * 1.35;
     const digits = top < 0.1 ? 3 : 2;
-    return plotFigure({
+    return {
       title: panel.title,
       width: 400,
       height: 40 + policies.length * 30,
@@ -101,12 +100,15 @@ export function inversionChart(r: ReportView): string {
             ]),
         Plot.ruleX([0], { stroke: "#333" }),
       ],
-    });
+    } satisfies Plot.PlotOptions;
   });
-  return `<figure class="chart" id="inversion"><h3>${esc("The inversion: each rate on its own scale")}</h3><div class="multiples">${figures.join("")}</div><figcaption>${esc(
+  return multiplesBlock(
+    "inversion",
+    "The inversion: each rate on its own scale",
+    figures,
     "The founding note predicts that under the rule the commit rate drops while the decision-relevant commit rate rises. " +
       "Each panel has its own axis from 0. Decision-relevant (leave-one-out): removing that one committed answer would change the action; " +
       "with many voters a single answer is rarely pivotal, so this rate is small under every policy. " +
-      "n/a: the policy made no speculative fan-out, so it has no commit rate.",
-  )}</figcaption></figure>`;
+      "n/a: nothing to count (no speculative fan-out, no committed answer, nothing cut off).",
+  );
 }

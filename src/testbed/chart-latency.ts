@@ -88,15 +88,14 @@ export function peerLatencyChart(r: ReportView): string {
       marks: [
         ...budgetMarks(r, "x"),
         Plot.tickX(dots, { x: "p50", y: "group", stroke: "#999", strokeWidth: 1 }),
-        Plot.dot(dots, {
-          x: "p99",
-          y: "group",
-          stroke: "group",
-          fill: (d: PeerDot) => (d.lowerBound ? "white" : d.group),
-          r: 4.5,
-          strokeWidth: 1.5,
-          fillOpacity: 0.8,
-        }),
+        Plot.dot(
+          dots.filter((d) => d.lowerBound),
+          { x: "p99", y: "group", stroke: "group", fill: "white", r: 4.5, strokeWidth: 1.5 },
+        ),
+        Plot.dot(
+          dots.filter((d) => !d.lowerBound),
+          { x: "p99", y: "group", fill: "group", r: 4.5, fillOpacity: 0.85 },
+        ),
       ],
     },
     "Grey ticks: each peer's p50; dots: its p99, over every branch the coordinators sent it. " +
@@ -143,7 +142,11 @@ export function groupLatencyChart(r: ReportView): string {
         label: "↑ p99 (ms, log scale)",
         grid: true,
       },
-      x: { label: "time into the measured run (s) →", labelAnchor: "center" },
+      x: {
+        domain: [0, Math.max(r.duration_s, r.series.bucket_s)],
+        label: "time into the measured run (s) →",
+        labelAnchor: "center",
+      },
       color: { domain: groups, range: GROUP_COLORS, legend: true },
       marks: [
         ...budgetMarks(r, "y"),
@@ -152,7 +155,7 @@ export function groupLatencyChart(r: ReportView): string {
       ],
     },
     `Each point: the p99 of all branches to the group's peers in a ${r.series.bucket_s} s bucket (cut-off branches at their age when cut, so a lower bound). ` +
-      "The gateway's episodes are shorter than a bucket: they show as a group's p99 above the others', not as separate spikes.",
+      "A gateway episode is shorter than a bucket: it raises its group's p99 in that bucket rather than showing as a spike of its own.",
   );
 }
 
@@ -191,7 +194,11 @@ export function speculateOverTimeChart(r: ReportView): string {
       fx: { domain: coords, tickFormat: label, label: null, padding: 0.08 },
       fy: { domain: policies, label: null, axis: "left", padding: 0.2 },
       y: { domain: [0, 1], ticks: [0, 0.5, 1], tickFormat: "%", label: null, grid: true, axis: "right" },
-      x: { label: "time into the measured run (s) →", labelAnchor: "center" },
+      x: {
+        domain: [0, Math.max(r.duration_s, r.series.bucket_s)],
+        label: "time into the measured run (s) →",
+        labelAnchor: "center",
+      },
       color: policyColor(policies),
       marks: [
         Plot.frame({ stroke: "#ddd" }),

@@ -31,7 +31,7 @@ export function modeMixChart(r: ReportView): string {
     "mode-mix",
     "Mode mix per coordinator: what each policy did with its fan-outs",
     {
-      width: 700,
+      width: 680,
       height: 50 + coords.length * (policies.length * 24 + 34),
       marginLeft: 100,
       marginTop: 26,
@@ -149,7 +149,7 @@ export function deadlineMissChart(r: ReportView): string {
     "deadline-misses",
     byMode ? "Deadline misses per coordinator, by mode" : "Deadline misses per coordinator",
     {
-      width: 600,
+      width: 580,
       height: 50 + coords.length * (policies.length * 22 + 34),
       marginLeft: 100,
       marginTop: 26,

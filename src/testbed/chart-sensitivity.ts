@@ -59,7 +59,11 @@ export function sensitivityChart(r: ReportView): string {
     }
   }
   const values = cells.flatMap((c) => (c.value === null ? [] : [Math.abs(c.value)]));
-  const extent = niceStep(Math.max(1, ...values) / 4) * 4;
+  // Steps sized to the bulk of the values (their 80th percentile), so that one policy's large losses
+  // do not wash out the rest; the outer steps are open-ended.
+  const sorted = [...values].sort((a, b) => a - b);
+  const bulk = sorted[Math.floor(0.8 * (sorted.length - 1))] ?? 1;
+  const extent = niceStep(Math.max(1, bulk) / 3) * 4;
   const cols = [...policies, ...(cells.some((c) => c.col === RULE_MINUS_NAIVE) ? [RULE_MINUS_NAIVE] : [])];
   const valued = cells.filter((c) => c.col !== RULE_MINUS_NAIVE);
   const diffs = cells.filter((c) => c.col === RULE_MINUS_NAIVE);
@@ -83,6 +87,7 @@ export function sensitivityChart(r: ReportView): string {
         domain: thresholds(extent),
         legend: true,
         label: "net value per fan-out",
+        tickFormat: "~s",
       },
       marks: [
         Plot.cell(valued, { fy: "panel", x: "col", y: "row", fill: "value", inset: 1 }),
@@ -105,7 +110,7 @@ export function sensitivityChart(r: ReportView): string {
               x: "col",
               y: "row",
               text: (d: Cell) => (d.best ? `${d.text} ★` : d.text),
-              fill: (d: Cell) => (d.value !== null && Math.abs(d.value) > extent * 0.6 ? "white" : "#111"),
+              fill: (d: Cell) => (d.value !== null && Math.abs(d.value) >= extent / 2 ? "white" : "#111"),
               fontWeight: best ? 700 : 400,
             },
           ),

@@ -37,6 +37,7 @@ export function peerWorkChart(r: ReportView): string {
       height: 60 + policies.length * 32,
       marginLeft: 100,
       marginRight: 60,
+      marginBottom: 42,
       x: { label: "ms per fan-out →", labelAnchor: "center", grid: true },
       y: { domain: policies, label: null },
       color: { domain: kinds, range: colors, legend: true },

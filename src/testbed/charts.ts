@@ -60,6 +60,16 @@ export function chartBlock(id: string, heading: string, options: Plot.PlotOption
   return `<figure class="chart" id="${esc(id)}"><h3>${esc(heading)}</h3>${plotFigure(options)}<figcaption>${esc(caption)}</figcaption></figure>`;
 }
 
+/** Small multiples, each plot with its own scales, under one heading and caption. */
+export function multiplesBlock(
+  id: string,
+  heading: string,
+  plots: readonly Plot.PlotOptions[],
+  caption: string,
+): string {
+  return `<figure class="chart" id="${esc(id)}"><h3>${esc(heading)}</h3><div class="multiples">${plots.map((o) => plotFigure(o)).join("")}</div><figcaption>${esc(caption)}</figcaption></figure>`;
+}
+
 /** A chart that cannot be drawn from this report.json, and why. */
 export function missingBlock(id: string, heading: string, why: string): string {
   return `<figure class="chart missing" id="${esc(id)}"><h3>${esc(heading)}</h3><p>${esc(why)}</p></figure>`;

@@ -35,7 +35,9 @@ h2{font-size:18px;margin:28px 0 8px}
 .chart figcaption{font-size:12.5px;color:#444;width:0;min-width:100%;line-height:1.45;margin-top:4px}
 .chart.missing p{color:#777;font-style:italic}
 .multiples{display:flex;flex-wrap:wrap;gap:8px 20px}
-.multiples h2{font-size:13px;font-weight:600;margin:0 0 2px}
+.multiples figure{margin:0}
+.multiples h2{font-size:13px;font-weight:600;margin:0}
+.multiples h3{font-size:12.5px;font-weight:400;color:#333;margin:0 0 2px}
 .scorecard{border-collapse:collapse;font-size:13.5px;width:470px}
 .scorecard td{padding:5px 8px;border-bottom:1px solid #e4e4e4;vertical-align:top}
 .outcome{font-weight:700;white-space:nowrap}

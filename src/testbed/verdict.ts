@@ -86,7 +86,7 @@ export function leadShown(l: Lead): boolean {
 
 function winnersSentence(r: ReportView): string | null {
   const w = r.value_model.weights;
-  const weights = `at the scenario's weights: correct answer ${w.correct}, latency ${w.latencyPerMs}/ms, lost work ${w.abandonPerMs}/ms, deadline miss ${w.miss}`;
+  const head = `On net value per fan-out at the scenario's weights (correct answer ${w.correct}, latency ${w.latencyPerMs}/ms, lost work ${w.abandonPerMs}/ms, miss ${w.miss})`;
   const nv = r.net_value;
   if (nv === undefined) {
     const best = Object.entries(r.policies).sort(
@@ -94,7 +94,7 @@ function winnersSentence(r: ReportView): string | null {
     )[0];
     return best === undefined
       ? null
-      : `**${best[0]} leads on net value per fan-out** with ${signed(best[1].net_value_per_fanout)} (${weights}); this report.json carries no intervals.`;
+      : `${head} **${best[0]} leads** with ${signed(best[1].net_value_per_fanout)}; this report.json carries no intervals.`;
   }
   const leads = coordinatorsByBudget(r).flatMap((c) => {
     const g = nv.groups[c];
@@ -104,21 +104,19 @@ function winnersSentence(r: ReportView): string | null {
   if (leads.length === 0) return null;
   const at = (c: string, l: Lead): string => `at ${c} (${r.series.budgets[c]} ms) ${leadBy(l)}`;
   const leaders = [...new Set(leads.map((x) => x.l.best))];
-  let body: string;
-  if (leaders.length === 1)
-    body = `**${leaders[0]} leads on net value per fan-out at every coordinator** (${weights}): ${leads.map((x) => at(x.c, x.l)).join(", ")}`;
-  else
-    body = leaders
-      .map((p) => {
-        const mine = leads.filter((x) => x.l.best === p);
-        return `**${p} leads on net value per fan-out** ${mine.map((x) => at(x.c, x.l)).join(" and ")}`;
-      })
-      .join("; ");
+  const body =
+    leaders.length === 1
+      ? `**${leaders[0]} leads at every coordinator**: ${leads.map((x) => at(x.c, x.l)).join(", ")}`
+      : leaders
+          .map((p) => {
+            const mine = leads.filter((x) => x.l.best === p);
+            return `**${p} leads** ${mine.map((x) => at(x.c, x.l)).join(" and ")}`;
+          })
+          .join("; ");
   const all = nv.groups[ALL_COORDINATORS];
   const overall = all === undefined ? null : leadOf(all);
   const tail = overall === null ? "" : `; **over all coordinators ${overall.best} leads** ${leadBy(overall)}`;
-  const note = leaders.length === 1 ? "" : ` (${weights})`;
-  return `${body}${tail}${note}.`;
+  return `${head}, ${body}${tail}.`;
 }
 
 /** "by 3.0 over naive-p50 (95% interval −3.3 to 9.2: not shown by this run)" */
@@ -156,13 +154,13 @@ function whySentence(r: ReportView): string | null {
       v: w.correct * (top.accuracy - rule.accuracy),
       say: `accuracy (${rate(top.accuracy)} against ${rate(rule.accuracy)})`,
     },
-  ]
-    .filter((t) => t.v >= 0.5)
-    .sort((a, b) => b.v - a.v)
-    .slice(0, 2);
-  if (terms.length === 0) return null;
+  ].sort((a, b) => b.v - a.v);
+  const carry = terms.filter((t) => t.v >= 0.5).slice(0, 2);
+  if (carry.length === 0) return null;
+  const against = terms.filter((t) => t.v <= -0.5).slice(-1);
   const gap = top.net_value_per_fanout - rule.net_value_per_fanout;
-  let out = `Of ${lead.best}'s ${gap.toFixed(1)} over the rule, ${joinAnd(terms.map((t) => `${t.v.toFixed(1)} is ${t.say}`))}`;
+  let out = `Of ${lead.best}'s ${gap.toFixed(1)} over the rule, ${joinAnd(carry.map((t) => `${t.v.toFixed(1)} is ${t.say}`))}`;
+  if (against.length > 0) out += `, less ${(-against[0]!.v).toFixed(1)} in ${against[0]!.say}`;
   const ev = r.measured.event_share;
   if (lead.best === "never" && ev !== null)
     out += `: never answers with the prior at once, and the prior was right on ${pct(1 - ev)} of requests`;
