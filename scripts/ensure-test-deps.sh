@@ -7,6 +7,7 @@
 #                                  when no kubectl is installed: a kubectl already there (e.g. the cloud
 #                                  SDK's) owns /usr/bin/kubectl. Debian bookworm's is 1.20, whose
 #                                  embedded kustomize (v2) predates components; the test then says so
+#   chromium fonts-dejavu-core     headless, driven by playwright-core: report.html as a person sees it
 #   docker.io + docker-compose     only with TAILSWARM_DOCKER_TESTS=1 (test/docker; starts dockerd)
 # Idempotent and quiet when everything is present. Not root or no apt-get: prints what is missing;
 # the tests that need it then say why they are skipped (or fail, with TAILSWARM_REQUIRE_BACKENDS=1).
@@ -18,6 +19,7 @@ missing=()
 /usr/bin/python3 -c 'import grpc, google.protobuf' >/dev/null 2>&1 || missing+=(python3-grpcio python3-protobuf)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+[[ -x /usr/bin/chromium ]] || missing+=(chromium fonts-dejavu-core)
 
 if [[ ${#missing[@]} -gt 0 ]]; then
   if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
