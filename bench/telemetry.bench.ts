@@ -32,11 +32,11 @@ import {
 import { AggregationTemporality } from "@opentelemetry/sdk-metrics";
 import {
   AlwaysOnSampler,
-  BasicTracerProvider,
+  TracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
-} from "@opentelemetry/sdk-trace-base";
-import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+} from "@opentelemetry/sdk-trace";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { systemClock } from "../src/clock/clock.js";
 import { predicateModel } from "../src/decision/predicate-model.js";
 import { Coordinator } from "../src/engine/coordinator.js";
@@ -136,9 +136,9 @@ function coordinator(
   }
   const { exporter, exported } = countingOtlp(url);
   const env = samplerFromEnv({});
-  const tracerProvider = new BasicTracerProvider({
+  const tracerProvider = new TracerProvider({
     sampler: mode === "always" ? new ParentBasedSampler({ root: new AlwaysOnSampler() }) : env.sampler,
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    spanProcessors: [new BatchSpanProcessor({ exporter })],
   });
   const meterProvider = new MeterProvider({
     readers: [
@@ -195,7 +195,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
  * CPU µs per call, export included.
  */
 async function serverSpans(
-  provider: BasicTracerProvider,
+  provider: TracerProvider,
   flags: "00" | "01" | "none",
   n: number,
   sampling?: SamplingHints,
@@ -295,7 +295,7 @@ function tracerHooks(ft: FanoutTracer, n: number): number {
  * number attributes and ended, batched and exported over OTLP/gRPC to the sink; returns CPU µs per span.
  * Our fan-out span carries about 25 attributes, a branch span 8, a peer's server span 12–14.
  */
-async function plainSpans(provider: BasicTracerProvider, attributes: number, n: number): Promise<number> {
+async function plainSpans(provider: TracerProvider, attributes: number, n: number): Promise<number> {
   const tracer = provider.getTracer("tailswarm");
   const attrs: Record<string, string | number> = {};
   for (let i = 0; i < attributes; i++)
@@ -338,15 +338,15 @@ export async function run(): Promise<void> {
     await def.close();
 
     const { exporter } = countingOtlp(sink.url);
-    const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+    const provider = new TracerProvider({ spanProcessors: [new BatchSpanProcessor({ exporter })] });
     await serverSpans(provider, "01", SPANS_PER_ROUND); // warm-up
     await serverSpans(provider, "00", SPANS_PER_ROUND);
     // "No caller context" under the node's default sampler (a root: rate-limited, so it records only
     // the first few), as a peer serves a Branch from a caller that sends no traceparent.
     const nodeSampler = samplerFromEnv({});
-    const nodeProvider = new BasicTracerProvider({
+    const nodeProvider = new TracerProvider({
       sampler: nodeSampler.sampler,
-      spanProcessors: [new BatchSpanProcessor(countingOtlp(sink.url).exporter)],
+      spanProcessors: [new BatchSpanProcessor({ exporter: countingOtlp(sink.url).exporter })],
     });
     await serverSpans(nodeProvider, "none", SPANS_PER_ROUND); // warm-up, and the bucket emptied
     const recorded: number[] = [];
@@ -378,7 +378,7 @@ export async function run(): Promise<void> {
     // The fan-out tracer's hooks alone, unsampled (a sampler that never starts a trace), with and
     // without the sampling hints the node passes.
     const never = samplerFromEnv({}, 0);
-    const hooksTracer = new BasicTracerProvider({ sampler: never.sampler }).getTracer("tailswarm");
+    const hooksTracer = new TracerProvider({ sampler: never.sampler }).getTracer("tailswarm");
     const asked = new FanoutTracer({ tracer: hooksTracer });
     const hinted = new FanoutTracer({ tracer: hooksTracer, sampling: never.hints });
     tracerHooks(asked, 20 * PER_ROUND); // warm-up

@@ -14,7 +14,7 @@
  * loop.close();
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import type { IntervalHistogram } from "node:perf_hooks";
+import type { ELDHistogram } from "node:perf_hooks";
 
 export interface EventLoopDelayReading {
   /** NaN until a first slice has data. Includes the timer's own resolution (≈ `resolutionMs`). */
@@ -33,7 +33,7 @@ interface Slice {
 }
 
 export class EventLoopDelay {
-  readonly #h: IntervalHistogram;
+  readonly #h: ELDHistogram;
   readonly #timer: NodeJS.Timeout;
   #previous: Slice | undefined;
   #sliceStart = Date.now();

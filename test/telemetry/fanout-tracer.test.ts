@@ -2,11 +2,11 @@ import { context, propagation, trace } from "@opentelemetry/api";
 import type { Span } from "@opentelemetry/api";
 import {
   AlwaysOffSampler,
-  BasicTracerProvider,
+  TracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+} from "@opentelemetry/sdk-trace";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { BranchCallOptions, BranchRequest, PeerTransport } from "../../src/engine/transport.js";
 import { ATTR, SPAN_BRANCH, SPAN_FANOUT } from "../../src/telemetry/attributes.js";
@@ -15,7 +15,7 @@ import { instrumentTransport } from "../../src/telemetry/instrument-transport.js
 import { collectModel, rig, START, task, useAsyncContextAndW3C } from "./helpers.js";
 
 const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
 const tracer = provider.getTracer("test");
 
 useAsyncContextAndW3C();
@@ -188,9 +188,9 @@ describe("FanoutTracer", () => {
   });
 
   it("records nothing and keeps nothing open when the sampler drops the trace", async () => {
-    const off = new BasicTracerProvider({
+    const off = new TracerProvider({
       sampler: new AlwaysOffSampler(),
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
     });
     const h = setup(new FanoutTracer({ tracer: off.getTracer("off") }));
     for (const p of ["a", "b"]) {

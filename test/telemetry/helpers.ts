@@ -3,12 +3,8 @@ import { context, propagation } from "@opentelemetry/api";
 import type { Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import type { Sampler } from "@opentelemetry/sdk-trace-base";
+import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import type { Sampler } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll } from "vitest";
 import { SimClock } from "../../src/clock/sim-clock.js";
 import { predicateModel } from "../../src/decision/predicate-model.js";
@@ -43,7 +39,7 @@ export function useAsyncContextAndW3C(): void {
  */
 export function countingSdk(sampler: Sampler) {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new TracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const inner = provider.getTracer("test");
   let started = 0;
   // The SDK's tracer, with its startSpan counted (startActiveSpan is used by none of the callers).

@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from "@opentelemetry/api";
-import { ParentBasedSampler, SamplingDecision } from "@opentelemetry/sdk-trace-base";
+import { ParentBasedSampler, SamplingDecision } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
 import { RateLimitingSampler } from "../../src/telemetry/sdk/rate-limiting-sampler.js";
 

@@ -7,11 +7,7 @@ import {
   PeriodicExportingMetricReader,
 } from "@opentelemetry/sdk-metrics";
 import type { DataPoint, MetricData } from "@opentelemetry/sdk-metrics";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
 import { SimClock } from "../../src/clock/sim-clock.js";
 import { Coordinator } from "../../src/engine/coordinator.js";
@@ -48,7 +44,7 @@ describe("routing telemetry", () => {
   it("puts the MABP score components on the branch span", async () => {
     const clock = new SimClock({ start: 1_000 });
     const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
     const tracer = new FanoutTracer({ tracer: provider.getTracer("t"), clock });
     const views = new PeerViewBook();
     const router = createRouter("mabp", { primitives, nu: 5 });

@@ -1,10 +1,6 @@
 import { Metadata } from "@grpc/grpc-js";
 import { context, SpanKind, trace } from "@opentelemetry/api";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
 import { grpcStatusName } from "../../src/mesh/status.js";
 import { injectTraceContext } from "../../src/mesh/trace.js";
@@ -12,9 +8,7 @@ import { startServerRpcSpan } from "../../src/telemetry/rpc-spans.js";
 import { useAsyncContextAndW3C } from "./helpers.js";
 
 const exporter = new InMemorySpanExporter();
-const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer(
-  "t",
-);
+const tracer = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }).getTracer("t");
 
 useAsyncContextAndW3C();
 

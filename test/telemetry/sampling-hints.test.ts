@@ -1,5 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, trace, TraceFlags } from "@opentelemetry/api";
-import { AlwaysOnSampler } from "@opentelemetry/sdk-trace-base";
+import { AlwaysOnSampler } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
 import type {
   BranchCallOptions,

@@ -6,7 +6,7 @@
 import { Metadata } from "@grpc/grpc-js";
 import { context, propagation, ROOT_CONTEXT, trace, TraceFlags } from "@opentelemetry/api";
 import type { Context } from "@opentelemetry/api";
-import { AlwaysOnSampler } from "@opentelemetry/sdk-trace-base";
+import { AlwaysOnSampler } from "@opentelemetry/sdk-trace";
 import { afterAll, describe, expect, it } from "vitest";
 import { GrpcTransport } from "../../src/mesh/grpc-transport.js";
 import { HandlerRegistry } from "../../src/mesh/handler.js";

@@ -14,8 +14,8 @@ import { OTLPTraceExporter as OtlpTraceJson } from "@opentelemetry/exporter-trac
 import { OTLPTraceExporter as OtlpTraceProto } from "@opentelemetry/exporter-trace-otlp-proto";
 import { ConsoleMetricExporter, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import type { IMetricReader, PushMetricExporter } from "@opentelemetry/sdk-metrics";
-import { ConsoleSpanExporter } from "@opentelemetry/sdk-trace-base";
-import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { ConsoleSpanExporter } from "@opentelemetry/sdk-trace";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { invalid } from "../../errors.js";
 import { checkRange, describeRange, inRange, intRange, numberAbove } from "../../util/range.js";
 import type { NumberRange } from "../../util/range.js";

@@ -1,5 +1,5 @@
-import { SamplingDecision } from "@opentelemetry/sdk-trace-base";
-import type { Sampler, SamplingResult } from "@opentelemetry/sdk-trace-base";
+import { SamplingDecision } from "@opentelemetry/sdk-trace";
+import type { Sampler, SamplingResult } from "@opentelemetry/sdk-trace";
 import { checkRange } from "../../util/range.js";
 import { TRACES_PER_SECOND_RANGE } from "../sampler-defaults.js";
 
@@ -19,7 +19,7 @@ const DROPPED: SamplingResult = { decision: SamplingDecision.NOT_RECORD };
  * The same idea as Jaeger's `ratelimiting` sampler and X-Ray's per-second reservoir.
  *
  * @example
- * new BasicTracerProvider({ sampler: new ParentBasedSampler({ root: new RateLimitingSampler(10) }) });
+ * new TracerProvider({ sampler: new ParentBasedSampler({ root: new RateLimitingSampler(10) }) });
  */
 export class RateLimitingSampler implements Sampler {
   /** New traces per second. */

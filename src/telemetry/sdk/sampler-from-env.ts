@@ -10,8 +10,8 @@ import {
   AlwaysOnSampler,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
-} from "@opentelemetry/sdk-trace-base";
-import type { Sampler } from "@opentelemetry/sdk-trace-base";
+} from "@opentelemetry/sdk-trace";
+import type { Sampler } from "@opentelemetry/sdk-trace";
 import { invalid } from "../../errors.js";
 import type { SamplingHints } from "../sampling-hints.js";
 import { RateLimitingSampler } from "./rate-limiting-sampler.js";

@@ -15,7 +15,8 @@
  *   Unset, tailswarm's default: parent-based, with a root sampler that starts at most
  *   `tracesPerSecond` new traces per second (RateLimitingSampler; every trace at lower rates).
  *   `OTEL_TRACES_SAMPLER=parentbased_always_on` traces every fan-out at any rate;
- * - OTEL_BSP_*: the batch span processor;
+ * - OTEL_BSP_SCHEDULE_DELAY, _EXPORT_TIMEOUT, _MAX_QUEUE_SIZE, _MAX_EXPORT_BATCH_SIZE: the batch span
+ *   processor (batch-options.ts);
  * - OTEL_METRIC_EXPORT_INTERVAL, OTEL_METRIC_EXPORT_TIMEOUT: the periodic OTLP/console reader;
  * - OTEL_EXPORTER_PROMETHEUS_HOST / _PORT: the Prometheus endpoint when `prometheus` is listed;
  * - OTEL_PROPAGATORS: tracecontext,baggage (default) or none;
@@ -42,12 +43,19 @@ import {
 import type { Resource } from "@opentelemetry/resources";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
 import type { IMetricReader } from "@opentelemetry/sdk-metrics";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import type { SpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  ATTR_SERVICE_INSTANCE_ID,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+} from "@opentelemetry/semantic-conventions";
 import { TailswarmError } from "../../errors.js";
 import { INSTRUMENTATION_SCOPE } from "../attributes.js";
 import type { SamplingHints } from "../sampling-hints.js";
+import { batchOptions } from "./batch-options.js";
 import { metricReaders, spanExporters } from "./exporters.js";
+import { packageVersion } from "./package-version.js";
 import { samplerFromEnv } from "./sampler-from-env.js";
 import { SyncContextManager } from "./sync-context-manager.js";
 import type { PrometheusEndpoint } from "./exporters.js";
@@ -57,6 +65,8 @@ export interface TelemetrySetupOptions {
   readonly serviceName?: string;
   /** `service.instance.id` (the node id). */
   readonly serviceInstanceId?: string;
+  /** `service.version`. Default: tailswarm's version, from its package.json. */
+  readonly serviceVersion?: string;
   /** More resource attributes (env wins over these). */
   readonly resourceAttributes?: Attributes;
   /** Serve Prometheus metrics on this port (0: any free port), whatever OTEL_METRICS_EXPORTER says. */
@@ -85,7 +95,7 @@ export interface TelemetrySetupOptions {
 }
 
 export interface TelemetrySdk {
-  readonly tracerProvider: BasicTracerProvider;
+  readonly tracerProvider: TracerProvider;
   readonly meterProvider: MeterProvider;
   readonly resource: Resource;
   /** What was installed, for logs: e.g. { traces: ["otlp/grpc"], metrics: ["prometheus"] }. */
@@ -120,11 +130,13 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
   }
   const disabled = (env["OTEL_SDK_DISABLED"] ?? "").trim().toLowerCase() === "true";
 
+  const version = options.serviceVersion ?? packageVersion();
   const base: Attributes = {
-    "service.name": options.serviceName ?? "tailswarm",
+    [ATTR_SERVICE_NAME]: options.serviceName ?? "tailswarm",
+    ...(version !== undefined && { [ATTR_SERVICE_VERSION]: version }),
     ...options.resourceAttributes,
   };
-  if (options.serviceInstanceId !== undefined) base["service.instance.id"] = options.serviceInstanceId;
+  if (options.serviceInstanceId !== undefined) base[ATTR_SERVICE_INSTANCE_ID] = options.serviceInstanceId;
   const resource = defaultResource()
     .merge(resourceFromAttributes(base))
     .merge(detectResources({ detectors: [envDetector] }));
@@ -134,15 +146,16 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
     ? { sampler: undefined, limiter: undefined, hints: undefined }
     : samplerFromEnv(env, options.tracesPerSecond);
   const traces = disabled ? { processors: [], names: [] } : spanExporters(env);
+  const batch = disabled ? {} : batchOptions(env);
   const readers = disabled
     ? { readers: [], names: [], prometheus: undefined }
     : await metricReaders(env, { port: options.prometheusPort, host: options.prometheusHost });
 
-  const tracerProvider = new BasicTracerProvider({
+  const tracerProvider = new TracerProvider({
     resource,
     sampler,
     spanProcessors: [
-      ...traces.processors.map((e) => new BatchSpanProcessor(e)),
+      ...traces.processors.map((exporter) => new BatchSpanProcessor({ ...batch, exporter })),
       ...(options.spanProcessors ?? []),
     ],
   });
