@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MAIN = join(ROOT, "dist", "cli", "main.js");
 const BRANCH = "tailswarm.v1.Swarm/Branch";
 const COORDINATE = "tailswarm.v1.Swarm/Coordinate";
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string })
+  .version;
 
 interface Proc {
   readonly id: string;
@@ -128,7 +130,10 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
     nodes.push(b, c);
     const a = await startNode(
       "a",
-      ["--peers", `${b.address},${c.address}`, "--probe-interval-ms", "500", "--estimator-min-samples", "3"],
+      [
+        ...["--peers", `${b.address},${c.address}`, "--region", "eu-west"],
+        ...["--probe-interval-ms", "500", "--estimator-min-samples", "3"],
+      ],
       otel,
     );
     nodes.push(a);
@@ -257,7 +262,16 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
       expect(num(a["tailswarm.estimate.min_samples"])).toBeGreaterThanOrEqual(3);
       expect(a["tailswarm.branches.committed"]).toBe(2);
       expect(a["tailswarm.task.kind"]).toBe("vote");
-      expect(fanout.resource["service.name"]).toBe("tailswarm-node");
+      expect(fanout.resource).toMatchObject({
+        "service.name": "tailswarm-node",
+        "service.version": PACKAGE_VERSION,
+        "service.instance.id": "a",
+        "cloud.region": "eu-west",
+      });
+      // b and c run in no region of their own ("default"): no cloud.region for them.
+      const peerSpan = receiver!.spans.find((s) => s.resource["tailswarm.node.id"] === "b")!;
+      expect(peerSpan.resource).toMatchObject({ "service.instance.id": "b" });
+      expect(peerSpan.resource).not.toHaveProperty("cloud.region");
     });
   });
 });

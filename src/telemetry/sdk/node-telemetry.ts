@@ -17,6 +17,7 @@ import type { EstimateSource } from "../peer-gauges.js";
 import type { RoutingTelemetrySource } from "../routing-telemetry.js";
 import { createTelemetry } from "../telemetry.js";
 import type { Telemetry } from "../telemetry.js";
+import { ATTR_CLOUD_REGION } from "./semconv.js";
 import { startTelemetry } from "./setup.js";
 import type { TelemetrySdk, TelemetrySetupOptions } from "./setup.js";
 
@@ -36,6 +37,8 @@ export interface NodePeerStatus {
 export interface NodeTelemetryContext {
   readonly config: {
     readonly listen: string;
+    /** The node's region: `cloud.region` on its resource. */
+    readonly region?: string;
     readonly metrics: { readonly prometheusPort: number };
     /** Absent: the sync context manager and the default sampler rate. */
     readonly telemetry?: {
@@ -94,6 +97,14 @@ function statusEstimates(status: NodeTelemetryContext["status"]): EstimateSource
   };
 }
 
+/**
+ * A region the node was given: the config's placeholder "default" (no `--region`) names none, and
+ * `cloud.region` would then claim a region that does not exist.
+ */
+function hasRegion(region: string | undefined): region is string {
+  return region !== undefined && region !== "" && region !== "default";
+}
+
 /** The host part of a `host:port` listen address (for the Prometheus endpoint). */
 function hostOf(listen: string): string | undefined {
   const i = listen.lastIndexOf(":");
@@ -114,7 +125,10 @@ export function nodeTelemetry(
     const sdk = await startTelemetry({
       serviceName: options.serviceName ?? "tailswarm-node",
       serviceInstanceId: ctx.nodeId,
-      resourceAttributes: { "tailswarm.node.id": ctx.nodeId },
+      resourceAttributes: {
+        "tailswarm.node.id": ctx.nodeId,
+        ...(hasRegion(ctx.config.region) && { [ATTR_CLOUD_REGION]: ctx.config.region }),
+      },
       prometheusPort: port > 0 ? port : undefined,
       prometheusHost: port > 0 ? hostOf(ctx.config.listen) : undefined,
       contextManager,
