@@ -7,7 +7,7 @@
 #
 # Same choice as docker/build-image.sh (TAILSWARM_DOCKER_BASE=public|offline|auto): with a registry
 # the pinned public images are used (compose pulls them). Without one (auto on a Debian machine
-# without node:20-bookworm-slim), an image already here is used as it is, and otherwise:
+# without node:24-bookworm-slim), an image already here is used as it is, and otherwise:
 #   prometheus       built as tailswarm/prometheus:offline from Debian's prometheus package
 #                    (docker/prometheus-offline.Dockerfile, on the offline base; ~10 s once)
 #   otel-collector,  no Debian package: left out. The nodes then export no traces
@@ -26,7 +26,7 @@ overlay="$dir/compose.observability.yml"
 [ -f "$overlay" ] || { echo "observability-images: no $overlay" >&2; exit 2; }
 log() { printf 'observability-images: %s\n' "$*" >&2; }
 offline_tag="${TAILSWARM_PROMETHEUS_OFFLINE:-tailswarm/prometheus:offline}"
-offline_base="${TAILSWARM_OFFLINE_BASE:-tailswarm/node-base:20-offline}"
+offline_base="${TAILSWARM_OFFLINE_BASE:-tailswarm/node-base:24-offline}"
 
 # The image a variable names: the caller's value, else the overlay's pinned default.
 image_of() {
@@ -38,7 +38,7 @@ local_image() { docker image inspect "$1" >/dev/null 2>&1; }
 
 mode="${TAILSWARM_DOCKER_BASE:-auto}"
 if [ "$mode" = auto ]; then
-  if local_image node:20-bookworm-slim || ! command -v apt-get >/dev/null; then mode=public; else mode=offline; fi
+  if local_image node:24-bookworm-slim || ! command -v apt-get >/dev/null; then mode=public; else mode=offline; fi
 fi
 
 build_prometheus() {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Build an equivalent of the public `node:20-bookworm-slim` image without any image registry:
+# Build an equivalent of the public `node:24-bookworm-slim` image without any image registry:
 # a Debian bookworm minbase root filesystem (debootstrap, from the Debian mirror apt already uses)
-# plus this machine's Node.js 20 (node, npm, corepack, headers), imported with `docker import`.
+# plus Node 24 (.nvmrc's major) as scripts/ensure-node.sh provides it: the node on PATH when it is of
+# that major, else the official binary the npm registry serves as `node-linux-<arch>` (cached in
+# ~/.cache/tailswarm/node), with its headers; npm (and corepack, where it is installed) from this
+# machine's npm. Imported with `docker import`.
 #
 # Same shape as the public image where the Dockerfile relies on it: node on PATH, npm and npx,
 # a `node` user with uid/gid 1000 and home /home/node, CMD ["node"].
@@ -10,17 +13,17 @@
 #   --force   rebuild even if TAG exists (the cached Debian rootfs is reused; delete
 #             docker/.cache/ to fetch Debian again)
 #   env TAILSWARM_DEBIAN_MIRROR  Debian mirror (default: the first one in /etc/apt/sources.list*)
-#   env TAILSWARM_OFFLINE_BASE   tag (default tailswarm/node-base:20-offline)
+#   env TAILSWARM_OFFLINE_BASE   tag (default tailswarm/node-base:24-offline)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-tag="${TAILSWARM_OFFLINE_BASE:-tailswarm/node-base:20-offline}"
+tag="${TAILSWARM_OFFLINE_BASE:-tailswarm/node-base:24-offline}"
 force=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=1 ;;
     --tag) tag="$2"; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "offline-base: unknown argument '$1' (expected --force or --tag TAG)" >&2; exit 2 ;;
   esac
   shift
@@ -39,15 +42,21 @@ arch="$(dpkg --print-architecture)"
 cache="$here/.cache"
 rootfs_tar="$cache/$suite-minbase-$arch.tar"
 
-node_bin="$(command -v node)"
+major="$(tr -d ' \nv' <"$here/../.nvmrc")"
+major="${major%%.*}"
+node_bin="$(bash "$here/../scripts/ensure-node.sh" --nvmrc --bin-dir)/node"
 node_bin="$(readlink -f "$node_bin")"
 node_prefix="$(dirname "$(dirname "$node_bin")")"
 node_version="$("$node_bin" --version)"
 case "$node_version" in
-  v20.*) ;;
-  *) log "this machine's node is $node_version; the base must be Node 20"; exit 1 ;;
+  "v$major".*) ;;
+  *) log "node is $node_version; the base must be Node $major (.nvmrc)"; exit 1 ;;
 esac
-[ -d "$node_prefix/lib/node_modules/npm" ] || { log "npm not found under $node_prefix/lib/node_modules"; exit 1; }
+# npm: this machine's (its package directory, whatever node it was installed with).
+npm_cli="$(readlink -f "$(command -v npm)")"
+npm_dir="$(dirname "$(dirname "$npm_cli")")"
+[ -f "$npm_dir/package.json" ] && [ "$(basename "$npm_dir")" = npm ] || { log "npm's package not found (from $npm_cli)"; exit 1; }
+corepack_dir="$(dirname "$npm_dir")/corepack"
 
 mirror="${TAILSWARM_DEBIAN_MIRROR:-}"
 if [ -z "$mirror" ]; then
@@ -101,13 +110,12 @@ EOF
   log "cached Debian rootfs at $rootfs_tar ($(du -m "$rootfs_tar" | cut -f1) MB)"
 fi
 
-log "adding Node $node_version from $node_prefix"
+log "adding Node $node_version from $node_prefix, npm $(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$npm_dir/package.json" | head -n1) from $npm_dir"
 # The public image keeps Node under /usr/local; do the same so paths match.
 install -D -m 0755 "$node_bin" "$rootfs/usr/local/bin/node"
 mkdir -p "$rootfs/usr/local/lib/node_modules" "$rootfs/usr/local/include"
-cp -a "$node_prefix/lib/node_modules/npm" "$rootfs/usr/local/lib/node_modules/"
-[ -d "$node_prefix/lib/node_modules/corepack" ] &&
-  cp -a "$node_prefix/lib/node_modules/corepack" "$rootfs/usr/local/lib/node_modules/"
+cp -a "$npm_dir" "$rootfs/usr/local/lib/node_modules/npm"
+[ -d "$corepack_dir" ] && cp -a "$corepack_dir" "$rootfs/usr/local/lib/node_modules/"
 [ -d "$node_prefix/include/node" ] && cp -a "$node_prefix/include/node" "$rootfs/usr/local/include/"
 ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
 ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/local/bin/npx"
@@ -122,7 +130,7 @@ chroot_env groupadd --gid 1000 node
 chroot_env useradd --uid 1000 --gid node --shell /bin/bash --create-home node
 
 # It must run before it is worth importing.
-chroot_env /usr/local/bin/node -e 'process.exit(process.versions.node.startsWith("20.") ? 0 : 1)'
+chroot_env /usr/local/bin/node -e "process.exit(process.versions.node.startsWith('$major.') ? 0 : 1)"
 chroot_env /usr/local/bin/npm --version >/dev/null
 
 log "importing as $tag"

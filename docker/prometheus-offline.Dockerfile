@@ -2,7 +2,7 @@
 # scripts/ensure-prometheus.sh) on the offline base, shaped like prom/prometheus where the generated
 # overlay relies on it: ENTRYPOINT /bin/prometheus, storage in /prometheus, user nobody, port 9090.
 # docker/observability-images.sh builds it (context: the binary and Debian's classic web UI files).
-ARG BASE_IMAGE=tailswarm/node-base:20-offline
+ARG BASE_IMAGE=tailswarm/node-base:24-offline
 FROM ${BASE_IMAGE}
 COPY prometheus /bin/prometheus
 COPY web /usr/share/prometheus/web

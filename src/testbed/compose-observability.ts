@@ -20,12 +20,17 @@ import { invalid } from "../errors.js";
 /** Every node's Prometheus port inside its container (metrics.prometheusPort). */
 export const METRICS_PORT = 9464;
 
-/** The public images, pinned; `${NAME:-image}` in the overlay, so the caller's shell can override. */
+/**
+ * The public images, pinned by release tag (no digest: none could be checked against the registries
+ * from here, and a digest that is not checked is not worth pinning); `${NAME:-image}` in the overlay,
+ * so the caller's shell can override. Jaeger is v2, a build of the OpenTelemetry Collector: its image
+ * runs the all-in-one configuration (in-memory storage, OTLP on 4317/4318, the UI on 16686) as it is.
+ */
 export const OBSERVABILITY_IMAGES = {
-  PROMETHEUS_IMAGE: "prom/prometheus:v2.55.0",
-  OTEL_COLLECTOR_IMAGE: "otel/opentelemetry-collector-contrib:0.111.0",
-  JAEGER_IMAGE: "jaegertracing/all-in-one:1.62.0",
-  GRAFANA_IMAGE: "grafana/grafana:11.3.0",
+  PROMETHEUS_IMAGE: "prom/prometheus:v3.15.0",
+  OTEL_COLLECTOR_IMAGE: "otel/opentelemetry-collector-contrib:0.162.0",
+  JAEGER_IMAGE: "jaegertracing/jaeger:2.22.0",
+  GRAFANA_IMAGE: "grafana/grafana:12.4.12",
 } as const;
 
 /** Files under docker/ copied as they are to DIR/observability/ (paths relative to both). */
@@ -116,7 +121,6 @@ export function observabilityOverlay(nodes: readonly ObservedNode[]): Record<str
   services.jaeger = {
     image: image("JAEGER_IMAGE"),
     profiles: ["traces"],
-    environment: { COLLECTOR_OTLP_ENABLED: "true" },
     ports: [published("TAILSWARM_JAEGER_PORT", 16686)],
     labels: LABELS,
     networks: ["wan"],

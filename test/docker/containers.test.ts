@@ -9,6 +9,7 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -84,6 +85,22 @@ describe.skipIf(!enabled)("node image in containers", () => {
     expect(user).toBe("node");
     const help = await docker("run", "--rm", image, "--help");
     expect(help).toContain("usage: tailswarm");
+  }, 90_000);
+
+  it("runs Node of .nvmrc's major and carries the OCI version and revision labels", async () => {
+    const major = readFileSync(`${repo}/.nvmrc`, "utf8").trim().replace(/^v/, "").split(".")[0]!;
+    const version = await docker("run", "--rm", "--entrypoint", "node", image, "--version");
+    expect(version).toMatch(new RegExp(`^v${major}\\.`));
+    const labels = JSON.parse(
+      await docker("image", "inspect", "-f", "{{json .Config.Labels}}", image),
+    ) as Record<string, string>;
+    const pkg = JSON.parse(readFileSync(`${repo}/package.json`, "utf8")) as { version: string };
+    expect(labels["org.opencontainers.image.version"]).toBe(pkg.version);
+    if (process.env.TAILSWARM_SKIP_IMAGE_BUILD !== "1") {
+      // Built from this checkout here: its commit (and -dirty when it has uncommitted changes).
+      const head = (await run("git", ["-C", repo, "rev-parse", "HEAD"])).stdout.trim();
+      expect(labels["org.opencontainers.image.revision"]).toMatch(new RegExp(`^${head}(-dirty)?$`));
+    }
   }, 90_000);
 
   it("resolves the other container by name on the user-defined network", async () => {
