@@ -8,18 +8,18 @@
  *   control the same as "off", again (its own Coordinator): an A/A pair, so that the cost this method
  *           reads for no difference at all is printed beside the others;
  *   wire "off", but each fan-out's branches carry an unsampled W3C traceparent of their own (a fresh
- *        trace id per fan-out, as an unsampled root has) through the propagator and the sync context
- *        manager: what sending the trace context costs at both ends of the wire, by itself;
+ *        trace id per fan-out, as an unsampled root has) through the propagator and the AsyncLocalStorage
+ *        context manager: what sending the trace context costs at both ends of the wire, by itself;
  *   on   what `tailswarm node` installs: startTelemetry() from OTEL_* (the default sampler: parent-based,
- *        at most 10 new traces/s; the default context manager, sync; BatchSpanProcessor, OTLP/gRPC
+ *        at most 10 new traces/s; the default context manager, AsyncLocalStorage; BatchSpanProcessor, OTLP/gRPC
  *        traces and metrics to a sink process),
  *        createTelemetry() (fan-out tracer, metrics, flight recorder) and the instrumented transport;
  *   untraced as "on" with OTEL_TRACES_SAMPLER=parentbased_always_off: no fan-out traced, everything else
  *            as a node runs it (metrics, flight recorder, unsampled trace context on every branch). With
  *            "wire" and "on" it splits the cost: propagation alone, then the rest of the per-fan-out
  *            telemetry, then the traces the default sampler records;
- *   hooks as "on" with `telemetry.contextManager: async-hooks` (AsyncLocalStorage: Node 20's async hooks
- *         on every promise) in the coordinator, where "on" has the node's default, the sync manager;
+ *   sync as "on" with `telemetry.contextManager: sync` (SyncContextManager: the context only within
+ *        synchronous calls) in the coordinator, where "on" has the node's default, AsyncLocalStorage;
  *   always as "on" with OTEL_TRACES_SAMPLER=parentbased_always_on: every fan-out traced, 17 spans each
  *          (what a trace of every decision costs at this rate; metrics and flight recorder unchanged).
  *
@@ -227,7 +227,7 @@ function wire(transport: GrpcTransport, book: LatencyBook, peers: string[]): Var
   return {
     fanOut: fanOutWith(c, peers),
     activate() {
-      context.setGlobalContextManager(new SyncContextManager().enable());
+      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
       propagation.setGlobalPropagator(propagator);
     },
     deactivate() {
@@ -249,7 +249,7 @@ async function on(
   book: LatencyBook,
   peers: string[],
   env: Record<string, string> = {},
-  contextManager: "async-hooks" | "sync" = "sync",
+  contextManager: "async-hooks" | "sync" = "async-hooks",
 ): Promise<Variant> {
   // The tracer provider reads OTEL_TRACES_SAMPLER* from process.env when it is built.
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
@@ -351,7 +351,7 @@ export async function run(): Promise<void> {
   const book = new LatencyBook({ windowMs: 10_000, minSamples: 20 });
   const peersCpu = async (): Promise<number> =>
     (await Promise.all(peers.map((p) => p.cpu()))).reduce((a, b) => a + b, 0);
-  const names = ["off", "control", "wire", "untraced", "on", "hooks", "always"] as const;
+  const names = ["off", "control", "wire", "untraced", "on", "sync", "always"] as const;
   type Name = (typeof names)[number];
   /**
    * TELEMETRY_BENCH_VARIANTS=off,on: interleave only these (off is always one), print the paired costs
@@ -386,7 +386,7 @@ export async function run(): Promise<void> {
     wire: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     untraced: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     on: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
-    hooks: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
+    sync: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
     always: { n: 0, ms: 0, cpu: 0, peerCpu: 0 },
   };
   const variants: Record<(typeof names)[number], Variant> = {
@@ -395,7 +395,7 @@ export async function run(): Promise<void> {
     wire: wire(transport, book, addresses),
     untraced: await on(transport, book, addresses, { OTEL_TRACES_SAMPLER: "parentbased_always_off" }),
     on: await on(transport, book, addresses),
-    hooks: await on(transport, book, addresses, {}, "async-hooks"),
+    sync: await on(transport, book, addresses, {}, "sync"),
     always: await on(transport, book, addresses, { OTEL_TRACES_SAMPLER: "parentbased_always_on" }),
   };
   for (const v of Object.values(variants)) v.deactivate();
@@ -487,7 +487,7 @@ export async function run(): Promise<void> {
   } finally {
     await variants.untraced.close();
     await variants.on.close();
-    await variants.hooks.close();
+    await variants.sync.close();
     await variants.always.close();
     transport.close();
     pool.closeAll();
@@ -654,20 +654,20 @@ export async function run(): Promise<void> {
       unit: "%",
       note: spread("untraced", "total"),
     },
-    "throughput cost of telemetry, async-hooks context manager (wall)": {
-      value: cost("hooks", "rate"),
+    "throughput cost of telemetry, sync context manager (wall)": {
+      value: cost("sync", "rate"),
       unit: "%",
-      note: `"on" with telemetry.contextManager: async-hooks in the coordinator; ${spread("hooks", "rate")}`,
+      note: `"on" with telemetry.contextManager: sync in the coordinator; ${spread("sync", "rate")}`,
     },
-    "coordinator CPU cost of telemetry, async-hooks context manager": {
-      value: cost("hooks", "cpu"),
+    "coordinator CPU cost of telemetry, sync context manager": {
+      value: cost("sync", "cpu"),
       unit: "%",
-      note: spread("hooks", "cpu"),
+      note: spread("sync", "cpu"),
     },
-    "total CPU cost of telemetry, async-hooks context manager": {
-      value: cost("hooks", "total"),
+    "total CPU cost of telemetry, sync context manager": {
+      value: cost("sync", "total"),
       unit: "%",
-      note: spread("hooks", "total"),
+      note: spread("sync", "total"),
     },
     "fan-outs/s, every fan-out traced (parentbased_always_on)": { value: rate(totals.always), unit: "1/s" },
     "throughput cost of telemetry, every fan-out traced (wall)": {

@@ -4,7 +4,7 @@
  * at default sampling, and with every fan-out traced, side by side in one run (interleaved rounds,
  * medians). "Default" is the node's set-up: the SDK's tracer provider with the node's default sampler
  * (parent-based, at most 10 new traces/s: in this loop of thousands of fan-outs/s nearly all of them go
- * unsampled, so it prices the unsampled path), the sync context manager, a BatchSpanProcessor over the
+ * unsampled, so it prices the unsampled path), the AsyncLocalStorage context manager, a BatchSpanProcessor over the
  * OTLP/gRPC exporter (to a sink process that drops the bytes: the protobuf serialization and the export
  * calls are paid here, as a node pays them), a MeterProvider with a reader, the metrics, the flight
  * recorder and the instrumented transport. "Every fan-out traced" is the same with
@@ -22,6 +22,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Metadata } from "@grpc/grpc-js";
 import { context, propagation } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
 import {
@@ -47,7 +48,6 @@ import { ATTR } from "../src/telemetry/attributes.js";
 import { startServerRpcSpan } from "../src/telemetry/rpc-spans.js";
 import { samplerFromEnv } from "../src/telemetry/sdk/sampler-from-env.js";
 import type { SamplingHints } from "../src/telemetry/sampling-hints.js";
-import { SyncContextManager } from "../src/telemetry/sdk/sync-context-manager.js";
 import { createTelemetry } from "../src/telemetry/telemetry.js";
 import { FanoutTracer } from "../src/telemetry/fanout-tracer.js";
 import type { BranchRecord, FanoutOutcome } from "../src/engine/outcome.js";
@@ -311,7 +311,7 @@ async function plainSpans(provider: TracerProvider, attributes: number, n: numbe
 }
 
 export async function run(): Promise<void> {
-  context.setGlobalContextManager(new SyncContextManager().enable());
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(
     new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
   );

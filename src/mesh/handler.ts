@@ -23,9 +23,10 @@ export interface HandlerContext {
   /** Node id of the coordinator that issued the branch. */
   readonly origin: string;
   /**
-   * The branch's trace context (its server span). The handler runs inside it; with the daemon's
-   * default `telemetry.contextManager: sync` it is not active after an `await`, so a handler that calls other
-   * nodes after awaiting wraps the call in `context.with(ctx.traceContext, ...)` to keep one trace.
+   * The branch's trace context (its server span). The handler runs inside it, and with the daemon's
+   * default context manager it stays active across the handler's awaits; under
+   * `telemetry.contextManager: sync` it does not, so a handler that calls other nodes after awaiting
+   * wraps the call in `context.with(ctx.traceContext, ...)` to keep one trace.
    * Absent where no server made one.
    */
   readonly traceContext?: Context;

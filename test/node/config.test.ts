@@ -25,7 +25,7 @@ describe("node config", () => {
     });
     expect(config.handlers.map((h) => h.kind)).toEqual(["echo", "vote"]);
     expect(config.tls).toEqual({ requireClientCert: false, reloadIntervalMs: 30_000 });
-    expect(config.telemetry).toEqual({ contextManager: "sync", tracesPerSecond: 10 });
+    expect(config.telemetry).toEqual({ contextManager: "async-hooks", tracesPerSecond: 10 });
     expect(config.nodeId).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:-]+$/);
     expect(sources.listen).toBe("default");
   });

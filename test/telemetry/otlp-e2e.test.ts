@@ -29,6 +29,8 @@ interface Proc {
   readonly address: string;
   readonly exited: Promise<number | null>;
   readonly stderr: () => string;
+  /** The JSON log lines written so far. */
+  readonly logs: () => readonly Record<string, unknown>[];
   waitFor(pred: (line: Record<string, unknown>) => boolean, timeoutMs: number): Promise<void>;
 }
 
@@ -93,6 +95,7 @@ function startNode(id: string, args: readonly string[], extraEnv: Record<string,
     address: lines.find((l) => l.msg === "listening")!.address as string,
     exited,
     stderr: () => raw,
+    logs: () => lines,
     waitFor,
   }));
 }
@@ -134,7 +137,8 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
         ...["--peers", `${b.address},${c.address}`, "--region", "eu-west"],
         ...["--probe-interval-ms", "500", "--estimator-min-samples", "3"],
       ],
-      otel,
+      // The engine's debug lines (decision, fan-out end), to find the fan-out's trace ids in them.
+      { ...otel, TAILSWARM_TRACE: "engine" },
     );
     nodes.push(a);
     for (const n of nodes) await n.waitFor(usesManager, 5_000);
@@ -240,6 +244,16 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
       }
       // Three processes in one trace.
       expect(new Set(inTrace.map(node))).toEqual(new Set(["a", "b", "c"]));
+
+      // a's log line for the fan-out's end is written inside the Coordinate handler after its awaits:
+      // AsyncLocalStorage carries the Coordinate server span there, the sync manager does not.
+      const end = nodes[2]!.logs().find((l) => l.msg === "fanout end" && l.fanoutId === r.fanoutId);
+      expect(end).toBeDefined();
+      if (contextManager === "async-hooks") {
+        expect(end).toMatchObject({ trace_id: traceId, span_id: coordinate.spanId, trace_flags: "01" });
+      } else {
+        expect(end).not.toHaveProperty("trace_id");
+      }
     });
 
     it("the fan-out span carries the decision: mode, reason, budget, p50/p99, abandon cost, relevance", () => {

@@ -208,10 +208,10 @@ export const nodeConfigSchema = z.strictObject({
   }),
   telemetry: group({
     contextManager: oneOfField(["async-hooks", "sync"])
-      .default("sync")
+      .default("async-hooks")
       .meta(
         doc(
-          "How trace context follows async work: sync (within synchronous calls only, no async hooks; tailswarm's own traces across hops need no more) or async-hooks (AsyncLocalStorage, across every await, for handlers whose instrumented libraries run after an await; ≈ 9% of gRPC fan-out throughput; docs/telemetry.md).",
+          "How trace context follows async work: async-hooks (the SDK's AsyncLocalStorage manager, across every await; on Node 24 without async hooks) or sync (within synchronous calls only: tailswarm's own traces across hops need no more; handlers that await instrumented libraries leave the trace).",
         ),
       ),
     tracesPerSecond: rangeField(TRACES_PER_SECOND_RANGE)

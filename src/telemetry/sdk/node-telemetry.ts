@@ -40,7 +40,7 @@ export interface NodeTelemetryContext {
     /** The node's region: `cloud.region` on its resource. */
     readonly region?: string;
     readonly metrics: { readonly prometheusPort: number };
-    /** Absent: the sync context manager and the default sampler rate. */
+    /** Absent: the AsyncLocalStorage context manager and the default sampler rate. */
     readonly telemetry?: {
       readonly contextManager: "async-hooks" | "sync";
       readonly tracesPerSecond?: number;
@@ -121,7 +121,7 @@ export function nodeTelemetry(
 ): (ctx: NodeTelemetryContext) => Promise<NodeTelemetryHandle> {
   return async (ctx) => {
     const port = ctx.config.metrics.prometheusPort;
-    const contextManager = ctx.config.telemetry?.contextManager ?? "sync";
+    const contextManager = ctx.config.telemetry?.contextManager ?? "async-hooks";
     const sdk = await startTelemetry({
       serviceName: options.serviceName ?? "tailswarm-node",
       serviceInstanceId: ctx.nodeId,

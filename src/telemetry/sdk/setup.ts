@@ -23,7 +23,7 @@
  * - OTEL_LOG_LEVEL: the SDK's own diagnostics on stderr.
  *
  * Registers globally: the tracer and meter providers, the W3C trace-context (and baggage) propagator
- * and the context manager (SyncContextManager, or AsyncLocalStorage with `contextManager: "async-hooks"`).
+ * and the context manager (the SDK's AsyncLocalStorage one, or SyncContextManager with `contextManager: "sync"`).
  */
 import { context, diag, DiagConsoleLogger, metrics, propagation, trace, ValueType } from "@opentelemetry/api";
 import type { Attributes, TextMapPropagator } from "@opentelemetry/api";
@@ -78,11 +78,11 @@ export interface TelemetrySetupOptions {
   /** Extra metric readers. */
   readonly metricReaders?: readonly IMetricReader[];
   /**
-   * How the active context crosses async boundaries: `sync` (SyncContextManager: only within synchronous
-   * `context.with` calls, no async hooks) or `async-hooks` (AsyncLocalStorage, the SDK's usual choice:
-   * the context follows every await, and Node 20's async hooks run for every promise in the process,
-   * ≈ 9% of gRPC fan-out throughput in bench/telemetry-grpc.bench.ts). Default `sync`: tailswarm's own
-   * spans and its traces across hops name their contexts explicitly.
+   * How the active context crosses async boundaries: `async-hooks` (default; the SDK's
+   * AsyncLocalStorage manager: the context follows every await, and on Node 24 it runs on
+   * AsyncContextFrame, without async hooks; the name is the option's since Node 20) or `sync`
+   * (SyncContextManager: only within synchronous `context.with` calls, which tailswarm's own spans and
+   * its traces across hops need, and no more).
    */
   readonly contextManager?: "async-hooks" | "sync";
   /**
@@ -180,9 +180,9 @@ export async function startTelemetry(options: TelemetrySetupOptions = {}): Promi
 
   if (!disabled) {
     context.setGlobalContextManager(
-      options.contextManager === "async-hooks"
-        ? new AsyncLocalStorageContextManager().enable()
-        : new SyncContextManager().enable(),
+      options.contextManager === "sync"
+        ? new SyncContextManager().enable()
+        : new AsyncLocalStorageContextManager().enable(),
     );
     const propagator = propagatorFrom(env["OTEL_PROPAGATORS"]);
     if (propagator !== undefined) propagation.setGlobalPropagator(propagator);
