@@ -12,6 +12,7 @@
 # run failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "npm test: node $(node --version) ($(command -v node))"
 [[ -d node_modules ]] || npm ci --no-audit --no-fund
 npm run --silent build
 bash scripts/ensure-test-deps.sh
