@@ -9,7 +9,7 @@ import {
   PeriodicExportingMetricReader,
 } from "@opentelemetry/sdk-metrics";
 import type { DataPoint, MetricData } from "@opentelemetry/sdk-metrics";
-import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { NodeClient } from "../../src/node/client.js";
@@ -43,7 +43,7 @@ beforeAll(async () => {
     // every new trace sampled, so that each routed branch has a recorded span to read
     config: { ...config, telemetry: { ...config.telemetry, tracesPerSecond: 1_000_000 } },
     telemetry: nodeTelemetry({
-      spanProcessors: [new SimpleSpanProcessor(spans)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter: spans })],
       metricReaders: [reader],
     }),
   });
