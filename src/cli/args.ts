@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { TailswarmError, expectation } from "../errors.js";
+import { didYouMean } from "../util/did-you-mean.js";
 
 /** Exit codes of every verb. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, violation: 3 } as const;
@@ -29,15 +30,41 @@ export type FlagValues<S extends Record<string, FlagSpec>> = {
       : string;
 };
 
-/** A command line the verb cannot run: exit 2, message names the flag. */
+/**
+ * A command line the verb cannot run: exit 2, the message names the flag. `hint` says what to do
+ * (default: the verb's --help).
+ */
 export class UsageError extends TailswarmError {
-  constructor(message: string) {
+  readonly hint: string | undefined;
+  constructor(message: string, hint?: string) {
     super("INVALID_ARGUMENT", message);
     this.name = "UsageError";
+    this.hint = hint;
   }
 }
 
+/**
+ * ` (did you mean X?)` when one of `known` is close to `word` (a few letters off, or the only one that
+ * starts with it or contains it: `p99` → `p99-boundary`), else "".
+ */
+export function suggestion(word: string, known: readonly string[]): string {
+  const w = word.toLowerCase();
+  const containing = w.length < 3 ? [] : known.filter((k) => k.toLowerCase().includes(w));
+  const near = didYouMean(word, known) ?? (containing.length === 1 ? containing[0] : undefined);
+  return near === undefined ? "" : ` (did you mean ${near}?)`;
+}
+
+/** A value that must be one of `known`: returned as is, or a UsageError naming the flag and the nearest. */
+export function oneOf<T extends string>(flag: string, value: string, known: readonly T[]): T {
+  if ((known as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(
+    `${expectation(flag, value, `one of ${known.join(", ")}`)}${suggestion(value, known)}`,
+  );
+}
+
 const HELP: FlagSpec = { type: "boolean", short: "h", description: "show this help" };
+/** Answered by main.ts for every verb, before the verb's own flags are parsed. */
+const VERSION: FlagSpec = { type: "boolean", description: "print the tailswarm version" };
 
 /**
  * Parse `argv` against `spec`. `--help`/`-h` is always accepted and reported as `help`.
@@ -74,7 +101,12 @@ export function parseFlags<S extends Record<string, FlagSpec>>(
     const flag = all[token.name];
     if (flag === undefined) {
       const known = Object.keys(all).map((n) => `--${n}`);
-      throw new UsageError(`unknown flag '${token.rawName}' (expected one of ${known.join(", ")})`);
+      const near = token.rawName.startsWith("--") ? suggestion(token.rawName, known) : "";
+      throw new UsageError(
+        near === ""
+          ? `unknown flag '${token.rawName}' (expected one of ${known.join(", ")})`
+          : `unknown flag '${token.rawName}'${near}`,
+      );
     }
     const name = `--${token.name}`;
     if (flag.type === "boolean") {
@@ -143,7 +175,7 @@ export function exclusiveFlags(values: Readonly<Record<string, unknown>>, names:
 
 /** Help text: usage line, description, then one line per flag from the same spec the parser uses. */
 export function formatHelp(usage: string, description: string, spec: Record<string, FlagSpec>): string {
-  const rows = Object.entries({ ...spec, help: HELP }).map(([name, f]) => {
+  const rows = Object.entries({ ...spec, help: HELP, version: VERSION }).map(([name, f]) => {
     const short = f.short ? `-${f.short}, ` : "";
     const value = f.type === "string" ? ` ${f.valueName ?? "VALUE"}` : "";
     return [`${short}--${name}${value}`, f.description] as const;

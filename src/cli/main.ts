@@ -2,8 +2,13 @@
 /**
  * The `tailswarm` command. Each verb lives in src/cli/commands/<verb>.ts and exports
  * `run(argv: string[]): Promise<number>` (the exit code); verbs load lazily so that `explain`
- * never pays for gRPC or the OpenTelemetry SDK.
+ * never pays for gRPC or the OpenTelemetry SDK. `--version` is answered here, for every verb.
+ * Errors on stderr have one format (verb-errors.ts).
  */
+import { suggestion } from "./args.js";
+import { writeError } from "./verb-errors.js";
+import { cliVersion } from "./version.js";
+
 type Verb = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
 
 const verbs: Record<string, Verb> = {
@@ -45,20 +50,41 @@ const verbs: Record<string, Verb> = {
 
 function usage(): string {
   const lines = Object.entries(verbs).map(([name, v]) => `  ${name.padEnd(12)} ${v.summary}`);
-  return `usage: tailswarm <verb> [options]\n\nverbs:\n${lines.join("\n")}\n\nRun 'tailswarm <verb> --help' for a verb's options.\n`;
+  return (
+    `usage: tailswarm <verb> [options]\n\nverbs:\n${lines.join("\n")}\n\n` +
+    `Run 'tailswarm <verb> --help' for a verb's options, 'tailswarm --version' for the version.\n`
+  );
 }
+
+/** `--version` anywhere before a `--` (a flag's value never starts with `--`, args.ts). */
+function wantsVersion(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === "--version" || a === "-V");
+}
+
+let verbName: string | undefined;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === "--version" || name === "-V" || (name !== undefined && name in verbs && wantsVersion(rest))) {
+    process.stdout.write(`tailswarm ${cliVersion()}\n`);
+    return 0;
+  }
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     process.stdout.write(usage());
     return name === undefined ? 2 : 0;
   }
-  const verb = verbs[name];
+  const verb = Object.hasOwn(verbs, name) ? verbs[name] : undefined;
   if (verb === undefined) {
-    process.stderr.write(`tailswarm: unknown verb '${name}'\n\n${usage()}`);
+    const near = suggestion(name, Object.keys(verbs));
+    writeError(
+      undefined,
+      `unknown verb '${name}'${near}`,
+      `the verbs are ${Object.keys(verbs).join(", ")}; run 'tailswarm --help' for what each does`,
+    );
     return 2;
   }
+  verbName = name;
   const mod = await verb.load();
   return mod.run(rest);
 }
@@ -69,9 +95,7 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     const e = err as { code?: unknown; message?: unknown };
-    process.stderr.write(
-      `tailswarm: ${typeof e.code === "string" ? `${e.code}: ` : ""}${String(e.message ?? err)}\n`,
-    );
+    writeError(verbName, `${typeof e.code === "string" ? `${e.code}: ` : ""}${String(e.message ?? err)}`);
     process.exitCode = 1;
   },
 );

@@ -1,6 +1,6 @@
 /**
- * A small client of one node for the CLI's `status` and `coordinate` verbs and for tests: health
- * check, `NodeStatus/Status` and `Swarm/Coordinate`, over one channel (TLS when given).
+ * A small client of one node for the CLI's client verbs and for tests: health check,
+ * `NodeStatus/Status`, `Swarm/Coordinate` and `Decisions/Recent`, over one channel (TLS when given).
  *
  * @example
  * const client = new NodeClient("127.0.0.1:7400");
@@ -10,10 +10,12 @@
 import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
 import { Metadata } from "@grpc/grpc-js";
-import type { ServiceError } from "@grpc/grpc-js";
+import type { ChannelCredentials, ChannelOptions, ServiceError } from "@grpc/grpc-js";
 import { decodeJson, encodeJson } from "../mesh/codec.js";
 import { swarmService } from "../mesh/proto.js";
-import type { WireCoordinateReply, WireCoordinateRequest } from "../mesh/proto.js";
+import type { WireCoordinateBranch, WireCoordinateReply, WireCoordinateRequest } from "../mesh/proto.js";
+import { fetchDecisions } from "../telemetry/decisions-service.js";
+import type { RecentDecisions } from "../telemetry/decisions-service.js";
 import { nodeStatusService } from "./status-proto.js";
 import type { WireStatusReply } from "./status-proto.js";
 
@@ -34,25 +36,102 @@ export interface CoordinateCall {
   readonly options?: unknown;
 }
 
-export type CoordinateAnswer = Omit<WireCoordinateReply, "action"> & { action: unknown };
+/**
+ * A node's answer to Coordinate, as `tailswarm coordinate --json` prints it (docs/configuration.md,
+ * "Client verbs"): every field always present; a number the node could not give is null in JSON.
+ */
+export interface CoordinateAnswer {
+  readonly action: unknown;
+  readonly mode: string;
+  readonly reason: string;
+  /** The SpeculationBudgetViolation's code, "" when none. */
+  readonly violation: string;
+  /** The fan-out p50/p99 decided on; NaN (null in JSON) when the estimate had no number. */
+  readonly fanoutP50Ms: number;
+  readonly fanoutP99Ms: number;
+  /** "observed" | "independent"; "" from nodes that do not say. */
+  readonly estimateBasis: string;
+  readonly abandonCostMs: number;
+  readonly elapsedMs: number;
+  readonly deadlineMissed: boolean;
+  readonly committed: number;
+  readonly abandoned: number;
+  readonly late: number;
+  readonly failed: number;
+  readonly degraded: boolean;
+  readonly decisionChanged: boolean;
+  /** Null when nothing was committed. */
+  readonly infoGainPerCommitted: number | null;
+  readonly nodeId: string;
+  readonly fanoutId: string;
+  readonly branches: readonly WireCoordinateBranch[];
+}
+
+const finite = (v: number | undefined): number | null =>
+  typeof v === "number" && Number.isFinite(v) ? v : null;
+
+/**
+ * The reply field by field: the loader's decoded message also carries `_infoGainPerCommitted`, the
+ * name of the set member of the synthetic oneof of a proto3 `optional` field, which is no answer.
+ */
+function answerOf(r: WireCoordinateReply): CoordinateAnswer {
+  return {
+    action: decodeJson(r.action, "action"),
+    mode: r.mode,
+    reason: r.reason,
+    violation: r.violation,
+    fanoutP50Ms: r.fanoutP50Ms,
+    fanoutP99Ms: r.fanoutP99Ms,
+    estimateBasis: r.estimateBasis,
+    abandonCostMs: r.abandonCostMs,
+    elapsedMs: r.elapsedMs,
+    deadlineMissed: r.deadlineMissed,
+    committed: r.committed,
+    abandoned: r.abandoned,
+    late: r.late,
+    failed: r.failed,
+    degraded: r.degraded,
+    decisionChanged: r.decisionChanged,
+    infoGainPerCommitted: finite(r.infoGainPerCommitted),
+    nodeId: r.nodeId,
+    fanoutId: r.fanoutId,
+    branches: (r.branches ?? []).map((b) => ({
+      peer: b.peer,
+      outcome: b.outcome,
+      decisionRelevant: b.decisionRelevant,
+      latencyMs: b.latencyMs,
+      lostWorkMs: b.lostWorkMs,
+      unsettled: b.unsettled,
+    })),
+  };
+}
+
+/** Credentials and channel options for `tls` (plaintext when it names no CA and no certificate). */
+function channelSetup(tls: ClientTls | undefined): {
+  credentials: ChannelCredentials;
+  options: ChannelOptions;
+} {
+  const credentials =
+    tls === undefined || (tls.ca === undefined && tls.cert === undefined)
+      ? grpc.credentials.createInsecure()
+      : grpc.credentials.createSsl(
+          tls.ca === undefined ? null : readFileSync(tls.ca),
+          tls.key === undefined ? null : readFileSync(tls.key),
+          tls.cert === undefined ? null : readFileSync(tls.cert),
+        );
+  const options = tls?.serverName === undefined ? {} : { "grpc.ssl_target_name_override": tls.serverName };
+  return { credentials, options };
+}
 
 export class NodeClient {
   readonly #client: grpc.Client;
+  readonly #address: string;
+  readonly #setup: { credentials: ChannelCredentials; options: ChannelOptions };
 
   constructor(address: string, tls?: ClientTls) {
-    const creds =
-      tls === undefined || (tls.ca === undefined && tls.cert === undefined)
-        ? grpc.credentials.createInsecure()
-        : grpc.credentials.createSsl(
-            tls.ca === undefined ? null : readFileSync(tls.ca),
-            tls.key === undefined ? null : readFileSync(tls.key),
-            tls.cert === undefined ? null : readFileSync(tls.cert),
-          );
-    this.#client = new grpc.Client(
-      address,
-      creds,
-      tls?.serverName === undefined ? {} : { "grpc.ssl_target_name_override": tls.serverName },
-    );
+    this.#address = address;
+    this.#setup = channelSetup(tls);
+    this.#client = new grpc.Client(address, this.#setup.credentials, this.#setup.options);
   }
 
   #unary<Req, Res>(
@@ -98,7 +177,17 @@ export class NodeClient {
       req,
       deadlineMs,
     );
-    return { ...reply, action: decodeJson(reply.action, "action") };
+    return answerOf(reply);
+  }
+
+  /** The node's flight recorder: its last `last` decisions (all it keeps when absent), newest first. */
+  decisions(last?: number, timeoutMs = 5_000): Promise<RecentDecisions> {
+    return fetchDecisions(this.#address, {
+      ...(last !== undefined && { last }),
+      deadlineMs: timeoutMs,
+      credentials: this.#setup.credentials,
+      channelOptions: this.#setup.options,
+    });
   }
 
   /** grpc.health.v1 status of `service` ("" is the whole server): SERVING, NOT_SERVING, … */

@@ -4,7 +4,12 @@
  */
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import type { ChannelCredentials, ServiceDefinition, UntypedServiceImplementation } from "@grpc/grpc-js";
+import type {
+  ChannelCredentials,
+  ChannelOptions,
+  ServiceDefinition,
+  UntypedServiceImplementation,
+} from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import type { BranchOutcome } from "../engine/outcome.js";
 import type { DecisionRecord } from "./flight-recorder.js";
@@ -199,10 +204,20 @@ export function decisionsSource(
 /** Asks the node at `address` (host:port) for its recent decisions. */
 export function fetchDecisions(
   address: string,
-  options: { last?: number; deadlineMs?: number; credentials?: ChannelCredentials } = {},
+  options: {
+    last?: number;
+    deadlineMs?: number;
+    credentials?: ChannelCredentials;
+    /** E.g. `grpc.ssl_target_name_override` for a node dialed by IP. */
+    channelOptions?: ChannelOptions;
+  } = {},
 ): Promise<RecentDecisions> {
   const Client = grpc.makeGenericClientConstructor(decisionsServiceDefinition(), "Decisions");
-  const client = new Client(address, options.credentials ?? grpc.credentials.createInsecure());
+  const client = new Client(
+    address,
+    options.credentials ?? grpc.credentials.createInsecure(),
+    options.channelOptions ?? {},
+  );
   const deadline = Date.now() + (options.deadlineMs ?? 5_000);
   return new Promise<RecentDecisions>((resolve, reject) => {
     const recent = (client as unknown as Record<string, unknown>)["Recent"] as (

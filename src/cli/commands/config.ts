@@ -8,6 +8,8 @@ import { withKeyTable } from "../../node/config/docs-table.js";
 import { jsonSchemaOf } from "../../node/config/leaves.js";
 import { nodeConfigSchema } from "../../node/config/schema.js";
 import { ExitCode } from "../../node/exit-codes.js";
+import { suggestion, UsageError } from "../args.js";
+import { guard } from "../verb-errors.js";
 import { scenarioSchema } from "../../testbed/scenario-schema.js";
 
 const SCHEMAS = {
@@ -23,7 +25,8 @@ const SCHEMAS = {
 
 const USAGE =
   "usage: tailswarm config schema [node|scenario]\n\n" +
-  "Print the JSON Schema of the node config (default) or of a testbed scenario.\n";
+  "Print the JSON Schema of the node config (default) or of a testbed scenario.\n\n" +
+  "options:\n  -h, --help  show this help\n  --version   print the tailswarm version\n";
 
 function schemaText(which: keyof typeof SCHEMAS): string {
   return `${JSON.stringify(SCHEMAS[which](), null, 2)}\n`;
@@ -38,18 +41,31 @@ export function generatedConfigFiles(read: (path: string) => string): { path: st
   ];
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const [sub, which = "node", ...rest] = argv;
-  if (sub === "--help" || sub === "-h") {
-    process.stdout.write(USAGE);
+export function run(argv: string[]): Promise<number> {
+  return guard("config", async () => {
+    const [sub, which = "node", ...rest] = argv;
+    if (sub === "--help" || sub === "-h") {
+      process.stdout.write(USAGE);
+      return ExitCode.OK;
+    }
+    if (sub !== "schema") {
+      throw new UsageError(
+        sub === undefined
+          ? "missing what to print (schema)"
+          : `unknown subcommand '${sub}'${suggestion(sub, ["schema"])}`,
+        "tailswarm config schema [node|scenario]",
+      );
+    }
+    if (!(which in SCHEMAS)) {
+      throw new UsageError(
+        `no schema '${which}'${suggestion(which, Object.keys(SCHEMAS))}`,
+        "tailswarm config schema [node|scenario]",
+      );
+    }
+    if (rest.length > 0) {
+      throw new UsageError(`unexpected argument '${rest[0]}'`, "tailswarm config schema [node|scenario]");
+    }
+    process.stdout.write(schemaText(which as keyof typeof SCHEMAS));
     return ExitCode.OK;
-  }
-  if (sub !== "schema" || rest.length > 0 || !(which in SCHEMAS)) {
-    process.stderr.write(
-      `tailswarm config: got ${JSON.stringify(argv.join(" "))}, expected schema [node|scenario]\n\n${USAGE}`,
-    );
-    return ExitCode.USAGE;
-  }
-  process.stdout.write(schemaText(which as keyof typeof SCHEMAS));
-  return ExitCode.OK;
+  });
 }

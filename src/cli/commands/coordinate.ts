@@ -5,13 +5,19 @@
 import { expectation } from "../../errors.js";
 import { NodeClient } from "../../node/client.js";
 import type { CoordinateAnswer } from "../../node/client.js";
+import { DECISION_MODELS } from "../../node/decision-model.js";
 import { POLICY_NAMES } from "../../policy/types.js";
-import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
-import { rpcFailure, tlsFlags, tlsFromFlags } from "./client-flags.js";
+import { EXIT, formatHelp, numberFlag, oneOf, parseFlags, UsageError } from "../args.js";
+import { CliError, guard } from "../verb-errors.js";
+import { callFailure, nodeAddress, statusOf, tlsFlags, tlsFromFlags } from "./client-flags.js";
 
 const spec = {
   task: { type: "string", valueName: "KIND", description: "task kind (e.g. vote, echo)" },
-  payload: { type: "string", valueName: "JSON", description: "task payload as JSON (default null)" },
+  payload: {
+    type: "string",
+    valueName: "JSON",
+    description: `task payload as JSON (default: none, the task gets null; vote needs '{"question":"..."}')`,
+  },
   "deadline-ms": {
     type: "string",
     valueName: "MS",
@@ -21,7 +27,7 @@ const spec = {
   policy: {
     type: "string",
     valueName: "NAME",
-    description: POLICY_NAMES.join(" | "),
+    description: `${POLICY_NAMES.join(" | ")} (default: the node's policy)`,
   },
   decision: {
     type: "string",
@@ -30,7 +36,10 @@ const spec = {
       "decision model: quorum-vote | argmax-scores | context-result (default: context-result for kind context, else quorum-vote)",
   },
   options: { type: "string", valueName: "JSON", description: "decision model options as JSON" },
-  json: { type: "boolean", description: "print the reply as one JSON object" },
+  json: {
+    type: "boolean",
+    description: "print the reply as one JSON object (its fields: docs/configuration.md, Client verbs)",
+  },
   ...tlsFlags,
 } as const;
 
@@ -43,7 +52,7 @@ function json(flag: string, text: string | undefined): unknown {
   }
 }
 
-const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : "-");
+const ms = (v: number | null): string => (v !== null && Number.isFinite(v) ? v.toFixed(1) : "-");
 
 export function formatCoordinate(r: CoordinateAnswer): string {
   return (
@@ -56,50 +65,64 @@ export function formatCoordinate(r: CoordinateAnswer): string {
   );
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const usage = "tailswarm coordinate <host:port> --task KIND [--payload JSON] --deadline-ms MS [--json]";
-  let address: string;
-  let deadlineMs: number;
-  let call: Parameters<NodeClient["coordinate"]>[0];
-  let parsed;
-  try {
-    parsed = parseFlags(argv, spec, { positionals: true });
+const USAGE = "tailswarm coordinate <host:port> --task KIND [--payload JSON] --deadline-ms MS [--json]";
+
+export function run(argv: string[]): Promise<number> {
+  return guard("coordinate", async () => {
+    const parsed = parseFlags(argv, spec, { positionals: true });
     if (parsed.help) {
-      process.stdout.write(formatHelp(usage, "Ask a node to decide a task within a deadline.", spec));
+      process.stdout.write(formatHelp(USAGE, "Ask a node to decide a task within a deadline.", spec));
       return EXIT.ok;
     }
-    if (parsed.positionals.length !== 1) {
-      throw new UsageError(expectation("arguments", parsed.positionals, "one node address (host:port)"));
-    }
-    address = parsed.positionals[0]!;
+    const address = nodeAddress(parsed.positionals);
     const v = parsed.values;
     if (v.task === undefined) throw new UsageError("missing required flag --task");
-    deadlineMs = numberFlag(v, "deadline-ms", { required: true, min: 1 });
+    const deadlineMs = numberFlag(v, "deadline-ms", { required: true, min: 1 });
     const required = numberFlag(v, "required", { min: 0 });
     if (required !== undefined && !Number.isInteger(required)) {
       throw new UsageError(expectation("--required", required, "an integer >= 0"));
     }
-    call = {
+    const call: Parameters<NodeClient["coordinate"]>[0] = {
       kind: v.task,
       payload: json("payload", v.payload),
       ...(required !== undefined && { required }),
-      ...(v.policy !== undefined && { policy: v.policy }),
-      ...(v.decision !== undefined && { decision: v.decision }),
+      ...(v.policy !== undefined && { policy: oneOf("--policy", v.policy, POLICY_NAMES) }),
+      ...(v.decision !== undefined && { decision: oneOf("--decision", v.decision, DECISION_MODELS) }),
       ...(v.options !== undefined && { options: json("options", v.options) }),
     };
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`tailswarm coordinate: ${err.message}\n`);
-    return EXIT.usage;
-  }
-  const client = new NodeClient(address, tlsFromFlags(parsed.values));
-  try {
-    const r = await client.coordinate(call, deadlineMs);
-    process.stdout.write(parsed.values.json ? `${JSON.stringify(r)}\n` : formatCoordinate(r));
-    return EXIT.ok;
-  } catch (err) {
-    return rpcFailure("coordinate", address, err);
-  } finally {
-    client.close();
-  }
+    const tls = tlsFromFlags(v);
+    const client = new NodeClient(address, tls);
+    try {
+      const r = await client.coordinate(call, deadlineMs);
+      process.stdout.write(v.json ? `${JSON.stringify(r)}\n` : formatCoordinate(r));
+      return EXIT.ok;
+    } catch (err) {
+      const failure = callFailure(
+        {
+          verb: "coordinate",
+          address,
+          timeoutMs: deadlineMs,
+          tls: tls !== undefined,
+          service: "tailswarm.v1.Swarm",
+          deadlineIsAnswer: true,
+        },
+        err,
+      );
+      if (statusOf(err) === "INVALID_ARGUMENT" && v.payload === undefined) {
+        throw new CliError(failure.message, {
+          exitCode: failure.exitCode,
+          hint: `--payload was not given, so the task was null; e.g. --payload '{"question":"deploy?"}' for vote`,
+        });
+      }
+      if (statusOf(err) === "DEADLINE_EXCEEDED") {
+        throw new CliError(failure.message, {
+          exitCode: failure.exitCode,
+          hint: `--deadline-ms ${deadlineMs} is the node's whole budget for the fan-out; give more`,
+        });
+      }
+      throw failure;
+    } finally {
+      client.close();
+    }
+  });
 }

@@ -7,14 +7,15 @@
  *   tailswarm explain --reasons     (every reason a coordinator can give, with its condition)
  *
  * Exit codes: 0 decided; 2 usage error (the message names the flag); 3 SpeculationBudgetViolation
- * (budget <= 0, or p99 < p50), with the error's code and message on stderr.
+ * (budget <= 0, or p99 < p50), with the error's code and message on stderr. The help says so too.
  */
 import { TailswarmError } from "../../errors.js";
 import { classify } from "../../policy/classify.js";
 import { describeClassification, formatReasonTable } from "../../policy/describe.js";
 import type { Classification } from "../../policy/types.js";
 import { SpeculationBudgetViolation } from "../../policy/violation.js";
-import { EXIT, exclusiveFlags, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
+import { EXIT, exclusiveFlags, formatHelp, numberFlag, parseFlags } from "../args.js";
+import { CliError, guard, helpHint } from "../verb-errors.js";
 
 const FLAGS = {
   "budget-ms": {
@@ -49,13 +50,13 @@ const USAGE =
 const DESCRIPTION =
   "Classify one fan-out by the speculation boundary: speculate when budget > p99 + abandon cost and the\n" +
   "answers can change the action; synchronous when p50 < budget (or not decision-relevant); degrade when\n" +
-  "budget <= p50.";
+  "budget <= p50.\n\n" +
+  "exit codes: 0 decided, 2 usage, 3 SpeculationBudgetViolation (budget <= 0, or p99 < p50: the coordinator\n" +
+  "would degrade and count a violation; the code and message go to stderr)";
 
 /** The verb's entry point; returns the exit code. */
-export async function run(argv: string[]): Promise<number> {
-  let c: Classification;
-  let json: boolean;
-  try {
+export function run(argv: string[]): Promise<number> {
+  return guard("explain", async () => {
     const { values, help } = parseFlags(argv, FLAGS);
     if (help) {
       process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
@@ -70,19 +71,24 @@ export async function run(argv: string[]): Promise<number> {
     const p50 = numberFlag(values, "p50-ms", { required: true, min: 0 });
     const p99 = numberFlag(values, "p99-ms", { required: true, min: 0 });
     const abandon = numberFlag(values, "abandon-cost-ms", { required: true, min: 0 });
-    json = values.json === true;
-    c = classify(budget, p50, p99, abandon, values["not-relevant"] !== true);
-  } catch (err: unknown) {
-    if (err instanceof SpeculationBudgetViolation) {
-      process.stderr.write(`tailswarm explain: ${err.code}: ${err.message}\n`);
-      return EXIT.violation;
+    let c: Classification;
+    try {
+      c = classify(budget, p50, p99, abandon, values["not-relevant"] !== true);
+    } catch (err: unknown) {
+      if (err instanceof SpeculationBudgetViolation) {
+        throw new CliError(`${err.code}: ${err.message}`, { exitCode: EXIT.violation, cause: err });
+      }
+      if (TailswarmError.is(err, "INVALID_ARGUMENT")) {
+        throw new CliError(err.message, { exitCode: EXIT.usage, hint: helpHint("explain") });
+      }
+      throw err;
     }
-    if (err instanceof UsageError || TailswarmError.is(err, "INVALID_ARGUMENT")) {
-      process.stderr.write(`tailswarm explain: ${err.message}\nRun 'tailswarm explain --help' for usage.\n`);
-      return EXIT.usage;
-    }
-    throw err;
-  }
+    print(c, values.json === true);
+    return EXIT.ok;
+  });
+}
+
+function print(c: Classification, json: boolean): void {
   const { inequality, effect } = describeClassification(c);
   if (json) {
     const out = {
@@ -101,5 +107,4 @@ export async function run(argv: string[]): Promise<number> {
       `mode:    ${c.mode}\nreason:  ${c.reason}\nbecause: ${inequality}\nso:      ${effect}\n`,
     );
   }
-  return EXIT.ok;
 }

@@ -17,7 +17,10 @@ import { ExitCode } from "../../node/exit-codes.js";
 import { createLogger, parseTrace } from "../../node/logger.js";
 import { SwarmNode } from "../../node/node.js";
 import { formatHelp, parseFlags, UsageError } from "../args.js";
+import { routeGrpcLog, startFailure } from "../daemon-errors.js";
 import { shutdownOnSignal } from "../shutdown-on-signal.js";
+import { CliError, guard } from "../verb-errors.js";
+import { cliVersion } from "../version.js";
 
 const FLAGS = {
   config: {
@@ -34,23 +37,18 @@ const DESCRIPTION =
   "TAILSWARM_* variables apply to every node; telemetry export needs 'tailswarm node'.\n" +
   "exit codes: 0 stopped cleanly, 1 runtime failure, 2 usage, 78 bad config, 130/143 forced by a second signal";
 
-export async function run(argv: string[]): Promise<number> {
-  let files: string[];
-  try {
-    const parsed = parseFlags(argv, FLAGS);
-    if (parsed.help) {
-      process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
-      return ExitCode.OK;
-    }
-    files = parsed.values.config ?? [];
-    if (files.length === 0) throw new UsageError("flag --config is required (one per node)");
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`tailswarm host: ${error.message}\n${USAGE}\n`);
-      return ExitCode.USAGE;
-    }
-    throw error;
+export function run(argv: string[]): Promise<number> {
+  return guard("host", () => serve(argv));
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const parsed = parseFlags(argv, FLAGS);
+  if (parsed.help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
+    return ExitCode.OK;
   }
+  const files = parsed.values.config ?? [];
+  if (files.length === 0) throw new UsageError("flag --config is required (one per node)");
 
   const loaded: LoadedConfig[] = [];
   for (const file of files) {
@@ -59,10 +57,9 @@ export async function run(argv: string[]): Promise<number> {
         await loadConfig({ argv: ["--config", file], env: { ...process.env, TAILSWARM_CONFIG: "" } }),
       );
     } catch (err) {
-      const usage = err instanceof ConfigUsageError;
-      if (usage || TailswarmError.is(err, "INVALID_CONFIG")) {
-        process.stderr.write(`tailswarm host: ${file}: ${(err as Error).message}\n`);
-        return usage ? ExitCode.USAGE : ExitCode.CONFIG;
+      if (err instanceof ConfigUsageError) throw new UsageError(`${file}: ${err.message}`);
+      if (TailswarmError.is(err, "INVALID_CONFIG")) {
+        throw new CliError(`${file}: ${err.message}`, { exitCode: ExitCode.CONFIG, cause: err });
       }
       throw err;
     }
@@ -70,12 +67,15 @@ export async function run(argv: string[]): Promise<number> {
   const ids = loaded.map((l) => l.config.nodeId);
   const twice = ids.find((id, i) => ids.indexOf(id) !== i);
   if (twice !== undefined) {
-    process.stderr.write(`tailswarm host: nodeId ${JSON.stringify(twice)} is in more than one config file\n`);
-    return ExitCode.CONFIG;
+    throw new CliError(`nodeId ${JSON.stringify(twice)} is in more than one config file`, {
+      exitCode: ExitCode.CONFIG,
+      hint: "give each config its own nodeId",
+    });
   }
 
   const trace = parseTrace(process.env.TAILSWARM_TRACE);
   const hostLog = createLogger({ level: loaded[0]!.config.logLevel, trace }, "host");
+  routeGrpcLog(hostLog);
   const nodes: SwarmNode[] = [];
   for (const [i, { config, handlersBaseDir, warnings }] of loaded.entries()) {
     // Each node's lines carry its id, since they share stderr.
@@ -87,14 +87,17 @@ export async function run(argv: string[]): Promise<number> {
     });
     for (const w of warnings) log.child("node").warn(w);
     try {
-      nodes.push(await SwarmNode.start({ config, handlersBaseDir, log }));
+      nodes.push(
+        await SwarmNode.start({
+          config,
+          handlersBaseDir,
+          log,
+          version: cliVersion(),
+        }),
+      );
     } catch (err) {
-      const config78 =
-        TailswarmError.is(err, "INVALID_CONFIG") && !/cannot bind/.test((err as Error).message);
-      log.child("node").error("start failed", { error: err });
-      process.stderr.write(`tailswarm host: ${files[i]}: ${(err as Error).message}\n`);
       for (const n of nodes) n.forceStop();
-      return config78 ? ExitCode.CONFIG : ExitCode.FAILURE;
+      throw startFailure(err, `listen: in ${files[i]}`, `${files[i]}: `);
     }
   }
   hostLog.info("hosting", { nodes: nodes.map((n) => ({ nodeId: n.nodeId, address: n.address })) });

@@ -3,14 +3,18 @@
  * Every config key has a flag (docs/configuration.md); exit codes in src/node/exit-codes.ts.
  */
 import { TailswarmError } from "../../errors.js";
-import { loadConfig, UsageError, wantsHelp } from "../../node/config/load-config.js";
+import { loadConfig, UsageError as ConfigUsageError, wantsHelp } from "../../node/config/load-config.js";
 import { configLeaves, envName, extraEnv, flagName } from "../../node/config/schema.js";
 import { ExitCode } from "../../node/exit-codes.js";
 import { createLogger, parseTrace } from "../../node/logger.js";
 import type { Logger } from "../../node/logger.js";
 import { SwarmNode } from "../../node/node.js";
 import type { TelemetrySetup } from "../../node/node.js";
+import { UsageError } from "../args.js";
+import { routeGrpcLog, startFailure } from "../daemon-errors.js";
 import { shutdownOnSignal } from "../shutdown-on-signal.js";
+import { CliError, guard } from "../verb-errors.js";
+import { cliVersion } from "../version.js";
 
 function help(): string {
   const rows = configLeaves.map((f) => [`--${flagName(f.path)}`, envName(f.path), f.doc] as const);
@@ -22,7 +26,8 @@ function help(): string {
     `usage: tailswarm node [--config FILE] [flags]\n\n` +
     `Run a swarm node. Settings come from defaults < the config file (JSON or YAML) < TAILSWARM_* env < flags.\n` +
     `Lists (peers, dns, handlers) are comma-separated in env and flags. See docs/configuration.md.\n\n` +
-    `  ${"--config FILE".padEnd(w1)}  ${"TAILSWARM_CONFIG".padEnd(w2)}  config file\n${lines.join("\n")}\n${extra.join("\n")}\n\n` +
+    `  ${"--config FILE".padEnd(w1)}  ${"TAILSWARM_CONFIG".padEnd(w2)}  config file\n${lines.join("\n")}\n${extra.join("\n")}\n` +
+    `  ${"--version".padEnd(w1)}  ${"".padEnd(w2)}  print the tailswarm version\n\n` +
     `exit codes: 0 stopped cleanly, 1 runtime failure, 2 usage, 78 bad config, 130/143 forced by a second SIGINT/SIGTERM\n`
   );
 }
@@ -44,7 +49,11 @@ async function telemetrySetup(log: Logger): Promise<TelemetrySetup> {
   };
 }
 
-export async function run(argv: string[]): Promise<number> {
+export function run(argv: string[]): Promise<number> {
+  return guard("node", () => serve(argv));
+}
+
+async function serve(argv: string[]): Promise<number> {
   if (wantsHelp(argv)) {
     process.stdout.write(help());
     return ExitCode.OK;
@@ -53,13 +62,9 @@ export async function run(argv: string[]): Promise<number> {
   try {
     loaded = await loadConfig({ argv, env: process.env });
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`tailswarm node: ${err.message}\n`);
-      return ExitCode.USAGE;
-    }
+    if (err instanceof ConfigUsageError) throw new UsageError(err.message);
     if (TailswarmError.is(err, "INVALID_CONFIG")) {
-      process.stderr.write(`tailswarm node: ${err.message}\n`);
-      return ExitCode.CONFIG;
+      throw new CliError(err.message, { exitCode: ExitCode.CONFIG, cause: err });
     }
     throw err;
   }
@@ -68,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
   const nodeLog = log.child("node");
   for (const w of loaded.warnings) nodeLog.warn(w);
   log.child("config").debug("config resolved", { file: loaded.file, sources: loaded.sources });
+  routeGrpcLog(log);
 
   let node: SwarmNode;
   try {
@@ -76,12 +82,10 @@ export async function run(argv: string[]): Promise<number> {
       handlersBaseDir: loaded.handlersBaseDir,
       log,
       telemetry: await telemetrySetup(log.child("telemetry")),
+      version: cliVersion(),
     });
   } catch (err) {
-    const config78 = TailswarmError.is(err, "INVALID_CONFIG") && !/cannot bind/.test((err as Error).message);
-    nodeLog.error("start failed", { error: err });
-    process.stderr.write(`tailswarm node: ${(err as Error).message}\n`);
-    return config78 ? ExitCode.CONFIG : ExitCode.FAILURE;
+    throw startFailure(err, "--listen, TAILSWARM_LISTEN or listen: in the config file");
   }
 
   return shutdownOnSignal({

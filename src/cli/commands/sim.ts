@@ -10,7 +10,8 @@ import { expectation } from "../../errors.js";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { buildSimReport, formatReport, type SimWorkloadName } from "../../sim/report.js";
-import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
+import { EXIT, formatHelp, numberFlag, oneOf, parseFlags, UsageError } from "../args.js";
+import { guard } from "../verb-errors.js";
 
 const FLAGS = {
   workload: { type: "string", valueName: "NAME", description: "mixed | separation | all (default all)" },
@@ -32,45 +33,36 @@ const DESCRIPTION =
   "Cost-BP, GreedyCache-BP, MABP) on the mixed RAG–MoE–agentic workload and the Proposition 3 gap on the\n" +
   "two-branch separation instance, beside the paper's figures.";
 
-export async function run(argv: string[]): Promise<number> {
-  let workload: SimWorkloadName;
-  let seeds: number[];
-  let out: string;
-  let quick: boolean;
-  let json: boolean;
-  try {
-    const { values, help } = parseFlags(argv, FLAGS);
-    if (help) {
-      process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
-      return EXIT.ok;
-    }
-    const w = values.workload ?? "all";
-    if (w !== "mixed" && w !== "separation" && w !== "all") {
-      throw new UsageError(expectation("--workload", w, "mixed, separation or all"));
-    }
-    workload = w;
-    quick = values.quick === true;
-    json = values.json === true;
-    const first = numberFlag(values, "seed", { min: 0 }) ?? 1;
-    const count = numberFlag(values, "seeds", { min: 1 }) ?? (quick ? 2 : 3);
-    if (!Number.isInteger(first) || !Number.isInteger(count)) {
-      throw new UsageError(
-        expectation(
-          Number.isInteger(first) ? "--seeds" : "--seed",
-          Number.isInteger(first) ? count : first,
-          "an integer",
-        ),
-      );
-    }
-    seeds = Array.from({ length: count }, (_, i) => first + i);
-    out = values.out ?? "sim-out";
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`tailswarm sim: ${err.message}\n\n${formatHelp(USAGE, DESCRIPTION, FLAGS)}`);
-      return EXIT.usage;
-    }
-    throw err;
+export function run(argv: string[]): Promise<number> {
+  return guard("sim", () => simulate(argv));
+}
+
+async function simulate(argv: string[]): Promise<number> {
+  const { values, help } = parseFlags(argv, FLAGS);
+  if (help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
+    return EXIT.ok;
   }
+  const workload: SimWorkloadName = oneOf("--workload", values.workload ?? "all", [
+    "mixed",
+    "separation",
+    "all",
+  ] as const);
+  const quick = values.quick === true;
+  const json = values.json === true;
+  const first = numberFlag(values, "seed", { min: 0 }) ?? 1;
+  const count = numberFlag(values, "seeds", { min: 1 }) ?? (quick ? 2 : 3);
+  if (!Number.isInteger(first) || !Number.isInteger(count)) {
+    throw new UsageError(
+      expectation(
+        Number.isInteger(first) ? "--seeds" : "--seed",
+        Number.isInteger(first) ? count : first,
+        "an integer",
+      ),
+    );
+  }
+  const seeds = Array.from({ length: count }, (_, i) => first + i);
+  const out = values.out ?? "sim-out";
 
   const started = performance.now();
   const { report, charts } = buildSimReport({

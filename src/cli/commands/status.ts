@@ -2,11 +2,11 @@
  * `tailswarm status <addr> [--json]`: a node's identity and load, its coordinator's decisions by
  * mode, and its view of every peer (up/down, p50/p99, samples, estimate age).
  */
-import { expectation } from "../../errors.js";
 import { NodeClient } from "../../node/client.js";
 import type { WireStatusReply } from "../../node/status-proto.js";
-import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
-import { tlsFlags, tlsFromFlags, rpcFailure } from "./client-flags.js";
+import { EXIT, formatHelp, numberFlag, parseFlags } from "../args.js";
+import { guard } from "../verb-errors.js";
+import { callFailure, nodeAddress, tlsFlags, tlsFromFlags } from "./client-flags.js";
 
 const spec = {
   json: { type: "boolean", description: "print the status as one JSON object" },
@@ -63,39 +63,31 @@ export function formatStatus(s: WireStatusReply, address: string): string {
   return `${lines.join("\n")}\n`;
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const usage =
-    "tailswarm status <host:port> [--json] [--timeout-ms MS] [--tls-ca F --tls-cert F --tls-key F --tls-server-name NAME]";
-  let parsed;
-  try {
-    parsed = parseFlags(argv, spec, { positionals: true });
+const USAGE =
+  "tailswarm status <host:port> [--json] [--timeout-ms MS] [--tls-ca F --tls-cert F --tls-key F --tls-server-name NAME]";
+
+export function run(argv: string[]): Promise<number> {
+  return guard("status", async () => {
+    const parsed = parseFlags(argv, spec, { positionals: true });
     if (parsed.help) {
-      process.stdout.write(formatHelp(usage, "Show a node's peers, latency estimates and decisions.", spec));
+      process.stdout.write(formatHelp(USAGE, "Show a node's peers, latency estimates and decisions.", spec));
       return EXIT.ok;
     }
-    if (parsed.positionals.length !== 1)
-      throw new UsageError(expectation("arguments", parsed.positionals, "one node address (host:port)"));
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`tailswarm status: ${err.message}\n`);
-    return EXIT.usage;
-  }
-  const address = parsed.positionals[0]!;
-  let timeoutMs: number;
-  try {
-    timeoutMs = numberFlag(parsed.values, "timeout-ms", { min: 1 }) ?? 5_000;
-  } catch (err) {
-    process.stderr.write(`tailswarm status: ${(err as Error).message}\n`);
-    return EXIT.usage;
-  }
-  const client = new NodeClient(address, tlsFromFlags(parsed.values));
-  try {
-    const s = await client.status(timeoutMs);
-    process.stdout.write(parsed.values.json ? `${JSON.stringify(s)}\n` : formatStatus(s, address));
-    return EXIT.ok;
-  } catch (err) {
-    return rpcFailure("status", address, err);
-  } finally {
-    client.close();
-  }
+    const address = nodeAddress(parsed.positionals);
+    const timeoutMs = numberFlag(parsed.values, "timeout-ms", { min: 1 }) ?? 5_000;
+    const tls = tlsFromFlags(parsed.values);
+    const client = new NodeClient(address, tls);
+    try {
+      const s = await client.status(timeoutMs);
+      process.stdout.write(parsed.values.json ? `${JSON.stringify(s)}\n` : formatStatus(s, address));
+      return EXIT.ok;
+    } catch (err) {
+      throw callFailure(
+        { verb: "status", address, timeoutMs, tls: tls !== undefined, service: "tailswarm.v1.NodeStatus" },
+        err,
+      );
+    } finally {
+      client.close();
+    }
+  });
 }

@@ -8,7 +8,8 @@ import { POLICY_NAMES } from "../../policy/types.js";
 import { runTestbed } from "../../testbed/run-testbed.js";
 import { DEFAULT_SCENARIO, loadScenario } from "../../testbed/scenario-loader.js";
 import { routingScenarioOf, runRoutingScenario } from "../../testbed/routing/dispatch.js";
-import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
+import { EXIT, formatHelp, numberFlag, oneOf, parseFlags, UsageError } from "../args.js";
+import { CliError, guard, writeError } from "../verb-errors.js";
 import { ATTACH_FLAGS, attachCommand, emitComposeCommand } from "./testbed-attach.js";
 
 const FLAGS = {
@@ -48,29 +49,34 @@ const DESCRIPTION =
   `one seeded stream under each policy (${POLICY_NAMES.join(", ")}), and write\n` +
   "report.json, report.html (charts) and report.txt. Ctrl-C stops every process and still writes the report.";
 
-export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    const parsed = parseFlags(argv, FLAGS);
-    if (parsed.help) {
-      process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
-      return EXIT.ok;
-    }
-    values = parsed.values;
-    numberFlag(values, "duration", { min: 0.5 });
-    numberFlag(values, "warmup", { min: 0 });
-    const seed = numberFlag(values, "seed", { min: 0 });
-    if (values.processes !== undefined && values.processes !== "grouped" && values.processes !== "per-node")
-      throw new UsageError(expectation("--processes", values.processes, "grouped or per-node"));
-    if (seed !== undefined && !Number.isInteger(seed))
-      throw new UsageError(expectation("--seed", seed, "an integer >= 0"));
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`tailswarm testbed: ${error.message}\n${USAGE}\n`);
-      return EXIT.usage;
-    }
-    throw error;
+export function run(argv: string[]): Promise<number> {
+  return guard("testbed", () => testbed(argv));
+}
+
+/** A scenario the loader refused: exit 2, as a bad flag would be. */
+const badScenario = (error: TailswarmError): CliError =>
+  new CliError(error.message, {
+    exitCode: EXIT.usage,
+    cause: error,
+    hint: "tailswarm config schema scenario prints what a scenario file may hold",
+  });
+
+async function testbed(argv: string[]): Promise<number> {
+  const parsed = parseFlags(argv, FLAGS);
+  if (parsed.help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, FLAGS));
+    return EXIT.ok;
   }
+  const values = parsed.values;
+  numberFlag(values, "duration", { min: 0.5 });
+  numberFlag(values, "warmup", { min: 0 });
+  const seedFlag = numberFlag(values, "seed", { min: 0 });
+  const processes =
+    values.processes === undefined
+      ? undefined
+      : oneOf("--processes", values.processes, ["grouped", "per-node"]);
+  if (seedFlag !== undefined && !Number.isInteger(seedFlag))
+    throw new UsageError(expectation("--seed", seedFlag, "an integer >= 0"));
   let scenario;
   try {
     const routing = await routingScenarioOf(values.scenario ?? DEFAULT_SCENARIO);
@@ -88,10 +94,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     scenario = await loadScenario(values.scenario ?? DEFAULT_SCENARIO);
   } catch (error) {
-    if (TailswarmError.is(error, "INVALID_CONFIG")) {
-      process.stderr.write(`tailswarm testbed: ${error.message}\n`);
-      return EXIT.usage;
-    }
+    if (TailswarmError.is(error, "INVALID_CONFIG")) throw badScenario(error);
     throw error;
   }
   const duration = numberFlag(values, "duration");
@@ -124,21 +127,20 @@ export async function run(argv: string[]): Promise<number> {
         return await attachCommand(scenario, { ...values, attach: values.attach }, controller.signal);
       } catch (error) {
         if (!TailswarmError.is(error, "INVALID_CONFIG")) throw error;
-        process.stderr.write(`tailswarm testbed: ${error.message}\n`);
-        return EXIT.usage;
+        throw new CliError(error.message, { exitCode: EXIT.usage, cause: error });
       }
     }
     const result = await runTestbed({
       scenario,
       outDir: values.out ?? `testbed/out/${scenario.name}`,
       signal: controller.signal,
-      ...(values.processes !== undefined && { processes: values.processes }),
+      ...(processes !== undefined && { processes }),
     });
     process.stdout.write(values.json === true ? `${JSON.stringify(result.report, null, 2)}\n` : result.table);
     process.stderr.write(`report: ${result.files.json}\n        ${result.files.html}\n`);
     const left = result.report.processes?.left_running ?? [];
     if (left.length > 0) {
-      process.stderr.write(`tailswarm testbed: processes still running after stop: ${left.join(", ")}\n`);
+      writeError("testbed", `processes still running after stop: ${left.join(", ")}`);
       return EXIT.failure;
     }
     return controller.signal.aborted ? 130 : EXIT.ok;

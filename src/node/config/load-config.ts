@@ -88,7 +88,19 @@ function parseFlags(argv: readonly string[]): Record<string, unknown> {
     return values;
   } catch (err) {
     if (err instanceof UsageError) throw err;
-    throw new UsageError(`${(err as Error).message}; run 'tailswarm node --help' for the flags`);
+    const e = err as NodeJS.ErrnoException;
+    const unknown = /^Unknown option '(--?[^']*)'/.exec(e.message);
+    if (e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && unknown !== null) {
+      const flag = unknown[1]!;
+      const near = flag.startsWith("--")
+        ? didYouMean(
+            flag,
+            Object.keys(flagOptions() ?? {}).map((n) => `--${n}`),
+          )
+        : undefined;
+      throw new UsageError(`unknown flag '${flag}'${near === undefined ? "" : ` (did you mean ${near}?)`}`);
+    }
+    throw new UsageError(e.message);
   }
 }
 
