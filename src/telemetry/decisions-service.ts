@@ -22,6 +22,7 @@ interface WireDecision {
   atUnixMs: number;
   mode: string;
   reason: string;
+  because: string;
   budgetMs?: number;
   fanoutP50Ms?: number;
   fanoutP99Ms?: number;
@@ -97,6 +98,7 @@ function toWire(r: DecisionRecord): WireDecision {
     atUnixMs: r.atUnixMs,
     mode: r.mode,
     reason: r.reason,
+    because: r.because,
     budgetMs: opt(r.budgetMs),
     fanoutP50Ms: opt(r.fanoutP50Ms),
     fanoutP99Ms: opt(r.fanoutP99Ms),
@@ -130,6 +132,7 @@ function fromWire(w: WireDecision): DecisionRecord {
     atUnixMs: w.atUnixMs,
     mode: w.mode,
     reason: w.reason,
+    because: w.because ?? "",
     budgetMs: back(w.budgetMs),
     fanoutP50Ms: back(w.fanoutP50Ms),
     fanoutP99Ms: back(w.fanoutP99Ms),

@@ -6,6 +6,8 @@
 import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
 import type { BranchOutcome, BranchRecord, FanoutObserver, FanoutOutcome } from "../engine/outcome.js";
+import type { Classification } from "../policy/types.js";
+import { shownInequality } from "./shown-inequality.js";
 
 /** One decision as the recorder keeps it. JSON-safe: no NaN or Infinity (null instead). */
 export interface DecisionRecord {
@@ -14,6 +16,8 @@ export interface DecisionRecord {
   readonly atUnixMs: number;
   readonly mode: string;
   readonly reason: string;
+  /** The reason's condition with the numbers it was decided on, e.g. `budget 400 ms > p99 212.3 ms + …`. */
+  readonly because: string;
   readonly budgetMs: number | null;
   readonly fanoutP50Ms: number | null;
   readonly fanoutP99Ms: number | null;
@@ -70,7 +74,8 @@ function num(v: number): number | null {
  */
 export class FlightRecorder implements FanoutObserver {
   readonly capacity: number;
-  readonly #ring: (DecisionRecord | undefined)[];
+  /** Each decision without `because`, and the classification it is built from when read. */
+  readonly #ring: ({ record: Omit<DecisionRecord, "because">; classification: Classification } | undefined)[];
   /** Recorded fan-outs with branches still unsettled: their late reports add lost work. */
   readonly #pending = new Map<string, { decision: { lostWorkMs: number }; branchIds: Set<string> }>();
   readonly #clock: Clock;
@@ -84,7 +89,9 @@ export class FlightRecorder implements FanoutObserver {
       throw new RangeError(`FlightRecorder capacity: got ${capacity}, expected an integer >= 1`);
     }
     this.capacity = capacity;
-    this.#ring = new Array<DecisionRecord | undefined>(capacity);
+    this.#ring = new Array<
+      { record: Omit<DecisionRecord, "because">; classification: Classification } | undefined
+    >(capacity);
     this.#clock = options.clock ?? systemClock;
     this.#traceIdOf = options.traceIdOf;
   }
@@ -118,7 +125,7 @@ export class FlightRecorder implements FanoutObserver {
       branches[b.outcome]++;
       if (b.unsettled === true) (unsettled ??= new Set()).add(b.branchId);
     }
-    const decision: DecisionRecord = {
+    const decision: Omit<DecisionRecord, "because"> = {
       fanoutId: o.fanoutId,
       atUnixMs: this.#clock.now(),
       mode: c.mode,
@@ -147,8 +154,8 @@ export class FlightRecorder implements FanoutObserver {
       traceId: this.#traceIdOf?.(o.fanoutId) ?? null,
     };
     const evicted = this.#ring[this.#next];
-    if (evicted !== undefined) this.#pending.delete(evicted.fanoutId);
-    this.#ring[this.#next] = decision;
+    if (evicted !== undefined) this.#pending.delete(evicted.record.fanoutId);
+    this.#ring[this.#next] = { record: decision, classification: c };
     this.#next = (this.#next + 1) % this.capacity;
     this.#recorded++;
     if (unsettled !== undefined) this.#pending.set(o.fanoutId, { decision, branchIds: unsettled });
@@ -160,7 +167,13 @@ export class FlightRecorder implements FanoutObserver {
     const count = Math.min(Math.max(0, Math.floor(n)), this.capacity, this.#recorded);
     for (let i = 1; i <= count; i++) {
       const r = this.#ring[(this.#next - i + this.capacity) % this.capacity];
-      if (r !== undefined) out.push({ ...r, branches: { ...r.branches } });
+      if (r === undefined) continue;
+      const { record } = r;
+      out.push({
+        ...record,
+        because: shownInequality(r.classification),
+        branches: { ...record.branches },
+      });
     }
     return out;
   }

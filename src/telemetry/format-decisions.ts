@@ -10,6 +10,7 @@ export function formatDecisions(decisions: readonly DecisionRecord[]): string {
   for (const d of decisions) {
     const at = new Date(d.atUnixMs).toISOString().replace("T", " ").replace("Z", "");
     lines.push(`${at}  ${d.fanoutId}  ${d.mode.toUpperCase()}  (${d.reason})`);
+    if (d.because !== "") lines.push(`  because ${d.because}`);
     const est =
       d.estimateStatus === "fresh"
         ? `fresh, min ${d.minSamples} samples, oldest ${ms(d.estimateAgeMs)} ms, ${d.estimateBasis === "observed" ? "p50/p99 observed per fan-out" : "p50/p99 from per-peer CDFs (independence)"}`

@@ -186,11 +186,15 @@ describe("client verbs on a node run by `tailswarm host`", () => {
     expect(r.stdout).not.toContain("_infoGainPerCommitted");
   });
 
-  it("status --json carries the version", async () => {
+  it("status --json carries the version; decisions works on a host node and says why each decided", async () => {
     const s = await tailswarm(["status", swarm.addresses.coord!, "--json"]);
     expect(JSON.parse(s.stdout)).toMatchObject({
       nodeId: "coord",
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
     });
+    const d = await tailswarm(["decisions", swarm.addresses.coord!, "--last", "1"]);
+    expect(d.code).toBe(0);
+    expect(d.stdout).toMatch(/^node coord: 1 of \d+ decisions/);
+    expect(d.stdout).toMatch(/SYNCHRONOUS {2}\(estimate-unknown\)\n {2}because fan-out estimate unknown/);
   });
 });

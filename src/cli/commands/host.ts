@@ -7,8 +7,9 @@
  *
  * The nodes share the process's event loop and the `TAILSWARM_*` environment (it applies to every
  * config). OpenTelemetry's SDK is not installed here: run nodes that export telemetry with
- * `tailswarm node`. Signals and exit codes are those of `tailswarm node`: the first SIGTERM/SIGINT
- * drains every node, a second forces the exit (130/143).
+ * `tailswarm node`. Each node keeps a flight recorder and serves it (`tailswarm decisions`), as
+ * `tailswarm node` does. Signals and exit codes are those of `tailswarm node`: the first
+ * SIGTERM/SIGINT drains every node, a second forces the exit (130/143).
  */
 import { TailswarmError } from "../../errors.js";
 import { loadConfig, UsageError as ConfigUsageError } from "../../node/config/load-config.js";
@@ -16,6 +17,9 @@ import type { LoadedConfig } from "../../node/config/load-config.js";
 import { ExitCode } from "../../node/exit-codes.js";
 import { createLogger, parseTrace } from "../../node/logger.js";
 import { SwarmNode } from "../../node/node.js";
+import type { TelemetrySetup } from "../../node/node.js";
+import { decisionsSource } from "../../telemetry/decisions-service.js";
+import { FlightRecorder } from "../../telemetry/flight-recorder.js";
 import { formatHelp, parseFlags, UsageError } from "../args.js";
 import { routeGrpcLog, startFailure } from "../daemon-errors.js";
 import { shutdownOnSignal } from "../shutdown-on-signal.js";
@@ -34,8 +38,15 @@ const FLAGS = {
 const USAGE = "tailswarm host --config FILE [--config FILE ...]";
 const DESCRIPTION =
   "Run several swarm nodes in one process, one per config file (see 'tailswarm node --help' for the keys).\n" +
-  "TAILSWARM_* variables apply to every node; telemetry export needs 'tailswarm node'.\n" +
+  "TAILSWARM_* variables apply to every node; each node serves its decisions ('tailswarm decisions');\n" +
+  "telemetry export needs 'tailswarm node'.\n" +
   "exit codes: 0 stopped cleanly, 1 runtime failure, 2 usage, 78 bad config, 130/143 forced by a second signal";
+
+/** A node's flight recorder, served as tailswarm.v1.Decisions (what nodeTelemetry gives `tailswarm node`). */
+const flightRecorder: TelemetrySetup = (ctx) => {
+  const recorder = new FlightRecorder();
+  return { observer: recorder, decisions: decisionsSource(ctx.nodeId, recorder) };
+};
 
 export function run(argv: string[]): Promise<number> {
   return guard("host", () => serve(argv));
@@ -92,6 +103,7 @@ async function serve(argv: string[]): Promise<number> {
           config,
           handlersBaseDir,
           log,
+          telemetry: flightRecorder,
           version: cliVersion(),
         }),
       );
