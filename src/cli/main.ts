@@ -13,6 +13,10 @@ type Verb = { summary: string; load: () => Promise<{ run(argv: string[]): Promis
 
 const verbs: Record<string, Verb> = {
   // verbs register here, one line each
+  demo: {
+    summary: "see the rule work: a local swarm with one slow peer, three budgets, three modes (seconds)",
+    load: () => import("./commands/demo.js"),
+  },
   testbed: {
     summary: "run the seed scenario as real processes and compare the policies",
     load: () => import("./commands/testbed.js"),

@@ -17,7 +17,7 @@ describe("one error format", () => {
     expect(r.code).toBe(2);
     expect(ownLines(r.stderr)).toEqual([
       "tailswarm: unknown verb 'stauts' (did you mean status?)",
-      expect.stringMatching(/^hint: the verbs are testbed, node, host, status, coordinate, decisions,/),
+      expect.stringMatching(/^hint: the verbs are demo, testbed, node, host, status, coordinate, decisions,/),
     ]);
   });
 
@@ -39,6 +39,7 @@ describe("one error format", () => {
       "expected one of grouped, per-node (did you mean per-node?)",
     ],
     ["config", ["config", "schmea"], "unknown subcommand 'schmea' (did you mean schema?)"],
+    ["demo", ["demo", "--jsn"], "unknown flag '--jsn' (did you mean --json?)"],
   ])("%s: a usage error is one line naming it, one hint line, exit 2", async (verb, args, message) => {
     const r = await tailswarm(args);
     expect(r.code).toBe(2);
@@ -128,6 +129,7 @@ describe("--version", () => {
     [["sim", "--version"]],
     [["testbed", "--version"]],
     [["config", "--version"]],
+    [["demo", "--version"]],
   ])("tailswarm %j prints package.json's version", async (args) => {
     const r = await tailswarm(args);
     expect(r.code).toBe(0);
@@ -144,6 +146,7 @@ describe("--version", () => {
       "testbed",
       "host",
       "node",
+      "demo",
       "config",
     ]) {
       expect((await tailswarm([verb, "--help"])).stdout).toContain("--version");
