@@ -156,6 +156,22 @@ export class NodeClient {
     });
   }
 
+  /**
+   * Waits up to `timeoutMs` for the channel to be ready (or to have failed: the next call then says
+   * why), so that a call's deadline counts from a connection and not from name resolution and the
+   * handshake: `coordinate`'s deadline is the node's budget.
+   */
+  async connect(timeoutMs = 5_000): Promise<void> {
+    const channel = this.#client.getChannel();
+    const deadline = Date.now() + timeoutMs;
+    const { READY, TRANSIENT_FAILURE, SHUTDOWN } = grpc.connectivityState;
+    let state = channel.getConnectivityState(true);
+    while (state !== READY && state !== TRANSIENT_FAILURE && state !== SHUTDOWN && Date.now() < deadline) {
+      await new Promise<void>((resolve) => channel.watchConnectivityState(state, deadline, () => resolve()));
+      state = channel.getConnectivityState(false);
+    }
+  }
+
   status(timeoutMs = 5_000): Promise<WireStatusReply> {
     const def = nodeStatusService().Status!;
     return this.#unary<Record<string, never>, WireStatusReply>(def, {}, timeoutMs);

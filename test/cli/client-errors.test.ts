@@ -20,9 +20,10 @@ const listen = (server: Http2Server | HttpServer): Promise<number> =>
   );
 
 let http2: Http2Server;
+let silent: Http2Server;
 let http1: HttpServer;
 let bareGrpc: grpc.Server;
-let ports: { http2: number; http1: number; grpc: number; nothing: number };
+let ports: { http2: number; silent: number; http1: number; grpc: number; nothing: number };
 let swarm: { daemon: Daemon; addresses: Record<string, string> };
 
 beforeAll(async () => {
@@ -30,6 +31,8 @@ beforeAll(async () => {
     res.statusCode = 404;
     res.end("not found");
   });
+  // Takes the call and never answers.
+  silent = createHttp2Server(() => undefined);
   http1 = createHttpServer((_req, res) => {
     res.statusCode = 404;
     res.end("not found");
@@ -40,8 +43,10 @@ beforeAll(async () => {
       e ? reject(e) : resolve(p),
     ),
   );
+  const listening = { http2: await listen(http2), silent: await listen(silent), http1: await listen(http1) };
+  // Free ports taken while the servers listen, so that none of them is a server's.
   const [nothing, peerPort, coordPort] = await freePorts(3);
-  ports = { http2: await listen(http2), http1: await listen(http1), grpc: grpcPort, nothing: nothing! };
+  ports = { ...listening, grpc: grpcPort, nothing: nothing! };
   // A coordinator and one vote peer in one `tailswarm host` process, as the testbed runs them.
   const peer = `127.0.0.1:${peerPort}`;
   swarm = await host([
@@ -52,6 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   http2?.close();
+  silent?.close();
   http1?.close();
   bareGrpc?.forceShutdown();
   await swarm?.daemon.stop();
@@ -114,6 +120,28 @@ describe("client verbs: where they point", () => {
         `^tailswarm status: 127\\.0\\.0\\.1:${ports.http1} does not speak gRPC over HTTP/2 .*not a tailswarm node`,
       ),
     );
+  });
+
+  it("an address that takes the call and never answers: no answer within the deadline, and what to do", async () => {
+    const s = await tailswarm(["status", `127.0.0.1:${ports.silent}`, "--timeout-ms", "300"]);
+    expect(s.code).toBe(1);
+    expect(ownLines(s.stderr)).toEqual([
+      `tailswarm status: no answer from 127.0.0.1:${ports.silent} within --timeout-ms 300`,
+      "hint: check the address (a firewall that drops packets looks like this), or give more time with --timeout-ms",
+    ]);
+    const c = await tailswarm([
+      "coordinate",
+      `127.0.0.1:${ports.silent}`,
+      "--task",
+      "echo",
+      "--deadline-ms",
+      "300",
+    ]);
+    expect(c.code).toBe(1);
+    expect(ownLines(c.stderr)).toEqual([
+      `tailswarm coordinate: no answer from 127.0.0.1:${ports.silent} within --deadline-ms 300`,
+      "hint: the deadline is the node's whole budget, for the fan-out and its reply; give more",
+    ]);
   });
 
   it("a gRPC server without the service: not a tailswarm node", async () => {

@@ -83,8 +83,10 @@ export interface CallContext {
   readonly tls: boolean;
   /** The service the verb calls, e.g. `tailswarm.v1.NodeStatus`. */
   readonly service: string;
-  /** A DEADLINE_EXCEEDED is the node's answer (coordinate: no peer answered in time), not a silent address. */
-  readonly deadlineIsAnswer?: boolean;
+  /** The flag that set the deadline, e.g. `--timeout-ms`. */
+  readonly deadlineFlag: string;
+  /** What to do when no answer came in time. */
+  readonly slowHint: string;
 }
 
 /**
@@ -146,11 +148,9 @@ export function callFailure(ctx: CallContext, err: unknown): CliError {
       "give the address of a tailswarm node ('tailswarm status <addr>' names the node that answers)",
     );
   }
-  if (status === "DEADLINE_EXCEEDED" && !ctx.deadlineIsAnswer) {
-    return fail(
-      `no answer from ${address} within ${ctx.timeoutMs} ms`,
-      "check the address (a firewall that drops packets looks like this), or give more time with --timeout-ms",
-    );
+  // The client's own deadline (grpc-js's words); a node's DEADLINE_EXCEEDED has its own.
+  if (status === "DEADLINE_EXCEEDED" && /^Deadline exceeded after/.test(details)) {
+    return fail(`no answer from ${address} within ${ctx.deadlineFlag} ${ctx.timeoutMs}`, ctx.slowHint);
   }
   return fail(`${address}: ${status}: ${details}`);
 }

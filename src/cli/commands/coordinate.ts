@@ -11,6 +11,9 @@ import { EXIT, formatHelp, numberFlag, oneOf, parseFlags, UsageError } from "../
 import { CliError, guard } from "../verb-errors.js";
 import { callFailure, nodeAddress, statusOf, tlsFlags, tlsFromFlags } from "./client-flags.js";
 
+/** How long the verb waits for a connection before the deadline starts. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 const spec = {
   task: { type: "string", valueName: "KIND", description: "task kind (e.g. vote, echo)" },
   payload: {
@@ -21,7 +24,7 @@ const spec = {
   "deadline-ms": {
     type: "string",
     valueName: "MS",
-    description: "deadline of the call = the node's budget (required)",
+    description: `deadline of the call = the node's budget, from a ready connection (required; up to ${CONNECT_TIMEOUT_MS / 1000} s to connect first)`,
   },
   required: { type: "string", valueName: "K", description: "answers required: any K peers (default all)" },
   policy: {
@@ -93,6 +96,7 @@ export function run(argv: string[]): Promise<number> {
     const tls = tlsFromFlags(v);
     const client = new NodeClient(address, tls);
     try {
+      await client.connect(CONNECT_TIMEOUT_MS);
       const r = await client.coordinate(call, deadlineMs);
       process.stdout.write(v.json ? `${JSON.stringify(r)}\n` : formatCoordinate(r));
       return EXIT.ok;
@@ -104,7 +108,8 @@ export function run(argv: string[]): Promise<number> {
           timeoutMs: deadlineMs,
           tls: tls !== undefined,
           service: "tailswarm.v1.Swarm",
-          deadlineIsAnswer: true,
+          deadlineFlag: "--deadline-ms",
+          slowHint: "the deadline is the node's whole budget, for the fan-out and its reply; give more",
         },
         err,
       );
@@ -112,12 +117,6 @@ export function run(argv: string[]): Promise<number> {
         throw new CliError(failure.message, {
           exitCode: failure.exitCode,
           hint: `--payload was not given, so the task was null; e.g. --payload '{"question":"deploy?"}' for vote`,
-        });
-      }
-      if (statusOf(err) === "DEADLINE_EXCEEDED") {
-        throw new CliError(failure.message, {
-          exitCode: failure.exitCode,
-          hint: `--deadline-ms ${deadlineMs} is the node's whole budget for the fan-out; give more`,
         });
       }
       throw failure;

@@ -59,7 +59,16 @@ export function run(argv: string[]): Promise<number> {
       return EXIT.ok;
     } catch (err) {
       throw callFailure(
-        { verb: "decisions", address, timeoutMs, tls: tls !== undefined, service: "tailswarm.v1.Decisions" },
+        {
+          verb: "decisions",
+          address,
+          timeoutMs,
+          tls: tls !== undefined,
+          service: "tailswarm.v1.Decisions",
+          deadlineFlag: "--timeout-ms",
+          slowHint:
+            "check the address (a firewall that drops packets looks like this), or give more time with --timeout-ms",
+        },
         err,
       );
     } finally {

@@ -83,7 +83,16 @@ export function run(argv: string[]): Promise<number> {
       return EXIT.ok;
     } catch (err) {
       throw callFailure(
-        { verb: "status", address, timeoutMs, tls: tls !== undefined, service: "tailswarm.v1.NodeStatus" },
+        {
+          verb: "status",
+          address,
+          timeoutMs,
+          tls: tls !== undefined,
+          service: "tailswarm.v1.NodeStatus",
+          deadlineFlag: "--timeout-ms",
+          slowHint:
+            "check the address (a firewall that drops packets looks like this), or give more time with --timeout-ms",
+        },
         err,
       );
     } finally {
