@@ -1,12 +1,20 @@
 /**
- * The README's promises, checked: the two quick-start commands exist as the scripts they name, the
- * library example runs (examples/library.ts, the file the README quotes), and the `explain` lines
- * print what the rule says. (The full `npm start` run is the testbed's own test: test/testbed.)
+ * The README's promises, checked: the two quick-start commands exist as the scripts they name, and
+ * so does the demo it points to; the library example runs (examples/library.ts, the file the README
+ * quotes); the `explain` lines print what the rule says; and "Running a swarm node" runs as shown,
+ * on the shipped examples/*.yaml. (The full `npm start` run is the testbed's own test: test/testbed;
+ * the demo's is test/cli/demo.test.ts.)
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { NodeClient } from "../../src/node/client.js";
+import { freePorts } from "../../src/testbed/free-port.js";
+import { daemon, tailswarm } from "../cli/dist.js";
+import type { Daemon } from "../cli/dist.js";
 
 const run = promisify(execFile);
 const root = new URL("../../", import.meta.url).pathname;
@@ -24,6 +32,12 @@ describe("README", () => {
     expect(pkg.scripts.start).toMatch(/testbed/);
     expect(pkg.scripts.test).toBeDefined();
     expect(pkg.scripts.prepare).toMatch(/build/); // `npm install` builds dist/, which `npm start` runs
+  });
+
+  it("quick start points to the demo, which is a verb and an npm script", () => {
+    const quick = /## Quick start([\s\S]*?)\n## /.exec(readme)?.[1] ?? "";
+    expect(quick).toContain("`npm run demo` (`npx tailswarm demo` on a Node ≥ 22.15)");
+    expect(pkg.scripts.demo).toMatch(/(^|ensure-node\.sh )node dist\/cli\/main\.js demo$/);
   });
 
   it("quotes examples/library.ts as it is", () => {
@@ -53,4 +67,82 @@ describe("README", () => {
       }
     }
   });
+
+  describe("Running a swarm node, as shown", () => {
+    const daemons: Daemon[] = [];
+    afterAll(async () => {
+      await Promise.all(daemons.map((d) => d.stop()));
+    });
+
+    it("runs every command of the section on the shipped examples", async () => {
+      const block = /## Running a swarm node[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+      const commands = block
+        .split("\n")
+        .map((l) => l.replace(/\s+#.*$/, "").trim())
+        .filter((l) => l !== "");
+      expect(commands.length).toBeGreaterThanOrEqual(6);
+      // The README's ports, moved to free ones (other tests run alongside), in the commands and in
+      // copies of the example files; everything else as written.
+      const [p0, p1, p2, p3] = await freePorts(4);
+      const ports: Record<string, number> = {
+        "127.0.0.1:7400": p0!,
+        "127.0.0.1:7401": p1!,
+        "127.0.0.1:7402": p2!,
+        "0.0.0.0:7400": p3!,
+      };
+      const movePorts = (text: string): string =>
+        text.replace(/(127\.0\.0\.1|0\.0\.0\.0):740[0-2]\b/g, (a) => `${a.split(":")[0]}:${ports[a] ?? a}`);
+      const dir = mkdtempSync(join(tmpdir(), "tailswarm-readme-"));
+      const files = (text: string): string =>
+        text.replace(/examples\/([a-z]+\.yaml)/g, (_m, name: string) => {
+          const copy = join(dir, name);
+          writeFileSync(copy, movePorts(readFileSync(join(root, "examples", name), "utf8")));
+          return copy;
+        });
+      const coordinator = `127.0.0.1:${p0}`;
+      for (const command of commands) {
+        expect(command).toMatch(/^npx tailswarm /);
+        const args = files(movePorts(command))
+          .replace(/^npx tailswarm /, "")
+          .match(/'[^']*'|\S+/g)!
+          .map((a) => a.replace(/^'(.*)'$/, "$1"));
+        const [verb] = args;
+        if (verb === "node" || verb === "host") {
+          const d = daemon(args);
+          daemons.push(d);
+          await d.waitForLog((l) => l.msg === (verb === "host" ? "hosting" : "listening"), 60_000);
+          if (verb === "node" && args.includes("--config")) await peersUp(coordinator, 2);
+          continue;
+        }
+        const r = await tailswarm(args);
+        expect(r.code, `${command}\n${r.stderr}`).toBe(0);
+        if (verb === "coordinate")
+          expect(r.stdout).toMatch(/^action: "(yes|no)"\nmode: synchronous \(estimate-unknown\)/);
+        if (verb === "status")
+          expect(r.stdout).toMatch(
+            /\n {2}a +127\.0\.0\.1:\d+ +eu +up[\s\S]*\n {2}b +127\.0\.0\.1:\d+ +eu +up/,
+          );
+        if (verb === "decisions")
+          expect(r.stdout).toMatch(
+            /^node coordinator: 1 of 1 decisions[\s\S]*because fan-out estimate unknown/,
+          );
+      }
+      for (const d of daemons.splice(0)) expect(await d.stop()).toBe(0);
+    }, 180_000);
+  });
 });
+
+/** Waits until the node at `address` sees `count` peers up. */
+async function peersUp(address: string, count: number): Promise<void> {
+  const client = new NodeClient(address);
+  try {
+    for (let i = 0; i < 200; i++) {
+      const s = await client.status(1_000).catch(() => undefined);
+      if (s !== undefined && s.peers.filter((p) => p.up).length >= count) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${address}: fewer than ${count} peers up after 20 s`);
+  } finally {
+    client.close();
+  }
+}
