@@ -125,7 +125,7 @@ function stepText(i: number, title: string, s: DemoStep, address: string): strin
 
 function runText(swarm: DemoSwarm, r: DemoRun): string {
   const addr = swarm.coordinator;
-  const last = r.steps[r.steps.length - 1]!.decision;
+  const warm = r.warmup.last;
   const [speculate, synchronous, degrade] = r.steps;
   const peers = formatStatus(r.status, addr)
     .split("\n")
@@ -138,14 +138,15 @@ function runText(swarm: DemoSwarm, r: DemoRun): string {
     `   estimator.minSamples (${DEMO_ESTIMATOR.minSamples}) answers within estimator.windowMs (${DEMO_ESTIMATOR.windowMs / 1000} s; docs/configuration.md, "Sizing").\n\n` +
     `2. Warm-up: ${r.warmup.fanouts} fan-outs in ${r.warmup.seconds.toFixed(1)} s; the coordinator's view ('tailswarm status ${addr}'):\n` +
     `${peers}\n` +
-    `   Fan-out p50 ${ms(last.fanoutP50Ms)}, p99 ${ms(last.fanoutP99Ms)} (all three peers are required, so the slow one sets both);\n` +
+    `   Fan-out p50 ${ms(warm.fanoutP50Ms)}, p99 ${ms(warm.fanoutP99Ms)} (all three peers are required, so the slow one sets both);\n` +
     `   the budget the coordinator decides on is the deadline minus about ${ms(r.overheadMs)} (its reserve and the transit).\n\n` +
     stepText(3, "A budget well above p99 + abandon cost", speculate!, addr) +
     stepText(4, "A budget between p50 and p99", synchronous!, addr) +
     stepText(5, "A budget below p50", degrade!, addr) +
     `\nThe coordinator's flight recorder on those three ('tailswarm decisions ${addr} --last 3'):\n\n` +
     formatDecisions([degrade!.decision, synchronous!.decision, speculate!.decision]) +
-    "\n"
+    "\n(with --keep the swarm stays up to run these commands; each step's budget follows the estimate,\n" +
+    "so the same deadlines can decide otherwise on another machine or a minute later)\n\n"
   );
 }
 
@@ -172,7 +173,12 @@ function jsonOf(swarm: DemoSwarm, r: DemoRun, started: number): Record<string, u
   return {
     swarm: { coordinator: swarm.coordinator, peers: swarm.peers, pid: swarm.process.pid },
     first: step(r.first),
-    warmup: { ...r.warmup, overheadMs: r.overheadMs },
+    warmup: {
+      fanouts: r.warmup.fanouts,
+      seconds: r.warmup.seconds,
+      last: r.warmup.last,
+      overheadMs: r.overheadMs,
+    },
     steps: r.steps.map(step),
     elapsedS: Number(((Date.now() - started) / 1000).toFixed(1)),
   };

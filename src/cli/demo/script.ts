@@ -31,7 +31,12 @@ export interface DemoStep {
 export interface DemoRun {
   /** The fan-out before any estimate was fresh. */
   readonly first: DemoStep;
-  readonly warmup: { readonly fanouts: number; readonly seconds: number };
+  readonly warmup: {
+    readonly fanouts: number;
+    readonly seconds: number;
+    /** The last warm-up decision: the fresh fan-out estimate the first budget is chosen from. */
+    readonly last: DecisionRecord;
+  };
   /** Peers as the coordinator saw them once fresh. */
   readonly status: WireStatusReply;
   /** Deadline minus the budget the coordinator decided on (the deadline reserve and transit), median, ms. */
@@ -123,7 +128,8 @@ export async function runDemo(swarm: DemoSwarm, options: DemoOptions): Promise<D
     const overheadMs = median(
       recent.filter((d) => d.budgetMs !== null).map((d) => WARMUP_DEADLINE_MS - d.budgetMs!),
     );
-    let latest = recent[0]!;
+    const warm = recent[0]!;
+    let latest = warm;
     progress(`warm-up: ${ids.length} fan-outs in ${seconds.toFixed(1)} s`);
 
     // 3. Three budgets from the coordinator's own numbers.
@@ -151,7 +157,7 @@ export async function runDemo(swarm: DemoSwarm, options: DemoOptions): Promise<D
     }
     return {
       first,
-      warmup: { fanouts: ids.length, seconds },
+      warmup: { fanouts: ids.length, seconds, last: warm },
       status,
       overheadMs,
       steps,
