@@ -2,7 +2,7 @@
  * A node that cannot start says so once: a port clash is one `tailswarm <verb>:` line and one hint,
  * with no grpc-js `E No address added` line and no second account of it in the log.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import type { Server } from "node:net";
 import type { AddressInfo } from "node:net";
@@ -43,6 +43,7 @@ describe("a port clash", () => {
       `tailswarm host: ${file}: listen: cannot bind ${address}: the port is in use`,
       `hint: another process listens there ('tailswarm status ${address}' says whether it is a node); choose another port (listen: in ${file})`,
     ]);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("GRPC_VERBOSITY set: grpc-js's own lines are left to it", async () => {

@@ -1,7 +1,7 @@
 /** Runs the built CLI (dist/cli/main.js, `npm run build` first), as a user's shell would. */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cleanEnv, ROOT, watchLogs } from "../node/helpers/spawn-node.js";
@@ -88,7 +88,11 @@ export async function host(
     writeFileSync(file, JSON.stringify({ listen: "127.0.0.1:0", ...c }));
     args.push("--config", file);
   });
-  const d = daemon(args);
+  const started = daemon(args);
+  const d: Daemon = {
+    ...started,
+    stop: () => started.stop().finally(() => rmSync(dir, { recursive: true, force: true })),
+  };
   const line = await d.waitForLog((l) => l.msg === "hosting", 60_000);
   const nodes = line.nodes as { nodeId: string; address: string }[];
   return { daemon: d, addresses: Object.fromEntries(nodes.map((n) => [n.nodeId, n.address])) };

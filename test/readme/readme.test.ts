@@ -6,7 +6,7 @@
  * the demo's is test/cli/demo.test.ts.)
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -128,6 +128,7 @@ describe("README", () => {
           );
       }
       for (const d of daemons.splice(0)) expect(await d.stop()).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
     }, 180_000);
   });
 });
