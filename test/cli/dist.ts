@@ -93,7 +93,12 @@ export async function host(
     ...started,
     stop: () => started.stop().finally(() => rmSync(dir, { recursive: true, force: true })),
   };
-  const line = await d.waitForLog((l) => l.msg === "hosting", 60_000);
+  const line = await d
+    .waitForLog((l) => l.msg === "hosting", 60_000)
+    .catch(async (error: unknown) => {
+      await d.stop(); // a host that never said "hosting" is not left running
+      throw error;
+    });
   const nodes = line.nodes as { nodeId: string; address: string }[];
   return { daemon: d, addresses: Object.fromEntries(nodes.map((n) => [n.nodeId, n.address])) };
 }
