@@ -23,9 +23,10 @@ export interface DecideInput {
   readonly budgetMs: number;
   /**
    * The fan-out p50/p99 of the required peers and what they rest on: `fresh` numbers, or `unknown`
-   * (stale, under-sampled, a peer never seen; a quantile it never saw is NaN).
+   * (stale, under-sampled, a peer never seen; a quantile it never saw is NaN) — and whether each quantile
+   * is known or only a lower bound (absent: known).
    */
-  readonly estimate: Pick<FanoutEstimate, "status" | "p50Ms" | "p99Ms">;
+  readonly estimate: Pick<FanoutEstimate, "status" | "p50Ms" | "p99Ms" | "p50Kind" | "p99Kind">;
   /** Expected work lost by abandoning the branches, ms. */
   readonly abandonCostMs: number;
   /** The outstanding answers can still change the action. */
@@ -48,8 +49,12 @@ export interface DecideInput {
  * 3. `budget <= 0` — degrade, `non-positive-budget` (a violation);
  * 4. the policy's own verdict:
  *    - `p99-boundary` (the rule): on a fresh estimate, `p99 < p50` is a violation (`p99-below-p50`),
- *      otherwise `classify`'s inequalities; on an unknown estimate, never speculate — `p99 < p50` when
- *      both are numbers is a violation, `budget <= p50` degrades, otherwise `estimate-unknown`;
+ *      otherwise `classify`'s inequalities for known quantiles; a lower bound never speculates — with
+ *      the answers decision-relevant, `budget <= p50` degrades (the true p50 is at least that), a
+ *      lower-bound p50 below the budget is `p50-lower-bound`, a lower-bound p99 that the budget exceeds
+ *      (with the cost) is `p99-lower-bound`, and one it does not is still `budget-between-…`; on an
+ *      unknown estimate, never speculate — `p99 < p50` when both are numbers is a violation,
+ *      `budget <= p50` degrades, otherwise `estimate-unknown`;
  *    - `naive-p50` (the failure the rule avoids): speculate whenever `budget > p50`, ignoring p99,
  *      abandon cost, relevance and freshness; degrade at or below p50; `estimate-unknown` with no p50;
  *    - `always-sync`: synchronous;
@@ -85,6 +90,8 @@ export function decide(input: DecideInput): Classification {
     budgetMs,
     fanoutP50Ms: estimate.p50Ms,
     fanoutP99Ms: estimate.p99Ms,
+    ...(estimate.p50Kind !== undefined && { fanoutP50Kind: estimate.p50Kind }),
+    ...(estimate.p99Kind !== undefined && { fanoutP99Kind: estimate.p99Kind }),
     abandonCostMs,
     relevant,
   };
@@ -123,6 +130,9 @@ function boundaryReason(i: DecideInput): Reason {
   switch (status) {
     case "fresh":
       if (p99Ms < p50Ms) return "p99-below-p50";
+      if (i.relevant && (i.estimate.p50Kind === "lower-bound" || i.estimate.p99Kind === "lower-bound")) {
+        return lowerBoundReason(i.budgetMs, i.estimate, i.abandonCostMs);
+      }
       return ruleReason(i.budgetMs, p50Ms, p99Ms, i.abandonCostMs, i.relevant);
     case "unknown":
       // NaN compares false: a quantile never seen neither shows a violation nor forces a degrade
@@ -132,8 +142,22 @@ function boundaryReason(i: DecideInput): Reason {
   }
 }
 
+/**
+ * The rule on a fresh, decision-relevant estimate with a lower bound among its quantiles (`budget > 0`,
+ * `p99 >= p50`). A lower bound says "at least this": enough to know a median does not fit, never enough
+ * to know a tail does.
+ */
+function lowerBoundReason(b: number, e: DecideInput["estimate"], cost: number): Reason {
+  if (b <= e.p50Ms) return "budget-at-or-below-p50";
+  if (e.p50Kind === "lower-bound") return "p50-lower-bound";
+  if (b > e.p99Ms + cost) return "p99-lower-bound";
+  return "budget-between-p50-and-p99-plus-abandon-cost";
+}
+
 function requireEstimate(e: DecideInput["estimate"]): void {
   if (typeof e !== "object" || e === null) throw invalid("estimate", e, "a fan-out estimate");
+  requireKind("estimate.p50Kind", e.p50Kind);
+  requireKind("estimate.p99Kind", e.p99Kind);
   switch (e.status) {
     case "fresh":
       requireLatency("estimate.p50Ms", e.p50Ms);
@@ -147,6 +171,12 @@ function requireEstimate(e: DecideInput["estimate"]): void {
       const status: never = e.status; // a new kind of estimate is a new case here and in boundaryReason
       throw invalid("estimate.status", status, '"fresh" or "unknown"');
     }
+  }
+}
+
+function requireKind(field: string, kind: unknown): void {
+  if (kind !== undefined && kind !== "known" && kind !== "lower-bound") {
+    throw invalid(field, kind, '"known", "lower-bound" or absent');
   }
 }
 

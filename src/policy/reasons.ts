@@ -24,7 +24,7 @@ export interface ReasonSpec {
 export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   "budget-exceeds-p99-plus-abandon-cost": {
     mode: "speculate",
-    when: "`budget > p99 + abandon_cost`, decision-relevant, a fresh estimate, every chosen peer speculation-feasible",
+    when: "`budget > p99 + abandon_cost`, decision-relevant, a fresh estimate whose p50 and p99 are known (not lower bounds), every chosen peer speculation-feasible",
     inequality: (c) => `${budget(c)} > ${tail(c)}`,
     effect: "speculate: issue the branches, carry on, commit what arrives by the deadline, abandon the rest",
   },
@@ -47,10 +47,24 @@ export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   },
   "budget-between-p50-and-p99-plus-abandon-cost": {
     mode: "synchronous",
-    when: "`p50 < budget <= p99 + abandon_cost`, decision-relevant, a fresh estimate",
+    when: "`p50 < budget <= p99 + abandon_cost`, decision-relevant, a fresh estimate with a known p50 (p99 known, or a lower bound: the true tail is longer still)",
     inequality: (c) => `${p50(c)} < ${budget(c)} <= ${tail(c)}`,
     effect:
       "issue synchronously: wait for the required answers or the deadline and use partial results; nothing is cancelled, so no abandon cost (branches still out at the deadline end there, `late`)",
+  },
+  "p99-lower-bound": {
+    mode: "synchronous",
+    when: "`p50 < budget` and `budget > p99 + abandon_cost`, but p99 is only a lower bound (it lies in censored mass beyond the last completion), decision-relevant, a fresh estimate with a known p50: the true tail may not fit",
+    inequality: (c) =>
+      `${p50(c)} < ${budget(c)} > ${tail(c)}, but the true p99 is at least that, possibly more: the tail is not known to fit`,
+    effect: "issue synchronously: a tail the coordinator has not seen is never taken to fit the budget",
+  },
+  "p50-lower-bound": {
+    mode: "synchronous",
+    when: "`budget > p50`, but p50 is only a lower bound (so is p99), decision-relevant, a fresh estimate: the true median may or may not fit",
+    inequality: (c) =>
+      `${budget(c)} > ${p50(c)}, but the true p50 is at least that, possibly more: neither the median nor the tail is known to fit`,
+    effect: "issue synchronously: neither speculate on a tail not seen nor degrade on a median that may fit",
   },
   "not-decision-relevant": {
     mode: "synchronous",
@@ -74,7 +88,7 @@ export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   },
   "budget-at-or-below-p50": {
     mode: "degrade",
-    when: "`0 < budget <= p50`",
+    when: "`0 < budget <= p50` (a lower-bound p50 too: the true median is at least that)",
     inequality: (c) => `${budget(c)} <= ${p50(c)}`,
     effect:
       "degrade: not even a median round trip fits; use the local or cached decision (none: a `SpeculationBudgetViolation` is thrown)",
@@ -91,7 +105,7 @@ export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   "p99-below-p50": {
     mode: "degrade",
     when: "`p99 < p50` (`budget > 0`): the estimate is corrupt or stale",
-    inequality: (c) => `p99 ${ms(c.fanoutP99Ms)} < ${p50(c)}`,
+    inequality: (c) => `p99${bound(c.fanoutP99Kind)} ${ms(c.fanoutP99Ms)} < ${p50(c)}`,
     effect:
       "degrade: a `SpeculationBudgetViolation`, counted and traced, then the local or cached decision (none: thrown)",
     violation: "always",
@@ -115,11 +129,16 @@ function budget(c: Classification): string {
 }
 
 function p50(c: Classification): string {
-  return `p50 ${ms(c.fanoutP50Ms)}`;
+  return `p50${bound(c.fanoutP50Kind)} ${ms(c.fanoutP50Ms)}`;
 }
 
 function tail(c: Classification): string {
-  return `p99 ${ms(c.fanoutP99Ms)} + abandon cost ${ms(c.abandonCostMs)} = ${ms(c.fanoutP99Ms + c.abandonCostMs)}`;
+  return `p99${bound(c.fanoutP99Kind)} ${ms(c.fanoutP99Ms)} + abandon cost ${ms(c.abandonCostMs)} = ${ms(c.fanoutP99Ms + c.abandonCostMs)}`;
+}
+
+/** A lower-bound quantile says so where its number is shown: the true value is at least that. */
+function bound(kind: Classification["fanoutP50Kind"]): string {
+  return kind === "lower-bound" ? " (lower bound)" : "";
 }
 
 function ms(value: number): string {

@@ -1,4 +1,5 @@
 /** Contract of src/policy — the speculation boundary, pure and I/O-free. */
+import type { QuantileKind } from "../estimate/types.js";
 
 export type Mode = "speculate" | "synchronous" | "degrade";
 
@@ -11,6 +12,8 @@ export type Reason =
   | "naive-budget-exceeds-p50"
   | "speculation-infeasible-peer"
   | "budget-between-p50-and-p99-plus-abandon-cost"
+  | "p99-lower-bound"
+  | "p50-lower-bound"
   | "not-decision-relevant"
   | "estimate-unknown"
   | "policy-always-sync"
@@ -27,6 +30,12 @@ export interface Classification {
   /** The fan-out p50/p99 decided on (NaN where the estimate has no number). */
   readonly fanoutP50Ms: number;
   readonly fanoutP99Ms: number;
+  /**
+   * Whether each was known or only a lower bound (the true quantile is at least the number: it lies in
+   * censored mass beyond the last completion); absent means known.
+   */
+  readonly fanoutP50Kind?: QuantileKind;
+  readonly fanoutP99Kind?: QuantileKind;
   readonly abandonCostMs: number;
   readonly relevant: boolean;
 }

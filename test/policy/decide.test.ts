@@ -163,6 +163,74 @@ describe("decide, p99-boundary (the rule)", () => {
   });
 });
 
+describe("decide, p99-boundary on lower bounds", () => {
+  const lb = (p50Ms: number, p99Ms: number, p50Kind: "known" | "lower-bound" = "known"): FanoutEstimate => ({
+    ...estimate(p50Ms, p99Ms),
+    p50Kind,
+    p99Kind: "lower-bound",
+  });
+
+  it("never speculates on a lower bound, whatever the numbers, the cost and the relevance", () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0.001, max: 1e6, noNaN: true }),
+        fc.double({ min: 0, max: 1e5, noNaN: true }),
+        fc.double({ min: 0, max: 1e5, noNaN: true }),
+        fc.double({ min: 0, max: 1e3, noNaN: true }),
+        fc.boolean(),
+        fc.boolean(),
+        (budget, a, b, cost, relevant, p50Bound) => {
+          const [p50, p99] = a <= b ? [a, b] : [b, a];
+          const c = rule(budget, lb(p50, p99, p50Bound ? "lower-bound" : "known"), cost, relevant);
+          expect(c.mode).not.toBe("speculate");
+          // a lower-bound median at or above the budget degrades: the true median is at least that
+          if (budget <= p50) expect(c.mode).toBe("degrade");
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("names what it knows: a tail not seen, a median not seen, a median that does not fit", () => {
+    expect(rule(400, lb(22, 87), 5, true)).toMatchObject({
+      mode: "synchronous",
+      reason: "p99-lower-bound",
+      fanoutP99Kind: "lower-bound",
+    });
+    expect(rule(60, lb(22, 87), 5, true).reason).toBe("budget-between-p50-and-p99-plus-abandon-cost");
+    expect(rule(6, lb(6.5, 6.5, "lower-bound"), 0, true)).toMatchObject({
+      mode: "degrade",
+      reason: "budget-at-or-below-p50",
+    });
+    expect(rule(90, lb(87, 87, "lower-bound"), 0, true)).toMatchObject({
+      mode: "synchronous",
+      reason: "p50-lower-bound",
+    });
+    // the answers cannot change the action: synchronous as before, nothing to speculate for
+    expect(rule(400, lb(22, 87), 5, false).reason).toBe("not-decision-relevant");
+  });
+
+  it("says which number is a lower bound in the inequality", () => {
+    const account = (c: Classification): string => describeClassification(c).inequality;
+    expect(account(rule(400, lb(22, 87), 5, true))).toBe(
+      "p50 22 ms < budget 400 ms > p99 (lower bound) 87 ms + abandon cost 5 ms = 92 ms, but the true p99 is at least that, possibly more: the tail is not known to fit",
+    );
+    expect(account(rule(10, lb(12, 12, "lower-bound"), 0, true))).toBe(
+      "budget 10 ms <= p50 (lower bound) 12 ms",
+    );
+    expect(account(rule(90, lb(87, 87, "lower-bound"), 0, true))).toBe(
+      "budget 90 ms > p50 (lower bound) 87 ms, but the true p50 is at least that, possibly more: neither the median nor the tail is known to fit",
+    );
+  });
+
+  it("rejects a kind it does not know", () => {
+    const bad = { ...seedCase, p99Kind: "upper-bound" } as unknown as FanoutEstimate;
+    const err = catchError(() => rule(90, bad, 0, true));
+    expect(TailswarmError.is(err, "INVALID_ARGUMENT")).toBe(true);
+    expect(err?.message).toMatch(/^estimate\.p99Kind: got "upper-bound"/);
+  });
+});
+
 describe("decide, every policy", () => {
   it("lists its policies", () => {
     expect(POLICY_NAMES).toEqual(["p99-boundary", "naive-p50", "always-sync", "never"]);
@@ -263,7 +331,13 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
   const { budgetMs: b, fanoutP50Ms: p50, fanoutP99Ms: p99, abandonCostMs: cost, relevant } = c;
   const fresh = i.estimate.status === "fresh";
   const live = i.anyPeerLive;
-  const ruleWouldSpeculate = i.policy === "p99-boundary" && fresh && relevant && b > p99 + cost;
+  // what a lower bound claims: the true quantile is at least the number (the kind comes back with it)
+  expect(c.fanoutP50Kind).toBe(i.estimate.p50Kind);
+  expect(c.fanoutP99Kind).toBe(i.estimate.p99Kind);
+  const p50Bound = c.fanoutP50Kind === "lower-bound";
+  const p99Bound = c.fanoutP99Kind === "lower-bound";
+  const ruleWouldSpeculate =
+    i.policy === "p99-boundary" && fresh && relevant && !p50Bound && !p99Bound && b > p99 + cost;
   const naiveWouldSpeculate = i.policy === "naive-p50" && b > p50;
   switch (c.reason) {
     case "budget-exceeds-p99-plus-abandon-cost":
@@ -273,7 +347,12 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
     case "speculation-infeasible-peer":
       return live && (ruleWouldSpeculate || naiveWouldSpeculate) && !i.speculationFeasible;
     case "budget-between-p50-and-p99-plus-abandon-cost":
-      return live && fresh && relevant && p50 < b && b <= p99 + cost;
+      // a lower-bound p99 only raises the true tail: b <= p99 + cost holds for it a fortiori
+      return live && fresh && relevant && !p50Bound && p50 < b && b <= p99 + cost;
+    case "p99-lower-bound":
+      return live && fresh && relevant && !p50Bound && p99Bound && p50 < b && b > p99 + cost;
+    case "p50-lower-bound":
+      return live && fresh && relevant && p50Bound && b > p50;
     case "not-decision-relevant":
       return live && fresh && !relevant && b > p50;
     case "estimate-unknown":
@@ -302,9 +381,28 @@ const msArb = fc.oneof(
   fc.double({ min: 0, max: 1e6, noNaN: true, noDefaultInfinity: true }),
 );
 const unknownMsArb = fc.oneof(msArb, fc.constant(NaN), fc.constant(Infinity));
+const kindArb = fc.constantFrom("known" as const, "lower-bound" as const, undefined);
+/** p99 is a lower bound whenever p50 is (it is at least the p50); each kind may be left out (known). */
+const kindsArb = fc
+  .tuple(kindArb, kindArb)
+  .map(([p50Kind, p99Kind]) => ({
+    p50Kind,
+    p99Kind: p50Kind === "lower-bound" ? ("lower-bound" as const) : p99Kind,
+  }))
+  .map(({ p50Kind, p99Kind }) => ({
+    ...(p50Kind !== undefined && { p50Kind }),
+    ...(p99Kind !== undefined && { p99Kind }),
+  }));
 const estimateArb: fc.Arbitrary<DecideInput["estimate"]> = fc.oneof(
-  fc.record({ status: fc.constant("fresh" as const), p50Ms: msArb, p99Ms: msArb }),
-  fc.record({ status: fc.constant("unknown" as const), p50Ms: unknownMsArb, p99Ms: unknownMsArb }),
+  fc
+    .tuple(fc.record({ status: fc.constant("fresh" as const), p50Ms: msArb, p99Ms: msArb }), kindsArb)
+    .map(([e, k]) => ({ ...e, ...k })),
+  fc
+    .tuple(
+      fc.record({ status: fc.constant("unknown" as const), p50Ms: unknownMsArb, p99Ms: unknownMsArb }),
+      kindsArb,
+    )
+    .map(([e, k]) => ({ ...e, ...k })),
 );
 const inputArb: fc.Arbitrary<DecideInput> = fc.record({
   policy: fc.constantFrom(...POLICY_NAMES),
@@ -353,6 +451,8 @@ describe("decide's reasons are true", () => {
           expect(c.budgetMs).toBeGreaterThan(c.fanoutP50Ms);
           if (input.policy === "p99-boundary") {
             expect(input.estimate.status).toBe("fresh");
+            expect(input.estimate.p50Kind).not.toBe("lower-bound");
+            expect(input.estimate.p99Kind).not.toBe("lower-bound");
             expect(c.budgetMs).toBeGreaterThan(c.fanoutP99Ms + c.abandonCostMs);
           }
         }
