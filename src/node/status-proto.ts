@@ -23,6 +23,11 @@ export interface WirePeerStatus {
   censored: number;
   estimateAgeMs: number;
   restarts: number;
+  /** known | lower-bound | unknown. */
+  p50Kind: string;
+  p99Kind: string;
+  /** -1 when every quantile is known. */
+  horizonMs: number;
 }
 
 export interface WireStatusReply {

@@ -43,6 +43,9 @@ export function nodeStatus(d: StatusDeps): WireStatusReply {
       censored: e?.censored ?? 0,
       estimateAgeMs: e === undefined || !Number.isFinite(e.ageMs) ? -1 : e.ageMs,
       restarts: p.restarts,
+      p50Kind: e === undefined || e.status === "unknown" ? "unknown" : (e.p50Kind ?? "known"),
+      p99Kind: e === undefined || e.status === "unknown" ? "unknown" : (e.p99Kind ?? "known"),
+      horizonMs: e?.horizonMs !== undefined && Number.isFinite(e.horizonMs) ? e.horizonMs : -1,
     };
   });
   const live = d.membership.live();

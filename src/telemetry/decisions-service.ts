@@ -12,7 +12,7 @@ import type {
 } from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import type { BranchOutcome } from "../engine/outcome.js";
-import type { DecisionRecord } from "./flight-recorder.js";
+import type { DecisionRecord, EstimateKind } from "./flight-recorder.js";
 
 const PROTO_ROOT = fileURLToPath(new URL("../../proto/", import.meta.url));
 export const DECISIONS_SERVICE_NAME = "tailswarm.v1.Decisions";
@@ -46,6 +46,9 @@ interface WireDecision {
   violationMessage: string;
   traceId: string;
   estimateBasis: string;
+  p50Kind: string;
+  p99Kind: string;
+  horizonMs?: number;
 }
 
 interface WireReply {
@@ -122,6 +125,9 @@ function toWire(r: DecisionRecord): WireDecision {
     violationMessage: r.violation?.message ?? "",
     traceId: r.traceId ?? "",
     estimateBasis: r.estimateBasis,
+    p50Kind: r.p50Kind,
+    p99Kind: r.p99Kind,
+    horizonMs: opt(r.horizonMs),
   };
 }
 
@@ -161,7 +167,15 @@ function fromWire(w: WireDecision): DecisionRecord {
     violation: w.violationCode === "" ? null : { code: w.violationCode, message: w.violationMessage },
     traceId: w.traceId === "" ? null : w.traceId,
     estimateBasis: w.estimateBasis === "observed" ? "observed" : "independent",
+    p50Kind: kindOf(w.p50Kind),
+    p99Kind: kindOf(w.p99Kind),
+    horizonMs: back(w.horizonMs),
   };
+}
+
+/** A kind from the wire; anything else (an older node sends none) reads as unknown. */
+function kindOf(k: string | undefined): EstimateKind {
+  return k === "known" || k === "lower-bound" ? k : "unknown";
 }
 
 /**

@@ -335,12 +335,15 @@ function decisionAttributes(fanoutId: string, c: Classification, e: FanoutEstima
     [ATTR.estimateMinSamples]: e.minSamples,
     [ATTR.estimateBasis]: e.basis ?? "independent",
     [ATTR.estimateObservedSamples]: e.observedSamples ?? 0,
+    [ATTR.fanoutP50Kind]: e.status === "unknown" ? "unknown" : (e.p50Kind ?? "known"),
+    [ATTR.fanoutP99Kind]: e.status === "unknown" ? "unknown" : (e.p99Kind ?? "known"),
   };
   finite(a, ATTR.budgetMs, c.budgetMs);
   finite(a, ATTR.fanoutP50Ms, c.fanoutP50Ms);
   finite(a, ATTR.fanoutP99Ms, c.fanoutP99Ms);
   finite(a, ATTR.abandonCostMs, c.abandonCostMs);
   finite(a, ATTR.estimateAgeMs, e.maxAgeMs);
+  finite(a, ATTR.estimateHorizonMs, e.horizonMs ?? Infinity);
   if (e.requirement.kind === "quorum") a[ATTR.quorumK] = e.requirement.k;
   if (e.unknownPeers.length > 0) a[ATTR.estimateUnknownPeers] = [...e.unknownPeers];
   return a;

@@ -9,6 +9,9 @@ import type { BranchOutcome, BranchRecord, FanoutObserver, FanoutOutcome } from 
 import type { Classification } from "../policy/types.js";
 import { shownInequality } from "./shown-inequality.js";
 
+/** What a fan-out quantile is, as the recorder, `tailswarm decisions` and spans show it. */
+export type EstimateKind = "known" | "lower-bound" | "unknown";
+
 /** One decision as the recorder keeps it. JSON-safe: no NaN or Infinity (null instead). */
 export interface DecisionRecord {
   readonly fanoutId: string;
@@ -28,6 +31,14 @@ export interface DecisionRecord {
   /** "all" or "quorum:k". */
   readonly requirement: string;
   readonly estimateStatus: "fresh" | "unknown";
+  /**
+   * What each fan-out quantile is: `known`, `lower-bound` (the true quantile is at least the number: it
+   * lies in censored mass beyond the horizon), or `unknown` (the estimate is unknown).
+   */
+  readonly p50Kind: EstimateKind;
+  readonly p99Kind: EstimateKind;
+  /** Where the window stops seeing completions, ms (null when every quantile is known). */
+  readonly horizonMs: number | null;
   readonly unknownPeers: readonly string[];
   /** Oldest per-peer estimate age in the set, ms (null when a peer never had a sample). */
   readonly estimateAgeMs: number | null;
@@ -138,6 +149,9 @@ export class FlightRecorder implements FanoutObserver {
       size: e.size,
       requirement: e.requirement.kind === "quorum" ? `quorum:${e.requirement.k}` : "all",
       estimateStatus: e.status,
+      p50Kind: e.status === "unknown" ? "unknown" : (e.p50Kind ?? "known"),
+      p99Kind: e.status === "unknown" ? "unknown" : (e.p99Kind ?? "known"),
+      horizonMs: num(e.horizonMs ?? Infinity),
       unknownPeers: e.unknownPeers.length === 0 ? NONE : [...e.unknownPeers],
       estimateAgeMs: num(e.maxAgeMs),
       minSamples: e.minSamples,

@@ -3,6 +3,9 @@ import type { DecisionRecord } from "./flight-recorder.js";
 
 const ms = (v: number | null): string => (v === null ? "?" : v < 10 ? v.toFixed(1) : v.toFixed(0));
 
+/** A lower bound says so next to its number. */
+const kind = (k: DecisionRecord["p50Kind"]): string => (k === "lower-bound" ? " (lower bound)" : "");
+
 /** One block per decision, newest first: the verdict and its numbers, then what happened. */
 export function formatDecisions(decisions: readonly DecisionRecord[]): string {
   if (decisions.length === 0) return "no decisions recorded yet\n";
@@ -16,10 +19,12 @@ export function formatDecisions(decisions: readonly DecisionRecord[]): string {
         ? `fresh, min ${d.minSamples} samples, oldest ${ms(d.estimateAgeMs)} ms, ${d.estimateBasis === "observed" ? "p50/p99 observed per fan-out" : "p50/p99 from per-peer CDFs (independence)"}`
         : `unknown${d.unknownPeers.length > 0 ? ` (${d.unknownPeers.join(", ")})` : ""}`;
     lines.push(
-      `  budget ${ms(d.budgetMs)} ms  p50 ${ms(d.fanoutP50Ms)} ms  p99 ${ms(d.fanoutP99Ms)} ms  ` +
+      `  budget ${ms(d.budgetMs)} ms  p50 ${ms(d.fanoutP50Ms)} ms${kind(d.p50Kind)}  p99 ${ms(d.fanoutP99Ms)} ms${kind(d.p99Kind)}  ` +
         `abandon cost ${ms(d.abandonCostMs)} ms  ${d.decisionRelevant ? "decision-relevant" : "not decision-relevant"}`,
     );
-    lines.push(`  set ${d.size} peers, ${d.requirement}; estimate ${est}`);
+    const horizon =
+      d.horizonMs === null ? "" : `; horizon ${ms(d.horizonMs)} ms (beyond it only lower bounds)`;
+    lines.push(`  set ${d.size} peers, ${d.requirement}; estimate ${est}${horizon}`);
     const b = d.branches;
     const parts = (Object.keys(b) as (keyof typeof b)[]).filter((k) => b[k] > 0).map((k) => `${b[k]} ${k}`);
     lines.push(

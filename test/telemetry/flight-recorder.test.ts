@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { BranchRecord, FanoutOutcome } from "../../src/engine/outcome.js";
+import { decide } from "../../src/policy/decide.js";
 import { FlightRecorder } from "../../src/telemetry/flight-recorder.js";
+import { formatDecisions } from "../../src/telemetry/format-decisions.js";
 import { collectModel, rig, task } from "./helpers.js";
 
 describe("FlightRecorder", () => {
@@ -118,6 +120,59 @@ describe("FlightRecorder", () => {
       requirement: "quorum:1",
       estimateAgeMs: null,
     });
+  });
+
+  it("shows a lower-bound quantile and the horizon as such", () => {
+    const recorder = new FlightRecorder();
+    const estimate = {
+      status: "fresh",
+      unknownPeers: [],
+      p50Ms: 22,
+      p99Ms: 87,
+      p50Kind: "known",
+      p99Kind: "lower-bound",
+      horizonMs: 87,
+      requirement: { kind: "all" },
+      size: 2,
+      maxAgeMs: 5,
+      minSamples: 40,
+    } as const;
+    const classification = decide({
+      policy: "p99-boundary",
+      budgetMs: 400,
+      estimate,
+      abandonCostMs: 5,
+      relevant: true,
+      speculationFeasible: true,
+      anyPeerLive: true,
+      hasFallback: true,
+    });
+    recorder.onFanoutEnd({
+      fanoutId: "f2",
+      classification,
+      estimate,
+      action: "x",
+      priorAction: "x",
+      decisionChanged: false,
+      degraded: false,
+      branches: [],
+      answered: 0,
+      abandonCostMs: 0,
+      infoGainPerCommitted: null,
+      elapsedMs: 10,
+      deadlineMissed: false,
+    });
+    const [d] = recorder.last(1);
+    expect(d).toMatchObject({
+      reason: "p99-lower-bound",
+      p50Kind: "known",
+      p99Kind: "lower-bound",
+      horizonMs: 87,
+    });
+    expect(d!.because).toContain("p99 (lower bound) 87 ms");
+    const text = formatDecisions([d!]);
+    expect(text).toContain("p99 87 ms (lower bound)");
+    expect(text).toContain("horizon 87 ms");
   });
 
   it("rejects a bad capacity", () => {

@@ -48,8 +48,8 @@ export function formatStatus(s: WireStatusReply, address: string): string {
     p.address,
     p.region || "-",
     p.up ? "up" : "down",
-    ms(p.p50Ms),
-    ms(p.p99Ms),
+    bounded(p.p50Ms, p.p50Kind),
+    bounded(p.p99Ms, p.p99Kind),
     String(p.samples),
     String(p.censored),
     p.estimateAgeMs < 0 ? "-" : p.estimateAgeMs.toFixed(0),
@@ -61,6 +61,11 @@ export function formatStatus(s: WireStatusReply, address: string): string {
     `  ${r.map((c, i) => c.padEnd(widths[i]!)).join("  ")}`.trimEnd();
   lines.push("peers:", fmt(header), ...rows.map(fmt));
   return `${lines.join("\n")}\n`;
+}
+
+/** A lower-bound quantile reads `>=N`: the true value is at least that. */
+function bounded(v: number, kind: string): string {
+  return kind === "lower-bound" ? `>=${ms(v)}` : ms(v);
 }
 
 const USAGE =
