@@ -110,12 +110,21 @@ describe("Coordinator — measurement branches against starvation", () => {
     h.warm("fast-1", 8);
     h.warm("fast-2", 12);
     h.warm("gw", 20, 20); // fresh, on 20 samples
-    const modes = new Set<string>();
-    for (let i = 0; i < 40; i++) modes.add((await vote(h, 1_000)).classification.mode);
+    let speculated = 0;
+    for (let i = 0; i < 40; i++) {
+      const c = (await vote(h, 1_000)).classification;
+      if (c.mode === "speculate") speculated++;
+      // gw's censored ends can leave a quantile a lower bound for a moment: then the rule does not
+      // speculate, and that synchronous fan-out is the only one that waits for gw
+      else expect(["p50-lower-bound", "p99-lower-bound"]).toContain(c.reason);
+    }
     await h.clock.runUntilIdle();
-    expect([...modes]).toEqual(["speculate"]);
+    expect(speculated).toBeGreaterThanOrEqual(35);
     // every speculation settled on the two fast yes votes and abandoned gw: only censored ends
-    expect(h.book.estimate("gw", h.clock.now())).toMatchObject({ samples: 20, censoredEnds: 40 });
+    expect(h.book.estimate("gw", h.clock.now())).toMatchObject({
+      samples: 20 + (40 - speculated),
+      censoredEnds: speculated,
+    });
     // once its samples leave the window the estimate is unknown, and the synchronous fan-out that
     // follows waits for gw (it pays no abandon cost): the estimate heals only through that
     await h.clock.advance(61_000);
