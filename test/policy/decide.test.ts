@@ -473,6 +473,17 @@ describe("decide's reasons are true", () => {
       }),
       { numRuns: 5000 },
     );
+    // the rule's own reasons on a live set, so that the rarer lower-bound cases come up every run
+    fc.assert(
+      fc.property(inputArb, (input) => {
+        try {
+          seen.add(decide({ ...input, policy: "p99-boundary", anyPeerLive: true, hasFallback: true }).reason);
+        } catch {
+          // as above
+        }
+      }),
+      { numRuns: 10_000 },
+    );
     expect([...seen].sort()).toEqual(Object.keys(REASONS).sort());
   });
 });
