@@ -37,6 +37,20 @@ export class TailswarmError extends Error {
 export const MAX_ECHO_CHARS = 200;
 
 /**
+ * The most characters of a whole error message that leaves the node (a gRPC status's details): several
+ * echoed values with their context fit, and a reply stays far below any header-size limit.
+ */
+export const MAX_DETAILS_CHARS = 1_024;
+
+/**
+ * `text` cut to `max` characters (default `MAX_ECHO_CHARS`), a cut text ending `… (N chars)`: for
+ * request-supplied text that a message names rather than quotes (an option key, a branch id, a kind).
+ */
+export function clip(text: string, max = MAX_ECHO_CHARS): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
+}
+
+/**
  * A value as error messages show it: strings quoted, other values as JSON, `nothing` for undefined,
  * and never more than `MAX_ECHO_CHARS` characters of it (a cut value ends `… (N chars)`), so that a
  * hostile request cannot make an error reply as large as itself.
@@ -52,7 +66,7 @@ export function showValue(value: unknown): string {
     text = Object.prototype.toString.call(value);
   }
   if (typeof value === "number" && !Number.isFinite(value)) text = String(value);
-  return text.length > MAX_ECHO_CHARS ? `${text.slice(0, MAX_ECHO_CHARS)}… (${text.length} chars)` : text;
+  return clip(text);
 }
 
 /**

@@ -36,11 +36,17 @@ export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Prom
 
 const origin = performance.timeOrigin;
 
-/** Real time: epoch ms with sub-millisecond resolution (performance.timeOrigin + performance.now()). */
+/** Node's timers hold at most 2³¹ − 1 ms (~24.8 days); a longer delay would fire at once, with a warning. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Real time: epoch ms with sub-millisecond resolution (performance.timeOrigin + performance.now()).
+ * A timer's delay is clamped to [0, MAX_TIMER_MS]: a later one fires late rather than at once.
+ */
 export const systemClock: Clock = {
   now: () => origin + performance.now(),
   setTimer(fn, delayMs) {
-    const t = setTimeout(fn, Math.max(0, delayMs));
+    const t = setTimeout(fn, Math.min(MAX_TIMER_MS, Math.max(0, delayMs)));
     return { cancel: () => clearTimeout(t) };
   },
 };

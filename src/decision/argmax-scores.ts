@@ -1,4 +1,4 @@
-import { invalid } from "../errors.js";
+import { clip, invalid } from "../errors.js";
 import { describeRange, numberRange } from "../util/range.js";
 import type { PeerId } from "../estimate/types.js";
 import { dirichletInfoBits, priorPseudoCounts } from "./information.js";
@@ -86,7 +86,7 @@ export function argmaxScores(opts: ArgmaxScoresOptions): DecisionModel<ScoresAns
       for (const key of Object.keys(record)) {
         if (!actions.includes(key)) {
           throw invalid(
-            `answer.scores.${key}`,
+            `answer.scores.${clip(key)}`,
             record[key],
             `no such key: only the actions ${actions.join(", ")}`,
           );

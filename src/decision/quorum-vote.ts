@@ -1,5 +1,5 @@
 import type { TailswarmError } from "../errors.js";
-import { invalid } from "../errors.js";
+import { invalid, showValue } from "../errors.js";
 import type { PeerId } from "../estimate/types.js";
 import { dirichletInfoBits, priorPseudoCounts } from "./information.js";
 import { pendingPeers } from "./pending.js";
@@ -133,7 +133,7 @@ function validateOptions(options: readonly string[]): readonly string[] {
   const seen = new Set<string>();
   for (const o of options) {
     if (typeof o !== "string" || o === "" || seen.has(o)) {
-      throw invalid("options", options, `distinct non-empty strings (${JSON.stringify(o)} is not)`);
+      throw invalid("options", options, `distinct non-empty strings (${showValue(o)} is not)`);
     }
     seen.add(o);
   }
@@ -147,7 +147,7 @@ function weightLookup(
     weights === undefined ? new Map() : weights instanceof Map ? weights : new Map(Object.entries(weights));
   for (const [peer, w] of map) {
     if (typeof w !== "number" || !Number.isFinite(w) || w < 0) {
-      throw invalid(`weights[${JSON.stringify(peer)}]`, w, "a number >= 0");
+      throw invalid(`weights[${showValue(peer)}]`, w, "a number >= 0");
     }
   }
   return (peer) => map.get(peer) ?? 1;

@@ -176,7 +176,7 @@ export class Coordinator {
     if (typeof task !== "object" || task === null || typeof task.kind !== "string" || task.kind === "") {
       throw new TailswarmError(
         "INVALID_ARGUMENT",
-        `fanOut task.kind: got ${JSON.stringify(task?.kind)}, expected a non-empty string`,
+        `fanOut task.kind: got ${showValue(task?.kind)}, expected a non-empty string`,
       );
     }
     const o = normalizeOptions(options, start);

@@ -11,7 +11,7 @@ import { context } from "@opentelemetry/api";
 import type { Context } from "@opentelemetry/api";
 import { status as Status } from "@grpc/grpc-js";
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
-import { TailswarmError, invalid } from "../errors.js";
+import { clip, TailswarmError, invalid } from "../errors.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import { chainAbort, remainingMs } from "./deadline.js";
 import { abortReason } from "./server-core.js";
@@ -56,11 +56,14 @@ function unknownKind(core: ServerCore, kind: string): TailswarmError {
 function logicalDeadline(core: ServerCore, call: Call, req: WireBranchRequest, now: number): number {
   const left = remainingMs(call);
   const byCaller = req.deadlineUnixMs > 0 ? req.deadlineUnixMs : Infinity;
-  if (left === Infinity) return byCaller === Infinity ? now + core.limits.defaultBudgetMs : byCaller;
+  const latest = now + core.limits.maxDeadlineMs;
+  if (left === Infinity) {
+    return Math.min(latest, byCaller === Infinity ? now + core.limits.defaultBudgetMs : byCaller);
+  }
   const byGrpc = now + left - Math.max(0, req.deadlineGraceMs);
-  return Math.abs(byGrpc - byCaller) <= core.limits.callerClockToleranceMs
-    ? Math.min(byGrpc, byCaller)
-    : byGrpc;
+  const cut =
+    Math.abs(byGrpc - byCaller) <= core.limits.callerClockToleranceMs ? Math.min(byGrpc, byCaller) : byGrpc;
+  return Math.min(latest, cut);
 }
 
 export function makeBranchHandler(core: ServerCore): (call: Call, callback: Reply) => void {
@@ -93,12 +96,12 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply, rpc: RpcSpan
   }
   const handler = core.handlers.get(req.kind);
   if (handler === undefined) throw unknownKind(core, req.kind);
-  const payload = decodeJson(req.payload, "payload", core.limits.maxPayloadBytes);
+  const payload = decodeJson(req.payload, "payload", core.limits.maxPayloadBytes, core.limits.maxJsonDepth);
   const cut = logicalDeadline(core, call, req, arrived);
   if (!(cut > arrived)) {
     throw new TailswarmError(
       "DEADLINE_EXCEEDED",
-      `deadline: passed ${(arrived - cut).toFixed(1)} ms before branch ${req.branchId} could start on node ${core.nodeId}, expected a deadline in the future`,
+      `deadline: passed ${(arrived - cut).toFixed(1)} ms before branch ${clip(req.branchId)} could start on node ${core.nodeId}, expected a deadline in the future`,
     );
   }
 
@@ -133,12 +136,10 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply, rpc: RpcSpan
     reply("BRANCH_STATUS_ABANDONED", {});
     return;
   }
-  const onCancelled = (): void => abort.abort(abortReason("cancelled", `branch ${req.branchId}`));
+  const what = `branch ${clip(req.branchId)}`;
+  const onCancelled = (): void => abort.abort(abortReason("cancelled", what));
   call.on("cancelled", onCancelled);
-  const timer = clock.setTimer(
-    () => abort.abort(abortReason("deadline", `branch ${req.branchId}`)),
-    cut - arrived,
-  );
+  const timer = clock.setTimer(() => abort.abort(abortReason("deadline", what)), cut - arrived);
   const cleanup = (): void => {
     timer.cancel();
     abort.dispose();

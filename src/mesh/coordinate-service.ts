@@ -64,16 +64,18 @@ export function makeCoordinateHandler(
       if (req.budgetMs < 0 || !Number.isFinite(req.budgetMs)) {
         throw invalid("budget_ms", req.budgetMs, "a number >= 0");
       }
-      const payload = decodeJson(req.payload, "payload", limits.maxPayloadBytes);
-      const options = decodeJson(req.options, "options", limits.maxPayloadBytes);
+      const payload = decodeJson(req.payload, "payload", limits.maxPayloadBytes, limits.maxJsonDepth);
+      const options = decodeJson(req.options, "options", limits.maxPayloadBytes, limits.maxJsonDepth);
       const incoming = incomingDeadline(call, clock);
-      // budget_ms caps the deadline; with neither, the node's default budget applies.
-      const cap =
+      // budget_ms caps the deadline; with neither, the node's default budget applies; maxDeadlineMs always.
+      const cap = Math.min(
+        now + limits.maxDeadlineMs,
         req.budgetMs > 0
           ? now + req.budgetMs
           : incoming === Infinity
             ? now + limits.defaultBudgetMs
-            : Infinity;
+            : Infinity,
+      );
       const deadline = workDeadline(incoming, limits.deadlineReserveMs, cap);
       if (!(deadline > now)) {
         throw new TailswarmError(

@@ -23,6 +23,7 @@ import type {
   PeerTransport,
   Task,
 } from "../engine/transport.js";
+import { clip } from "../errors.js";
 import { Abandoner } from "./abandoner.js";
 import { ChannelPool } from "./channel-pool.js";
 import { decodeJson, encodeJson } from "./codec.js";
@@ -30,6 +31,7 @@ import { grpcDeadlineFor } from "./deadline.js";
 import { swarmService } from "./proto.js";
 import type { WireBranchReply, WireBranchRequest, WirePeerLoad } from "./proto.js";
 import { RstBudget } from "./rst-budget.js";
+import { SERVER_DEFAULTS } from "./server-limits.js";
 import { grpcStatusName } from "./status.js";
 import { injectTraceContext } from "./trace.js";
 
@@ -52,6 +54,8 @@ export interface GrpcTransportOptions {
   readonly hardCancelPerSecond?: number;
   /** Largest answer accepted, bytes. Default 4 MiB. */
   readonly maxAnswerBytes?: number;
+  /** Deepest nesting of arrays and objects accepted in an answer. Default: the server's `maxJsonDepth`. */
+  readonly maxAnswerDepth?: number;
   /** Load a peer piggybacked on its reply (queue depth, in-flight, capacity). */
   readonly onLoad?: (peer: PeerId, load: WirePeerLoad) => void;
 }
@@ -72,6 +76,7 @@ export class GrpcTransport implements PeerTransport {
   readonly #burst: number;
   readonly #perSecond: number;
   readonly #maxAnswer: number;
+  readonly #maxAnswerDepth: number;
   readonly #onLoad: ((peer: PeerId, load: WirePeerLoad) => void) | undefined;
   readonly #links = new Map<string, PeerLink>();
   /** Branches waiting on each fan-out signal (see #waitForAbort). */
@@ -94,6 +99,7 @@ export class GrpcTransport implements PeerTransport {
     this.#burst = options.hardCancelBurst ?? 50;
     this.#perSecond = options.hardCancelPerSecond ?? 10;
     this.#maxAnswer = options.maxAnswerBytes ?? 4 * 1024 * 1024;
+    this.#maxAnswerDepth = options.maxAnswerDepth ?? SERVER_DEFAULTS.maxJsonDepth;
     this.#onLoad = options.onLoad;
     this.#pool.onClose((address) => {
       this.#links.get(address)?.abandoner.close();
@@ -286,7 +292,8 @@ export class GrpcTransport implements PeerTransport {
         : { kind: "deadline", lostWorkMs: elapsed };
     }
     if (error.code === Status.CANCELLED && signal.aborted) return { kind: "abandoned", lostWorkMs: elapsed };
-    return failed(grpcStatusName(error.code), error.details || error.message);
+    // A peer's status details are its own text: bounded before they reach this node's messages.
+    return failed(grpcStatusName(error.code), clip(error.details || error.message, MAX_RELAYED_CHARS));
   }
 
   #fromReply(peer: PeerId, reply: WireBranchReply, signal: AbortSignal): BranchResult {
@@ -297,7 +304,12 @@ export class GrpcTransport implements PeerTransport {
         if (signal.aborted) return { kind: "abandoned", lostWorkMs: ms(reply.serviceMs) };
         let answer: unknown;
         try {
-          answer = decodeJson(reply.answer, `answer from peer ${peer}`, this.#maxAnswer);
+          answer = decodeJson(
+            reply.answer,
+            `answer from peer ${peer}`,
+            this.#maxAnswer,
+            this.#maxAnswerDepth,
+          );
         } catch (error) {
           return failed("MALFORMED_ANSWER", (error as Error).message);
         }
@@ -335,6 +347,9 @@ class PendingBranch {
 }
 
 const resolved = Promise.resolve();
+
+/** The most characters of a peer's error text a failed branch keeps. */
+const MAX_RELAYED_CHARS = 400;
 
 function failed(code: string, message: string): BranchResult {
   return { kind: "failed", code, message };

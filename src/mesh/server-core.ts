@@ -34,6 +34,10 @@ export interface ServerLimits {
   readonly callerClockToleranceMs: number;
   /** Budget for calls that carry no deadline at all, ms. */
   readonly defaultBudgetMs: number;
+  /** Deepest nesting of arrays and objects accepted in a JSON payload or options. */
+  readonly maxJsonDepth: number;
+  /** Longest deadline honoured, ms: a later one (gRPC timeout, deadline_unix_ms, budget_ms) is cut to it. */
+  readonly maxDeadlineMs: number;
 }
 
 export interface ServerCore {

@@ -1,8 +1,10 @@
 /**
  * The defaults and ranges of a swarm server's limits (`SwarmServerOptions`), in one place: the server
  * validates its options against them and the node's config keys (`concurrency`, `queueLimit`,
- * `maxPayloadBytes`, `deadlineReserveMs`, `defaultBudgetMs`, `drainGraceMs`) read them.
+ * `maxPayloadBytes`, `maxJsonDepth`, `maxDeadlineMs`, `deadlineReserveMs`, `defaultBudgetMs`,
+ * `drainGraceMs`) read them.
  */
+import { MAX_TIMER_MS } from "../clock/clock.js";
 import { checkRange, intRange, numberRange } from "../util/range.js";
 import type { NumberRange } from "../util/range.js";
 import type { ServerLimits } from "./server-core.js";
@@ -25,6 +27,9 @@ export const SERVER_DEFAULTS: ServerLimitDefaults = {
   callerClockToleranceMs: 250,
   // A call that carries no deadline still gets a bounded one: a fan-out's worth, not a held slot.
   defaultBudgetMs: 1_000,
+  maxJsonDepth: 64,
+  // A fan-out is a decision within a budget: an hour is far beyond any, and far below the timer limit.
+  maxDeadlineMs: 3_600_000,
   drainGraceMs: 5_000,
 };
 
@@ -36,6 +41,8 @@ export const SERVER_RANGES: Readonly<Record<keyof ServerLimitDefaults, NumberRan
   abandonReplyGraceMs: numberRange(0, 60_000),
   callerClockToleranceMs: numberRange(0, 3_600_000),
   defaultBudgetMs: numberRange(1, 3_600_000),
+  maxJsonDepth: intRange(1, 1_000),
+  maxDeadlineMs: intRange(1, MAX_TIMER_MS),
   drainGraceMs: intRange(0, 3_600_000),
 };
 
@@ -49,5 +56,7 @@ export function resolveServerLimits(options: Partial<Record<keyof ServerLimits, 
     abandonReplyGraceMs: value("abandonReplyGraceMs"),
     callerClockToleranceMs: value("callerClockToleranceMs"),
     defaultBudgetMs: value("defaultBudgetMs"),
+    maxJsonDepth: value("maxJsonDepth"),
+    maxDeadlineMs: value("maxDeadlineMs"),
   };
 }

@@ -10,7 +10,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
-import { TailswarmError, invalid } from "../errors.js";
+import { clip, TailswarmError, invalid } from "../errors.js";
 import { checkRange } from "../util/range.js";
 import { AbandonRegistry } from "./abandon-registry.js";
 import { makeBranchHandler } from "./branch-service.js";
@@ -22,6 +22,9 @@ import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import { routingSourceOf, toWireRoutingState } from "./routing-state.js";
 import { swarmPackageDefinition, swarmService, SWARM_SERVICE_NAME } from "./proto.js";
 import type { WireAbandonReply, WireAbandonRequest } from "./proto.js";
+import { capIncomingDeadlines, http2ServersOf } from "./http2-servers.js";
+import type { AnyHttp2Server } from "./http2-servers.js";
+import { GuardedServer, rpcGuard } from "./rpc-guard.js";
 import { abortReason } from "./server-core.js";
 import type { NodeState, ServerCore, ServerLimits } from "./server-core.js";
 import { resolveServerLimits, SERVER_DEFAULTS, SERVER_RANGES } from "./server-limits.js";
@@ -53,6 +56,10 @@ export interface SwarmServerOptions {
   readonly maxQueue?: number;
   /** Payloads above it get INVALID_ARGUMENT; messages above 2× it are refused by gRPC. */
   readonly maxPayloadBytes?: number;
+  /** Deepest nesting of arrays and objects in a JSON payload or options; deeper is INVALID_ARGUMENT. */
+  readonly maxJsonDepth?: number;
+  /** Longest deadline honoured, ms; a later one (gRPC timeout, deadline_unix_ms, budget_ms) is cut to it. */
+  readonly maxDeadlineMs?: number;
   /** Kept back from an incoming deadline to reply in time, ms. */
   readonly deadlineReserveMs?: number;
   /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
@@ -144,16 +151,17 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     }),
   };
 
-  const server = new grpc.Server({
+  const server = new GuardedServer({
     "grpc.max_receive_message_length": 2 * maxPayloadBytes + 64 * 1024,
     ...options.grpcOptions,
+    interceptors: [rpcGuard(), ...(options.grpcOptions?.interceptors ?? [])],
   });
   const abandonStreams = new Set<ServerDuplexStream<WireAbandonRequest, WireAbandonReply>>();
   const abandonIds = (ids: readonly string[]): number => {
     let matched = 0;
     const now = clock.now();
     for (const id of ids) {
-      if (abandons.abandon(id, abortReason("abandoned", `branch ${id}`), now)) matched++;
+      if (abandons.abandon(id, abortReason("abandoned", `branch ${clip(id)}`), now)) matched++;
     }
     return matched;
   };
@@ -234,6 +242,8 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
   const setServing = (serving: boolean): void => {
     for (const s of HEALTH_SERVICES) health.setStatus(s, serving ? "SERVING" : "NOT_SERVING");
   };
+  /** HTTP/2 servers already given the deadline cap (one per bound address). */
+  const guarded = new WeakSet<AnyHttp2Server>();
   /** Set by forceClose(): a close() still draining stops waiting and reports not drained. */
   let forced = false;
   const forceClose = (): void => {
@@ -267,6 +277,11 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
                 }),
               );
               return;
+            }
+            for (const h2 of http2ServersOf(server)) {
+              if (guarded.has(h2)) continue;
+              guarded.add(h2);
+              capIncomingDeadlines(h2, limits.maxDeadlineMs);
             }
             const host = address.slice(0, address.lastIndexOf(":"));
             resolve({ port, address: `${host}:${port}` });

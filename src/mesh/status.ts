@@ -1,7 +1,7 @@
 /** The one place where library error codes meet gRPC status codes. */
 import { Metadata, status as Status } from "@grpc/grpc-js";
 import type { ServiceError } from "@grpc/grpc-js";
-import { TailswarmError } from "../errors.js";
+import { clip, MAX_DETAILS_CHARS, TailswarmError } from "../errors.js";
 import type { TailswarmErrorCode } from "../errors.js";
 
 const toGrpc: Record<TailswarmErrorCode, Status> = {
@@ -27,18 +27,23 @@ export function grpcStatusName(code: number): string {
   return NAMES[code] ?? String(code);
 }
 
+/** A status's details as they leave the node: at most `MAX_DETAILS_CHARS` (cut ones give their length). */
+export function boundedDetails(details: string): string {
+  return clip(details, MAX_DETAILS_CHARS);
+}
+
 /** A `ServiceError`-shaped object for a server callback, from any thrown value. */
 export function toServiceError(error: unknown, context: string): Partial<ServiceError> {
   const metadata = new Metadata();
   if (TailswarmError.is(error) && error.code in toGrpc) {
     metadata.set("tailswarm-error-code", error.code);
-    return { code: toGrpc[error.code], details: error.message, metadata };
+    return { code: toGrpc[error.code], details: boundedDetails(error.message), metadata };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { code: Status.INTERNAL, details: `${context}: ${message}`, metadata };
+  return { code: Status.INTERNAL, details: boundedDetails(`${context}: ${message}`), metadata };
 }
 
 /** A `ServiceError`-shaped object with an explicit status. */
 export function serviceError(code: Status, details: string): Partial<ServiceError> {
-  return { code, details, metadata: new Metadata() };
+  return { code, details: boundedDetails(details), metadata: new Metadata() };
 }

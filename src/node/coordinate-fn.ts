@@ -8,7 +8,7 @@
  */
 import type { Coordinator } from "../engine/coordinator.js";
 import type { BranchRecord } from "../engine/outcome.js";
-import { invalid, TailswarmError } from "../errors.js";
+import { clip, invalid, TailswarmError } from "../errors.js";
 import { fromFanoutOutcome } from "../mesh/coordinate.js";
 import type { CoordinateFn, CoordinateResult } from "../mesh/coordinate.js";
 import { decide } from "../policy/decide.js";
@@ -39,20 +39,20 @@ function rejectIfAllRefused(kind: string, branches: readonly BranchRecord[]): vo
   for (const b of branches) {
     if (b.result.kind !== "failed") return;
     codes.add(b.result.code);
-    message ||= `peer ${b.peer}: ${b.result.message}`;
+    message ||= `peer ${clip(b.peer)}: ${clip(b.result.message, 400)}`;
   }
   const [code] = codes;
   if (codes.size !== 1) return;
   if (code === "INVALID_ARGUMENT") {
     throw new TailswarmError(
       "INVALID_ARGUMENT",
-      `coordinate ${kind}: every peer refused the task (${message})`,
+      `coordinate ${clip(kind)}: every peer refused the task (${message})`,
     );
   }
   if (code === "NOT_FOUND") {
     throw new TailswarmError(
       "UNKNOWN_TASK_KIND",
-      `coordinate ${kind}: no live peer serves this kind (${message})`,
+      `coordinate ${clip(kind)}: no live peer serves this kind (${message})`,
     );
   }
 }
@@ -123,7 +123,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
       if (outcome.answered === 0 && result.late > 0) {
         throw new TailswarmError(
           "DEADLINE_EXCEEDED",
-          `coordinate ${req.task.kind}: no answer from the ${result.late} peer(s) within the ${ctx.budgetMs.toFixed(1)} ms budget ` +
+          `coordinate ${clip(req.task.kind)}: no answer from the ${result.late} peer(s) within the ${ctx.budgetMs.toFixed(1)} ms budget ` +
             `(mode ${result.mode}, fan-out p50 ${result.fanoutP50Ms.toFixed(1)} ms, p99 ${result.fanoutP99Ms.toFixed(1)} ms)`,
         );
       }

@@ -14,7 +14,7 @@ import { CONTEXT_PREFERENCES, contextResult } from "../decision/context-result.j
 import { quorumVote } from "../decision/quorum-vote.js";
 import type { DecisionModel } from "../decision/types.js";
 import type { Task } from "../engine/transport.js";
-import { invalid } from "../errors.js";
+import { clip, invalid } from "../errors.js";
 
 const QUORUM = ["quorum-vote", "quorum", "vote"];
 const ARGMAX = ["argmax-scores", "argmax"];
@@ -51,7 +51,7 @@ export function decisionModel(
   if (QUORUM.includes(n)) {
     for (const k of Object.keys(opts)) {
       if (!["options", "prior", "required", "weights"].includes(k)) {
-        bad(`options.${k}`, opts[k], "no such option (quorum-vote: options, prior, required, weights)");
+        bad(`options.${clip(k)}`, opts[k], "no such option (quorum-vote: options, prior, required, weights)");
       }
     }
     const fromPayload = stringList((payload as { options?: unknown } | null)?.options);
@@ -79,7 +79,7 @@ export function decisionModel(
   }
   if (CONTEXT.includes(n)) {
     for (const k of Object.keys(opts)) {
-      if (k !== "prefer") bad(`options.${k}`, opts[k], "no such option (context-result: prefer)");
+      if (k !== "prefer") bad(`options.${clip(k)}`, opts[k], "no such option (context-result: prefer)");
     }
     const prefer = opts.prefer ?? "first";
     if (!(CONTEXT_PREFERENCES as readonly unknown[]).includes(prefer)) {

@@ -178,6 +178,7 @@ export class SwarmNode {
       pool,
       addressOf: (peer) => membership.addressOf(peer),
       onLoad: routing.onLoad,
+      maxAnswerDepth: config.maxJsonDepth,
     });
     // The cost is windowed like the estimates it is added to: the same window and slices.
     const ledger = new AbandonLedger({
@@ -248,6 +249,8 @@ export class SwarmNode {
       concurrency: config.concurrency,
       maxQueue: config.queueLimit,
       maxPayloadBytes: config.maxPayloadBytes,
+      maxJsonDepth: config.maxJsonDepth,
+      maxDeadlineMs: config.maxDeadlineMs,
       deadlineReserveMs: config.deadlineReserveMs,
       defaultBudgetMs: config.defaultBudgetMs,
       ...(telemetry?.sampling !== undefined && { sampling: telemetry.sampling }),

@@ -99,6 +99,20 @@ export const nodeConfigSchema = z.strictObject({
   maxPayloadBytes: rangeField(server.maxPayloadBytes)
     .default(SERVER_DEFAULTS.maxPayloadBytes)
     .meta(doc("Largest task payload or answer, bytes (JSON).")),
+  maxJsonDepth: rangeField(server.maxJsonDepth)
+    .default(SERVER_DEFAULTS.maxJsonDepth)
+    .meta(
+      doc(
+        "Deepest nesting of arrays and objects in a JSON payload, options or a peer's answer; deeper is INVALID_ARGUMENT.",
+      ),
+    ),
+  maxDeadlineMs: rangeField(server.maxDeadlineMs)
+    .default(SERVER_DEFAULTS.maxDeadlineMs)
+    .meta(
+      doc(
+        "Longest deadline honoured (gRPC timeout, deadline_unix_ms, budget_ms); a later one is cut to it, ms.",
+      ),
+    ),
   deadlineReserveMs: rangeField(server.deadlineReserveMs)
     .default(SERVER_DEFAULTS.deadlineReserveMs)
     .meta(doc("Kept back from an incoming deadline to reply in time, ms.")),
