@@ -10,10 +10,33 @@ export class AbandonRegistry {
   readonly #tombstones = new Map<string, number>();
   readonly #tombstoneTtlMs: number;
   readonly #maxTombstones: number;
+  readonly #maxTombstoneBytes: number;
+  readonly #onEvict: ((dropped: number) => void) | undefined;
+  /** Bytes the tombstones hold: 2 per id character plus a map entry's overhead. */
+  #tombstoneBytes = 0;
 
-  constructor(options: { tombstoneTtlMs?: number; maxTombstones?: number } = {}) {
+  /**
+   * Tombstones are bounded by age (`tombstoneTtlMs`), count (`maxTombstones`) and bytes
+   * (`maxTombstoneBytes`): 30k ids of 16 KB each must not hold half a gigabyte. `onEvict` hears of
+   * tombstones dropped early for the count or the bytes (a late Branch with that id will then run).
+   */
+  constructor(
+    options: {
+      tombstoneTtlMs?: number;
+      maxTombstones?: number;
+      maxTombstoneBytes?: number;
+      onEvict?: (dropped: number) => void;
+    } = {},
+  ) {
     this.#tombstoneTtlMs = options.tombstoneTtlMs ?? 30_000;
     this.#maxTombstones = options.maxTombstones ?? 100_000;
+    this.#maxTombstoneBytes = options.maxTombstoneBytes ?? 8 * 1024 * 1024;
+    this.#onEvict = options.onEvict;
+  }
+
+  /** Bytes held by tombstones (estimate: 2 per id character + 64 per entry). */
+  get tombstoneBytes(): number {
+    return this.#tombstoneBytes;
   }
 
   /** Work registered (branches and coordinations). */
@@ -26,7 +49,7 @@ export class AbandonRegistry {
    * A duplicate id replaces nothing: the first registration keeps the id.
    */
   add(branchId: string, controller: AbortController): boolean {
-    if (branchId !== "" && this.#tombstones.delete(branchId)) return false;
+    if (branchId !== "" && this.#forget(branchId)) return false;
     this.#all.add(controller);
     if (branchId === "") return true;
     if (!this.#live.has(branchId)) this.#live.set(branchId, controller);
@@ -58,12 +81,36 @@ export class AbandonRegistry {
     for (const c of all) c.abort(reason);
   }
 
+  #forget(branchId: string): boolean {
+    if (!this.#tombstones.delete(branchId)) return false;
+    this.#tombstoneBytes -= entryBytes(branchId);
+    return true;
+  }
+
   #remember(branchId: string, now: number): void {
+    if (this.#tombstones.has(branchId)) return;
+    const bytes = entryBytes(branchId);
+    let early = 0;
     // Map iteration order is insertion order: expire from the front.
     for (const [id, at] of this.#tombstones) {
-      if (at + this.#tombstoneTtlMs > now && this.#tombstones.size < this.#maxTombstones) break;
-      this.#tombstones.delete(id);
+      const expired = at + this.#tombstoneTtlMs <= now;
+      const full =
+        this.#tombstones.size >= this.#maxTombstones ||
+        this.#tombstoneBytes + bytes > this.#maxTombstoneBytes;
+      if (!expired && !full) break;
+      this.#forget(id);
+      if (!expired) early++;
     }
-    this.#tombstones.set(branchId, now);
+    if (bytes > this.#maxTombstoneBytes) {
+      early++;
+    } else {
+      this.#tombstones.set(branchId, now);
+      this.#tombstoneBytes += bytes;
+    }
+    if (early > 0) this.#onEvict?.(early);
   }
+}
+
+function entryBytes(id: string): number {
+  return 2 * id.length + 64;
 }

@@ -16,6 +16,8 @@ export interface ServerLimitDefaults extends ServerLimits {
   readonly maxQueue: number;
   /** How long `close()` lets in-flight work finish before abandoning it, ms. */
   readonly drainGraceMs: number;
+  /** Bytes the ids of abandons that came before their Branch may hold; the oldest go first. */
+  readonly maxAbandonBytes: number;
 }
 
 export const SERVER_DEFAULTS: ServerLimitDefaults = {
@@ -31,6 +33,7 @@ export const SERVER_DEFAULTS: ServerLimitDefaults = {
   // A fan-out is a decision within a budget: an hour is far beyond any, and far below the timer limit.
   maxDeadlineMs: 3_600_000,
   drainGraceMs: 5_000,
+  maxAbandonBytes: 8 * 1024 * 1024,
 };
 
 export const SERVER_RANGES: Readonly<Record<keyof ServerLimitDefaults, NumberRange>> = {
@@ -44,6 +47,7 @@ export const SERVER_RANGES: Readonly<Record<keyof ServerLimitDefaults, NumberRan
   maxJsonDepth: intRange(1, 1_000),
   maxDeadlineMs: intRange(1, MAX_TIMER_MS),
   drainGraceMs: intRange(0, 3_600_000),
+  maxAbandonBytes: intRange(1_024, 1024 * 1024 * 1024),
 };
 
 /** The limits of `options` with defaults filled, each checked against its range (INVALID_CONFIG). */

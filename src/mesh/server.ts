@@ -22,6 +22,10 @@ import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import { routingSourceOf, toWireRoutingState } from "./routing-state.js";
 import { swarmPackageDefinition, swarmService, SWARM_SERVICE_NAME } from "./proto.js";
 import type { WireAbandonReply, WireAbandonRequest } from "./proto.js";
+import { limitConnections, resolveConnectionLimits } from "./connection-limits.js";
+import type { ConnectionLimits } from "./connection-limits.js";
+import { LimitLog } from "./limit-log.js";
+import type { LimitListener } from "./limit-log.js";
 import { capIncomingDeadlines, http2ServersOf } from "./http2-servers.js";
 import type { AnyHttp2Server } from "./http2-servers.js";
 import { GuardedServer, rpcGuard } from "./rpc-guard.js";
@@ -73,6 +77,12 @@ export interface SwarmServerOptions {
   /** Budget for calls without a deadline, ms. */
   readonly defaultBudgetMs?: number;
   readonly version?: string;
+  /** Bytes held by ids abandoned before their Branch arrived (count and age bound them too). */
+  readonly maxAbandonBytes?: number;
+  /** Per-client bounds on connections (defaults and ranges: CONNECTION_DEFAULTS / CONNECTION_RANGES). */
+  readonly connections?: Partial<ConnectionLimits>;
+  /** Told (at most once a second per limit, with a count of the rest) when a limit refuses something. */
+  readonly onLimit?: LimitListener;
   /** Extra grpc-js server options. */
   readonly grpcOptions?: grpc.ServerOptions;
   /**
@@ -119,13 +129,21 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     throw invalid("nodeId", options.nodeId, "a non-empty string", { code: "INVALID_CONFIG" });
   }
   const clock = options.clock ?? systemClock;
+  const limitLog = new LimitLog(options.onLimit);
   const limits: ServerLimits = resolveServerLimits(options);
   const { maxPayloadBytes } = limits;
   const queue = new WorkQueue(
     checkRange("concurrency", options.concurrency ?? SERVER_DEFAULTS.concurrency, SERVER_RANGES.concurrency),
     checkRange("maxQueue", options.maxQueue ?? SERVER_DEFAULTS.maxQueue, SERVER_RANGES.maxQueue),
   );
-  const abandons = new AbandonRegistry();
+  const abandons = new AbandonRegistry({
+    maxTombstoneBytes: checkRange(
+      "maxAbandonBytes",
+      options.maxAbandonBytes ?? SERVER_DEFAULTS.maxAbandonBytes,
+      SERVER_RANGES.maxAbandonBytes,
+    ),
+    onEvict: (dropped) => limitLog.report("maxAbandonBytes", { dropped }),
+  });
   const startedAt = Date.now();
   const version = options.version ?? "";
   const routingSource = options.routingState ?? routingSourceOf(options.handlers);
@@ -151,8 +169,13 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     }),
   };
 
+  const connectionLimits = resolveConnectionLimits(options.connections ?? {});
+  const stopLimits: (() => void)[] = [];
   const server = new GuardedServer({
     "grpc.max_receive_message_length": 2 * maxPayloadBytes + 64 * 1024,
+    "grpc.max_concurrent_streams": connectionLimits.maxConcurrentStreams,
+    "grpc.keepalive_time_ms": connectionLimits.keepaliveTimeMs,
+    "grpc.keepalive_timeout_ms": connectionLimits.keepaliveTimeoutMs,
     ...options.grpcOptions,
     interceptors: [rpcGuard(), ...(options.grpcOptions?.interceptors ?? [])],
   });
@@ -253,6 +276,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     abandons.abandonAll(abortReason("shutdown", `node ${options.nodeId}`));
     for (const s of abandonStreams) s.end();
     abandonStreams.clear();
+    for (const stop of stopLimits.splice(0)) stop();
     server.forceShutdown();
   };
 
@@ -282,6 +306,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
               if (guarded.has(h2)) continue;
               guarded.add(h2);
               capIncomingDeadlines(h2, limits.maxDeadlineMs);
+              stopLimits.push(limitConnections(h2, connectionLimits, limitLog));
             }
             const host = address.slice(0, address.lastIndexOf(":"));
             resolve({ port, address: `${host}:${port}` });
@@ -316,6 +341,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
           Math.max(100, until - clock.now()),
         );
         server.tryShutdown(() => {
+          for (const stop of stopLimits.splice(0)) stop();
           t.cancel();
           resolve();
         });

@@ -234,6 +234,7 @@ export class SwarmNode {
       observer: combineObservers(observers, onObserverError(engineLog)),
     });
 
+    const limitLog = log.child("limits");
     const server = createSwarmServer({
       nodeId: config.nodeId,
       region: config.region,
@@ -250,6 +251,9 @@ export class SwarmNode {
       maxQueue: config.queueLimit,
       maxPayloadBytes: config.maxPayloadBytes,
       maxJsonDepth: config.maxJsonDepth,
+      maxAbandonBytes: config.maxAbandonBytes,
+      connections: config.connections,
+      onLimit: (limit, fields) => limitLog.warn("limit reached", { limit, ...fields }),
       maxDeadlineMs: config.maxDeadlineMs,
       deadlineReserveMs: config.deadlineReserveMs,
       defaultBudgetMs: config.defaultBudgetMs,

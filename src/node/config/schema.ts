@@ -12,6 +12,7 @@ import { z } from "zod";
 import { ABANDON_LEDGER_DEFAULTS, ABANDON_LEDGER_RANGES } from "../../engine/abandon-ledger.js";
 import { LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
 import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/membership.js";
+import { CONNECTION_DEFAULTS, CONNECTION_RANGES } from "../../mesh/connection-limits.js";
 import { SERVER_DEFAULTS, SERVER_RANGES } from "../../mesh/server-limits.js";
 import { POLICY_NAMES } from "../../policy/types.js";
 import type { PolicyName } from "../../policy/types.js";
@@ -50,6 +51,7 @@ const doc = (description: string) => ({ description });
 
 const estimator = LATENCY_BOOK_RANGES;
 const server = SERVER_RANGES;
+const conn = CONNECTION_RANGES;
 
 export const nodeConfigSchema = z.strictObject({
   nodeId: shownDefault(textField(idText, ID), "hostname-random6", true)
@@ -186,6 +188,53 @@ export const nodeConfigSchema = z.strictObject({
         `Abandon cost assumed while the ledger's window (estimator.windowMs and slices) holds fewer than ${ABANDON_LEDGER_DEFAULTS.minSamples} fan-outs that cut a branch, ms.`,
       ),
     ),
+  maxAbandonBytes: rangeField(server.maxAbandonBytes)
+    .default(SERVER_DEFAULTS.maxAbandonBytes)
+    .meta(
+      doc(
+        "Bytes the ids of Abandons that arrived before their Branch may hold (they wait 30 s); the oldest are dropped first (logged).",
+      ),
+    ),
+  connections: group({
+    maxConnections: rangeField(conn.maxConnections)
+      .default(CONNECTION_DEFAULTS.maxConnections)
+      .meta(doc("Open client connections in all; more are closed on arrival (logged).")),
+    maxConnectionsPerAddress: rangeField(conn.maxConnectionsPerAddress)
+      .default(CONNECTION_DEFAULTS.maxConnectionsPerAddress)
+      .meta(doc("Open connections from one remote address; more are closed on arrival (logged).")),
+    maxConcurrentStreams: rangeField(conn.maxConcurrentStreams)
+      .default(CONNECTION_DEFAULTS.maxConcurrentStreams)
+      .meta(doc("Calls open at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS).")),
+    handshakeTimeoutMs: rangeField(conn.handshakeTimeoutMs)
+      .default(CONNECTION_DEFAULTS.handshakeTimeoutMs)
+      .meta(
+        doc("A connection that has not finished TLS and the HTTP/2 preface by then is closed (logged), ms."),
+      ),
+    idleTimeoutMs: rangeField(conn.idleTimeoutMs)
+      .default(CONNECTION_DEFAULTS.idleTimeoutMs)
+      .meta(doc("A connection with no call open for this long is closed (logged), ms.")),
+    keepaliveTimeMs: rangeField(conn.keepaliveTimeMs)
+      .default(CONNECTION_DEFAULTS.keepaliveTimeMs)
+      .meta(doc("The node pings each client connection this often to find dead ones, ms.")),
+    keepaliveTimeoutMs: rangeField(conn.keepaliveTimeoutMs)
+      .default(CONNECTION_DEFAULTS.keepaliveTimeoutMs)
+      .meta(doc("A ping unanswered this long closes the connection, ms.")),
+    maxPingsPerKeepalive: rangeField(conn.maxPingsPerKeepalive)
+      .default(CONNECTION_DEFAULTS.maxPingsPerKeepalive)
+      .meta(
+        doc("Pings a client may send per connections.keepaliveTimeMs; more close its connection (logged)."),
+      ),
+    maxPendingSendBytes: rangeField(conn.maxPendingSendBytes)
+      .default(CONNECTION_DEFAULTS.maxPendingSendBytes)
+      .meta(
+        doc("Reply bytes waiting on one connection for a client that does not read; more close it (logged)."),
+      ),
+    sendStallTimeoutMs: rangeField(conn.sendStallTimeoutMs)
+      .default(CONNECTION_DEFAULTS.sendStallTimeoutMs)
+      .meta(
+        doc("A connection whose waiting reply bytes have not shrunk for this long is closed (logged), ms."),
+      ),
+  }),
   drainGraceMs: rangeField(server.drainGraceMs)
     .default(SERVER_DEFAULTS.drainGraceMs)
     .meta(doc("On SIGTERM/SIGINT, time in-flight work gets to finish before it is cancelled, ms.")),
