@@ -40,8 +40,24 @@ const UNKNOWN_QUANTILES: Quantiles = Object.freeze({
   horizonMs: Infinity,
 });
 
+/** Why a peer left the active set: idle for `activeIdleMs`, or the least recently used at `maxActivePeers`. */
+export type ActiveSetLeave = "idle" | "full";
+
+/** The active set's size and how many peers left it, by cause, since the book was made. */
+export interface ActiveSetStats {
+  readonly size: number;
+  readonly leftIdle: number;
+  readonly leftFull: number;
+}
+
 /**
  * Every peer's fresh latency, kept by one node, and the fan-out quantiles of a required set.
+ *
+ * The active set. Only peers in use are tracked: a peer enters on its first call, sample or censored end
+ * and leaves after `activeIdleMs` with none (and no call in flight), or as the least recently used when a
+ * new one would pass `maxActivePeers`. Leaving drops the estimate (the next fan-out to it reads
+ * "never-sampled" until fresh again), so the book's memory follows the peers a node talks to, not the size
+ * of the swarm. `onLeave` hears each departure (a node logs the bound triggering).
  *
  * The fan-out quantiles (the estimate's `basis`):
  * - `independent`: Π F_i over the per-peer CDFs (k-of-n: the Poisson-binomial tail). This assumes the peers
@@ -84,6 +100,11 @@ export class LatencyBook implements LatencySource {
   /** Sorted set key of an as-given cache key (the router's order varies; the observed set does not). */
   private readonly setKeys = new Map<string, string>();
   private membership = 0;
+  private nextSweepAt = -Infinity;
+  private leftIdle = 0;
+  private leftFull = 0;
+  /** Called when a peer leaves the active set. */
+  onLeave: ((peer: PeerId, cause: ActiveSetLeave) => void) | undefined;
 
   /** @throws TailswarmError INVALID_CONFIG naming the bad key, its value and what was expected. */
   constructor(
@@ -111,12 +132,36 @@ export class LatencyBook implements LatencySource {
 
   /** Starts tracking a call to `peer` issued at `nowMs` with an absolute deadline (epoch ms). */
   begin(peer: PeerId, nowMs: number, deadlineMs?: number): InFlight {
+    if (nowMs >= this.nextSweepAt) this.sweep(nowMs);
     return this.peerOf(peer).begin(nowMs, deadlineMs);
   }
 
   /** Records a completed call's latency measured by the caller. */
   record(peer: PeerId, latencyMs: number, nowMs: number): void {
+    if (nowMs >= this.nextSweepAt) this.sweep(nowMs);
     this.peerOf(peer).record(latencyMs, nowMs);
+  }
+
+  /** The active set now. */
+  activeSet(): ActiveSetStats {
+    return { size: this.byPeer.size, leftIdle: this.leftIdle, leftFull: this.leftFull };
+  }
+
+  /** True when `peer` is tracked (in the active set). */
+  tracks(peer: PeerId): boolean {
+    return this.byPeer.has(peer);
+  }
+
+  /**
+   * Drops the peers idle for `activeIdleMs` as of `nowMs` (run by `begin`/`record` at most four times per
+   * idle period, so a peer leaves between `activeIdleMs` and 1.25 × it after its last use).
+   */
+  sweep(nowMs: number): void {
+    const idle = this.options.activeIdleMs;
+    this.nextSweepAt = nowMs + idle / 4;
+    for (const [id, p] of this.byPeer) {
+      if (p.inFlightCount === 0 && nowMs - p.lastUsedAt >= idle) this.leave(id, "idle");
+    }
   }
 
   /** The peer's estimate; "unknown"/"never-sampled" for a peer never seen. */
@@ -155,6 +200,7 @@ export class LatencyBook implements LatencySource {
   peerOf(peer: PeerId): PeerLatency {
     let p = this.byPeer.get(peer);
     if (p === undefined) {
+      if (this.byPeer.size >= this.options.maxActivePeers) this.evictLeastRecent();
       p = new PeerLatency(peer, this.options, this.clock);
       this.byPeer.set(peer, p);
       this.membership++;
@@ -265,6 +311,28 @@ export class LatencyBook implements LatencySource {
       });
     }
     return result;
+  }
+
+  private leave(peer: PeerId, cause: ActiveSetLeave): void {
+    this.forget(peer);
+    if (cause === "idle") this.leftIdle++;
+    else this.leftFull++;
+    this.onLeave?.(peer, cause);
+  }
+
+  /** Makes room for one peer: the idle ones go first, else the least recently used. */
+  private evictLeastRecent(): void {
+    this.sweep(this.clock.now());
+    if (this.byPeer.size < this.options.maxActivePeers) return;
+    let oldest: PeerId | undefined;
+    let at = Infinity;
+    for (const [id, p] of this.byPeer) {
+      if (p.lastUsedAt < at) {
+        at = p.lastUsedAt;
+        oldest = id;
+      }
+    }
+    if (oldest !== undefined) this.leave(oldest, "full");
   }
 
   /** Approximate bytes held by all peers' estimators and the observed sets (excluding the fan-out cache). */

@@ -29,10 +29,28 @@ export interface LatencyBookOptions extends EstimatorOptions {
    * once per fan-out, a peer once per branch, and the observed times only set the p50 (see LatencyBook).
    */
   observedMinSamples: number;
+  /**
+   * Completed samples (and, separately, censored ends) a peer's window holds at most; past it the oldest
+   * are dropped. It bounds a peer's memory: 2 bytes per sample, 4 per censored end (see `WindowedHistogram`).
+   */
+  maxSamplesPerPeer: number;
+  /**
+   * A peer with no call begun, sample or censored end for this long leaves the active set: its estimate
+   * is dropped (it costs nothing until the next call). Default: 3 × windowMs (`defaultOptions`).
+   */
+  activeIdleMs: number;
+  /** Peers tracked at most (the active set's bound); the least recently used one leaves past it. */
+  maxActivePeers: number;
 }
 
-/** Every option's default; `maxSampleAgeMs` defaults to the window length (`defaultOptions`). */
-export const LATENCY_BOOK_DEFAULTS: Readonly<Omit<LatencyBookOptions, "maxSampleAgeMs">> = {
+/** Options whose default is derived from `windowMs` (`defaultOptions`). */
+type Derived = "maxSampleAgeMs" | "activeIdleMs";
+
+/**
+ * Every option's default; `maxSampleAgeMs` defaults to the window length and `activeIdleMs` to three
+ * windows (`defaultOptions`).
+ */
+export const LATENCY_BOOK_DEFAULTS: Readonly<Omit<LatencyBookOptions, Derived>> = {
   windowMs: 10_000,
   slices: 6,
   minSamples: 20,
@@ -42,7 +60,12 @@ export const LATENCY_BOOK_DEFAULTS: Readonly<Omit<LatencyBookOptions, "maxSample
   maxCachedFanouts: 1024,
   observedFanoutSets: 64,
   observedMinSamples: 10,
+  maxSamplesPerPeer: 1024,
+  maxActivePeers: 1024,
 };
+
+/** How many windows a peer may stay idle in the active set by default. */
+export const ACTIVE_IDLE_WINDOWS = 3;
 
 /** The values each option accepts. */
 export const LATENCY_BOOK_RANGES: Readonly<Record<keyof LatencyBookOptions, NumberRange>> = {
@@ -57,13 +80,22 @@ export const LATENCY_BOOK_RANGES: Readonly<Record<keyof LatencyBookOptions, Numb
   maxCachedFanouts: intRange(1, 1_000_000),
   observedFanoutSets: intRange(0, 4096),
   observedMinSamples: intRange(1, 1_000_000),
+  // 16-bit counters (WindowedHistogram)
+  maxSamplesPerPeer: intRange(16, 65_535),
+  activeIdleMs: numberAbove(0),
+  maxActivePeers: intRange(1, 1_000_000),
 };
 
 export const DEFAULT_WINDOW_MS = LATENCY_BOOK_DEFAULTS.windowMs;
 
 /** The defaults of every option for a window of `windowMs`. */
 export function defaultOptions(windowMs = DEFAULT_WINDOW_MS): LatencyBookOptions {
-  return { ...LATENCY_BOOK_DEFAULTS, windowMs, maxSampleAgeMs: windowMs };
+  return {
+    ...LATENCY_BOOK_DEFAULTS,
+    windowMs,
+    maxSampleAgeMs: windowMs,
+    activeIdleMs: ACTIVE_IDLE_WINDOWS * windowMs,
+  };
 }
 
 /**

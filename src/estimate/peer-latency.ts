@@ -63,6 +63,8 @@ export class PeerLatency {
   private newestInFlight = -Infinity;
   private everSampled = false;
   private resetPending = false;
+  /** Clock time of the newest call begun, sample or censored end (the active set's idle clock). */
+  lastUsedAt = -Infinity;
 
   /** Bumped on every change a cached fan-out must see (a recorded sample, an ended call, a reset). */
   version = 0;
@@ -81,14 +83,21 @@ export class PeerLatency {
     private readonly options: LatencyBookOptions,
     private readonly clock: Clock,
   ) {
-    this.window = new WindowedHistogram(options.windowMs, options.slices, options.highestTrackableMs * 1000);
+    const highestUs = options.highestTrackableMs * 1000;
+    this.window = new WindowedHistogram(
+      options.windowMs,
+      options.slices,
+      highestUs,
+      options.maxSamplesPerPeer,
+    );
     this.inFlight = new InFlightRegistry(options.maxInFlightPerPeer);
-    this.ended = new WindowedCensored(options.windowMs, options.slices, options.highestTrackableMs * 1000);
+    this.ended = new WindowedCensored(options.windowMs, options.slices, highestUs, options.maxSamplesPerPeer);
   }
 
   /** Records a completed call of `latencyMs`, observed at clock time `nowMs`. NaN is ignored. */
   record(latencyMs: number, nowMs: number): void {
     if (Number.isNaN(latencyMs)) return;
+    this.used(nowMs);
     this.window.record(latencyMs * 1000, nowMs);
     if (nowMs > this.lastCompletedAt) this.lastCompletedAt = nowMs;
     this.everSampled = true;
@@ -102,6 +111,7 @@ export class PeerLatency {
    */
   recordCensored(ageMs: number, nowMs: number): void {
     if (Number.isNaN(ageMs)) return;
+    this.used(nowMs);
     const us = Math.max(0, ageMs) * 1000;
     this.ended.record(us, nowMs);
     this.window.advance(nowMs);
@@ -117,6 +127,7 @@ export class PeerLatency {
    */
   begin(nowMs: number, deadlineMs?: number): InFlight {
     this.everSampled = true;
+    this.used(nowMs);
     const slot = this.inFlight.add(nowMs);
     if (slot >= 0) this.flightVersion++;
     return new InFlightCall(
@@ -127,6 +138,16 @@ export class PeerLatency {
       slot >= 0 ? this.inFlight.token(slot) : 0,
       this.generation,
     );
+  }
+
+  /** Calls in flight tracked now (a peer with calls in flight is never idle). */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** Samples and censored ends dropped because the window held `maxSamplesPerPeer` of them. */
+  get droppedSamples(): number {
+    return this.window.dropped + this.ended.dropped;
   }
 
   /** Forgets every sample and call: the peer restarted. */
@@ -241,6 +262,10 @@ export class PeerLatency {
       this.ageBuffer.length * 8 +
       512
     );
+  }
+
+  private used(nowMs: number): void {
+    if (nowMs > this.lastUsedAt) this.lastUsedAt = nowMs;
   }
 
   /** @internal Ends a call begun by this peer: a sample, a censored observation, or nothing. */

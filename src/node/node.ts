@@ -163,8 +163,20 @@ export class SwarmNode {
         channelOptions: { "grpc.ssl_target_name_override": config.tls.serverName },
       }),
     });
-    // The estimator keys are the LatencyBook's own options (their defaults and ranges are its).
-    const book = new LatencyBook(config.estimator);
+    // The estimator and activeSet keys are the LatencyBook's own options (their defaults and ranges are its).
+    const book = new LatencyBook({
+      ...config.estimator,
+      maxActivePeers: config.activeSet.maxPeers,
+      ...(config.activeSet.idleMs !== undefined && { activeIdleMs: config.activeSet.idleMs }),
+    });
+    book.onLeave = (peer, cause) => {
+      if (cause === "full") {
+        nodeLog.warn("active set full: least recently used peer's estimates dropped", {
+          peer,
+          maxPeers: config.activeSet.maxPeers,
+        });
+      } else nodeLog.debug("peer left the active set (idle)", { peer });
+    };
     const membership = createNodeMembership(config, { pool, book, log });
     const routing = createNodeRouting(config.routing, {
       pool,

@@ -51,20 +51,26 @@ describe("WindowedCensored", () => {
     expect(h.totalCount).toBe(0);
   });
 
-  it("allocates its counts only at the first censored end", () => {
+  it("holds nothing until the first censored end", () => {
     const c = new WindowedCensored(60_000, 6, 60e6);
-    const before = c.estimatedFootprintInBytes;
-    expect(before).toBeLessThan(512);
+    expect(c.estimatedFootprintInBytes).toBeLessThan(512);
     c.record(5_000, 1_000);
-    expect(c.estimatedFootprintInBytes).toBeLessThan(7 * 1024);
+    expect(c.estimatedFootprintInBytes).toBeLessThan(1024);
   });
 
-  it("drops, never wraps, past 65,535 ends in one slice bucket", () => {
-    const c = new WindowedCensored(60_000, 6, 60e6);
-    for (let i = 0; i < 70_000; i++) c.record(5_000, 1_000);
-    expect(c.totalCount).toBe(65_535);
+  it("keeps the newest maxEnds, dropping the oldest, and reads each bucket at its smallest age", () => {
+    const c = new WindowedCensored(60_000, 6, 60e6, 1024);
+    for (let i = 0; i < 2_000; i++) c.record(5_000, 1_000);
+    expect(c.totalCount).toBe(1024);
     c.record(9_000, 1_000);
-    expect(c.totalCount).toBe(65_536);
+    c.record(9_100, 1_000);
+    expect(c.totalCount).toBe(1024);
+    expect(c.dropped).toBe(2_000 - 1024 + 2);
+    const ages = new Float64Array(c.distinctBound());
+    const weights = new Float64Array(ages.length);
+    expect(c.read(ages, weights)).toBe(2);
+    expect([...ages]).toEqual([5, 9]);
+    expect([...weights]).toEqual([1022, 2]);
     c.advance(100_000);
     expect(c.totalCount).toBe(0);
   });

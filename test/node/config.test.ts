@@ -22,7 +22,9 @@ describe("node config", () => {
       minSamples: 20,
       observedFanoutSets: 64,
       observedMinSamples: 10,
+      maxSamplesPerPeer: 1024,
     });
+    expect(config.activeSet).toEqual({ maxPeers: 1024 });
     expect(config.handlers.map((h) => h.kind)).toEqual(["echo", "vote"]);
     expect(config.tls).toEqual({ requireClientCert: false, reloadIntervalMs: 30_000 });
     expect(config.telemetry).toEqual({ contextManager: "async-hooks", tracesPerSecond: 10 });

@@ -10,7 +10,7 @@ import { hostname } from "node:os";
 import { nanoid } from "nanoid";
 import { z } from "zod";
 import { ABANDON_LEDGER_DEFAULTS, ABANDON_LEDGER_RANGES } from "../../engine/abandon-ledger.js";
-import { LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
+import { ACTIVE_IDLE_WINDOWS, LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
 import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/membership.js";
 import { CONNECTION_DEFAULTS, CONNECTION_RANGES } from "../../mesh/connection-limits.js";
 import { SERVER_DEFAULTS, SERVER_RANGES } from "../../mesh/server-limits.js";
@@ -143,6 +143,25 @@ export const nodeConfigSchema = z.strictObject({
       .meta(
         doc("Fan-outs to a set in the window before its observed completion times give the fan-out p50."),
       ),
+    maxSamplesPerPeer: rangeField(estimator.maxSamplesPerPeer)
+      .default(LATENCY_BOOK_DEFAULTS.maxSamplesPerPeer)
+      .meta(
+        doc(
+          "Completed samples (and, apart, censored ends) a peer's window holds; the oldest are dropped past it (2 and 4 bytes each).",
+        ),
+      ),
+  }),
+  activeSet: group({
+    idleMs: rangeField(estimator.activeIdleMs)
+      .optional()
+      .meta(
+        doc(
+          `A peer with no branch for this long leaves the active set and its estimates are dropped, ms (default: ${ACTIVE_IDLE_WINDOWS} x estimator.windowMs).`,
+        ),
+      ),
+    maxPeers: rangeField(estimator.maxActivePeers)
+      .default(LATENCY_BOOK_DEFAULTS.maxActivePeers)
+      .meta(doc("Peers whose estimates are kept at most; past it the least recently used leaves (logged).")),
   }),
   policy: oneOfField(POLICY_NAMES as unknown as readonly [PolicyName, ...PolicyName[]])
     .default("p99-boundary")

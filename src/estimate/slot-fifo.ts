@@ -1,0 +1,101 @@
+/**
+ * The samples of a sliding window in arrival order, at most `capacity` of them: a ring buffer of one small
+ * integer per sample (a bucket index, or a value in µs) plus how many of them each slice of the window's
+ * ring holds. A window records into its current slice only and the current slice only moves forward, so
+ * the buffer is the live slices' samples oldest slice first: evicting a slice pops its count from the head.
+ * When the buffer is full the oldest sample is dropped (and counted), so a peer answering faster than
+ * `capacity` per window keeps its newest `capacity` samples.
+ *
+ * The buffer grows by doubling from 16 entries up to `capacity`, so a peer with few samples pays for few.
+ */
+export class SlotFifo {
+  private values: Uint16Array | Uint32Array;
+  private head = 0;
+  private length = 0;
+  private readonly perSlot: Int32Array;
+  /** Samples dropped because the buffer was full (the window's count bound triggered). */
+  dropped = 0;
+
+  constructor(
+    readonly capacity: number,
+    slices: number,
+    private readonly wide: boolean,
+  ) {
+    this.values = wide ? new Uint32Array(0) : new Uint16Array(0);
+    this.perSlot = new Int32Array(slices);
+  }
+
+  get size(): number {
+    return this.length;
+  }
+
+  /** Samples held for slot `s`. */
+  countOf(s: number): number {
+    return this.perSlot[s] as number;
+  }
+
+  /**
+   * Appends `value` to slot `slot` (the window's current one). Returns the value dropped to make room
+   * (from the oldest non-empty slot, `oldestFrom` onwards in ring order), or −1 when nothing was dropped.
+   */
+  push(value: number, slot: number, oldestFrom: number): number {
+    let out = -1;
+    if (this.length === this.values.length && !this.grow()) {
+      out = this.values[this.head] as number;
+      this.head = (this.head + 1) % this.values.length;
+      this.length--;
+      this.dropped++;
+      const slices = this.perSlot.length;
+      for (let i = 0; i < slices; i++) {
+        const s = (oldestFrom + i) % slices;
+        if ((this.perSlot[s] as number) > 0) {
+          this.perSlot[s] = (this.perSlot[s] as number) - 1;
+          break;
+        }
+      }
+    }
+    this.values[(this.head + this.length) % this.values.length] = value;
+    this.length++;
+    this.perSlot[slot] = (this.perSlot[slot] as number) + 1;
+    return out;
+  }
+
+  /** Removes slot `s`'s samples, which must be the oldest ones held, calling `each` with every value. */
+  popSlot(s: number, each: (value: number) => void): void {
+    const n = this.perSlot[s] as number;
+    const values = this.values;
+    for (let i = 0; i < n; i++) {
+      each(values[this.head] as number);
+      this.head = (this.head + 1) % values.length;
+    }
+    this.length -= n;
+    this.perSlot[s] = 0;
+  }
+
+  /** Calls `each` with every value held, oldest first. */
+  forEach(each: (value: number) => void): void {
+    const values = this.values;
+    for (let i = 0; i < this.length; i++) each(values[(this.head + i) % values.length] as number);
+  }
+
+  clear(): void {
+    this.head = 0;
+    this.length = 0;
+    this.perSlot.fill(0);
+  }
+
+  get estimatedFootprintInBytes(): number {
+    return this.values.byteLength + this.perSlot.byteLength + 64;
+  }
+
+  private grow(): boolean {
+    const old = this.values;
+    if (old.length >= this.capacity) return false;
+    const size = Math.min(this.capacity, Math.max(16, old.length * 2));
+    const next = this.wide ? new Uint32Array(size) : new Uint16Array(size);
+    for (let i = 0; i < this.length; i++) next[i] = old[(this.head + i) % old.length] as number;
+    this.values = next;
+    this.head = 0;
+    return true;
+  }
+}
