@@ -90,17 +90,51 @@ export function fanoutCdfAt(cdfs: readonly CdfLike[], requirement: Requirement, 
   return poissonBinomialTail(cdfs, k, tMs);
 }
 
-/** P(at least k of the n independent events with probabilities F_i(t)); O(n · min(k, n − k + 1)). */
+/**
+ * Work (peers × states) up to which the Poisson-binomial tail is computed exactly: every set of up to 200
+ * peers (101 of 200 is 200 × 100), and larger ones whose uncertain peers or margin are few. Past it the
+ * refined normal approximation is used (`refinedNormalTail`).
+ */
+export const EXACT_TAIL_WORK = 20_000;
+
+/** A probability this close to 0 or 1 is taken as certain (the peer surely has or has not answered). */
+const CERTAIN = 1e-12;
+
+let probabilities = new Float64Array(64);
+
+/**
+ * P(at least k of the n independent events with probabilities F_i(t)). Peers certain at t (F_i within
+ * 1e-12 of 0 or 1) shift k instead of entering the sum; the rest are summed exactly in
+ * O(m · min(k', m − k' + 1)) while that is at most `EXACT_TAIL_WORK`, else by the refined normal
+ * approximation in O(m).
+ */
 function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number): number {
   const n = cdfs.length;
-  const misses = n - k; // at most this many may be missing
+  if (probabilities.length < n) probabilities = new Float64Array(Math.max(n, probabilities.length * 2));
+  const ps = probabilities;
+  let m = 0;
+  let need = k;
+  for (let i = 0; i < n; i++) {
+    const p = (cdfs[i] as CdfLike).at(tMs);
+    if (p >= 1 - CERTAIN) need--;
+    else if (p > CERTAIN) ps[m++] = p;
+  }
+  if (need <= 0) return 1;
+  if (need > m) return 0;
+  if (m * Math.min(need, m - need + 1) <= EXACT_TAIL_WORK) return exactTail(ps, m, need);
+  return refinedNormalTail(ps, m, need);
+}
+
+/** P(at least k of the first m events of `ps`), exactly; O(m · min(k, m − k + 1)). */
+export function exactTail(ps: Float64Array, m: number, k: number): number {
+  const misses = m - k; // at most this many may be missing
   if (k <= misses + 1) {
     // dp[j] = P(j answered so far), j = k absorbing ("k or more")
     const dp = ensureScratch(k + 1);
     dp.fill(0, 0, k + 1);
     dp[0] = 1;
-    for (let i = 0; i < n; i++) {
-      const p = (cdfs[i] as CdfLike).at(tMs);
+    for (let i = 0; i < m; i++) {
+      const p = ps[i] as number;
       const q = 1 - p;
       const top = Math.min(i + 1, k);
       if (top === k) dp[k] = (dp[k] as number) + (dp[k - 1] as number) * p;
@@ -115,8 +149,8 @@ function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number): 
   const dp = ensureScratch(cap + 1);
   dp.fill(0, 0, cap + 1);
   dp[0] = 1;
-  for (let i = 0; i < n; i++) {
-    const p = (cdfs[i] as CdfLike).at(tMs);
+  for (let i = 0; i < m; i++) {
+    const p = ps[i] as number;
     const q = 1 - p;
     const top = Math.min(i + 1, cap);
     if (top === cap) dp[cap] = (dp[cap] as number) + (dp[cap - 1] as number) * q;
@@ -127,6 +161,55 @@ function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number): 
   let ok = 0;
   for (let j = 0; j <= misses; j++) ok += dp[j] as number;
   return ok;
+}
+
+/**
+ * P(at least k of the first m events of `ps`) by the refined normal approximation of the Poisson-binomial
+ * distribution (Volkova 1996): P(X <= x) ≈ G((x + 0.5 − μ) / σ) with G(z) = Φ(z) + γ (1 − z²) φ(z) / 6,
+ * μ = Σ p, σ² = Σ p (1 − p), γ = Σ p (1 − p)(1 − 2p) / σ³ (continuity and skewness corrected). O(m).
+ * Against the exact tail its error is ≈ 0.1 / σ² in probability (tested at n ≤ 200; Monte Carlo at 1,000).
+ */
+export function refinedNormalTail(ps: Float64Array, m: number, k: number): number {
+  let mu = 0;
+  let variance = 0;
+  let third = 0;
+  for (let i = 0; i < m; i++) {
+    const p = ps[i] as number;
+    const v = p * (1 - p);
+    mu += p;
+    variance += v;
+    third += v * (1 - 2 * p);
+  }
+  if (variance <= 0) return mu >= k ? 1 : 0;
+  const sigma = Math.sqrt(variance);
+  const gamma = third / (variance * sigma);
+  const z = (k - 0.5 - mu) / sigma;
+  const below = normalCdf(z) + (gamma * (1 - z * z) * Math.exp(-0.5 * z * z)) / (6 * Math.sqrt(2 * Math.PI));
+  return Math.min(1, Math.max(0, 1 - below));
+}
+
+/** Φ(z), from erfc (Numerical Recipes' Chebyshev fit, relative error < 1.2e-7). */
+function normalCdf(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const erfc =
+    t *
+    Math.exp(
+      -x * x -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 +
+                            t * (-1.13520398 + t * (1.48851526 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return z >= 0 ? 1 - 0.5 * erfc : 0.5 * erfc;
 }
 
 /**
