@@ -18,7 +18,7 @@ const verbs: Record<string, Verb> = {
     load: () => import("./commands/demo.js"),
   },
   testbed: {
-    summary: "run the seed scenario as real processes and compare the policies",
+    summary: "run the founding note's scenario as real processes and compare the policies",
     load: () => import("./commands/testbed.js"),
   },
   node: { summary: "run a swarm node (gRPC peer and coordinator)", load: () => import("./commands/node.js") },

@@ -15,7 +15,7 @@
  * evidence (slowly, logarithmically) and much faster with evidence that overturns the prior; and it
  * needs only the answers, not the outstanding set. It is bounded by log2(A / min_i a_i) — with the
  * pseudo-counts above, log2(k + 1) for k options — so "bits per committed branch" falls as
- * redundant branches pile up, which is the inversion the seed asks operators to watch.
+ * redundant branches pile up, which is the inversion the founding note asks operators to watch.
  *
  * @example
  * dirichletInfoBits([2, 1], [0, 0]); // 0: no evidence

@@ -8,8 +8,8 @@ import type { DecisionModel, RelevanceScore } from "./types.js";
  * answers carried per committed branch (`informationBits(all) / committed`).
  *
  * Leave-one-out is conservative about redundancy: with three agreeing votes where two decide, no
- * single one is relevant. That is the point — redundant commits are the low-value ones the seed
- * warns about — but read the rate as "branches that were decisive", not "branches that agreed".
+ * single one is relevant. That is the point — redundant commits are the low-value ones the founding
+ * note warns about — but read the rate as "branches that were decisive", not "branches that agreed".
  *
  * @example
  * const model = quorumVote({ prior: "no" });

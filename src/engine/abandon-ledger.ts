@@ -2,7 +2,7 @@
  * The abandon-cost ledger: the work peers really lost when this coordinator cut their branches, and from
  * it the abandon cost the next fan-outs put into the rule `budget > p99 + abandonCost`.
  *
- * What it counts. The seed defines abandon cost as "the work lost plus the opportunity cost of the
+ * What it counts. The founding note defines abandon cost as "the work lost plus the opportunity cost of the
  * peers' cycles consumed by the abandoned branch". Both are measured in peer-milliseconds: the ms a
  * peer had spent serving a branch when it was cut (`lostWorkMs` of an `abandoned` or `late` record) is
  * work lost, and those same ms are cycles the peer could have spent on other work. The ledger charges

@@ -1,5 +1,5 @@
 /**
- * `Coordinator.fanOut`: the nine steps of one fan-out (DESIGN.md, "Data flow of one fan-out").
+ * `Coordinator.fanOut`: the nine steps of one fan-out (docs/architecture.md, "One fan-out").
  *
  *   1 budget   deadline − now − reserve
  *   2 candidates, 3 route (injectable; peers whose fresh p99 exceeds the budget are left out of a pick)
@@ -234,7 +234,7 @@ export class Coordinator {
       peers,
       requirement,
       model: o.model,
-      // synchronous waits for the required answers (the seed: "use partial results without paying
+      // synchronous waits for the required answers (the founding note: "use partial results without paying
       // abandon cost"); only a speculation stops early and abandons what the answers made moot
       stopWhenDecided: relevant && classification.mode === "speculate",
       deadline: start + budgetMs,

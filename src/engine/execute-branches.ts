@@ -8,7 +8,7 @@
  * - synchronous: issue and wait until the required answers are in or the deadline; use partial
  *   results. It does not stop when the answers in hand settle the action (the coordinator asks it
  *   with `stopWhenDecided: false`): waiting for the required answers is what synchronous issue is, and
- *   it pays no abandon cost (seed 000, DESIGN.md). Branches still out at the deadline end by their own
+ *   it pays no abandon cost (the founding note, docs/background.md). Branches still out at the deadline end by their own
  *   deadline ("late"); with a quorum, the branches beyond it are cancelled once it is met.
  *
  * Branches given up because the decision was settled without them (either mode) are abandoned — unless

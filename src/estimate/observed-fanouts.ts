@@ -11,7 +11,7 @@ import type { InFlight, PeerId, Requirement } from "./types.js";
  * Why. The fan-out quantiles computed from the per-peer CDFs (`fanoutCdfAt`) assume the peers'
  * latencies independent: the all-of-n CDF is Π F_i. Peers behind one congested gateway queue together,
  * so their tails are positively correlated and the product is too low a CDF — its quantiles too high.
- * In the seed scenario (six peers behind one NAT gateway among 40) the product put a coordinator's
+ * In the founding note's scenario (six peers behind one NAT gateway among 40) the product put a coordinator's
  * fan-out p50 at 85–209 ms where the fan-outs themselves took 47–52 ms. The observed completion time
  * sees the correlation, whatever its shape; it needs fan-outs to the same set to be fresh, and falls back
  * to the product when it has too few.

@@ -1,5 +1,5 @@
 /**
- * The resident context memory of a context worker (seed 001's `Y_i` with budget `B_i`): objects by
+ * The resident context memory of a context worker (the MABP paper's `Y_i` with budget `B_i`): objects by
  * signature with a size, the peer's demand per signature, and retention after each generated object —
  * by marginal value (expected reuse × work saved − holding cost), or the LRU / popularity baselines —
  * through src/routing/retention.ts. Counts churn (insertions + evictions).

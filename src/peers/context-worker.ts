@@ -1,5 +1,5 @@
 /**
- * The `context` workload: a worker whose work depends on resident context (seed 001's stateful service).
+ * The `context` workload: a worker whose work depends on resident context (the MABP paper's stateful service).
  *
  * A request carries a request class and a context (`{ requestClass: "rag", context: "c17" }`); its
  * memory object is `contextSignature(requestClass, context)`. The memory stage (queue key `class/0`)

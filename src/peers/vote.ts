@@ -9,7 +9,7 @@
  * - `weights`: a seeded draw among the options, weighted, deterministic per (seed, node, question);
  * - otherwise a seeded uniform draw among the options (`["yes", "no"]` when none are given).
  *
- * Modelling the seed scenario ("slow peers behind a gateway see events first"): give the peers behind
+ * Modelling the founding note's scenario ("slow peers behind a gateway see events first"): give the peers behind
  * the gateway `informed: true` and a synthetic latency with that gateway, the others a stance.
  *
  * @example

@@ -13,7 +13,7 @@ export type ViolationKind = Extract<
  * latency estimate is corrupt or stale (`p99 < p50`), or — thrown by `decide` only when there is no
  * local/cached fallback to degrade to — the rule said degrade (`budget <= p50`).
  *
- * The messages are the seed's, with the field names added, so that an operator reading a trace sees
+ * The messages are the founding note's (docs/background.md), with the field names added, so that an operator reading a trace sees
  * the numbers that decided it.
  *
  * @example

@@ -1,7 +1,7 @@
 /**
  * Feasibility shared by every policy, applied before ranking: a peer at its admission limit is out, and
  * for a speculative branch a peer whose fresh p99 exceeds the remaining budget — or is unknown — is out
- * (the speculation rule of seed 000: unknown never speculates).
+ * (the founding note's speculation rule, docs/background.md: unknown never speculates).
  */
 import { invalid } from "../errors.js";
 import type { PeerView, RouteContext } from "./types.js";

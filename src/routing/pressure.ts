@@ -1,5 +1,5 @@
 /**
- * The memory-augmented pressure of seed 001:
+ * The memory-augmented pressure of the MABP paper (docs/background.md):
  *
  *   W_i^a(t; Y_i) = Q_i^{ι(a)} − Σ_{c'} P_i(c' | a, Y_i) Q_i^{c'} − ν p_i(a, Y_i)
  *

@@ -1,5 +1,5 @@
 /**
- * Retention at a peer (seed 001, step "retain"): after service, the resident objects and the newly
+ * Retention at a peer (the MABP paper, step "retain"; docs/background.md): after service, the resident objects and the newly
  * generated ones are kept as a budget-feasible subset. MABP keeps by marginal value — expected reuse ×
  * work saved − holding cost — with a greedy knapsack by value density; LRU (recency) and GreedyCache
  * (popularity) are the baselines.

@@ -1,5 +1,5 @@
 /**
- * Contract of src/routing — peer selection by memory-augmented backpressure (seed 001, MABP) and its
+ * Contract of src/routing — peer selection by memory-augmented backpressure (MABP; docs/background.md) and its
  * baselines. Pure: no I/O, no clock of its own (callers pass `now`).
  */
 import type { PeerId } from "../estimate/types.js";

@@ -1,4 +1,4 @@
-/** The paper's published figures (seed 001, Table I and Section VI-B), printed beside ours. */
+/** The paper's published figures (the MABP paper, Table I and Section VI-B), printed beside ours. */
 
 export interface PaperRow {
   readonly stable_load: number;

@@ -19,7 +19,7 @@ export interface PolicyStats {
   // ---- more than the required fields ----
   readonly mode_mix: Record<string, number>;
   readonly speculative_fanouts: number;
-  /** Speculative fan-outs that decided before their deadline / speculative fan-outs (the seed's "branch commit rate"). */
+  /** Speculative fan-outs that decided before their deadline / speculative fan-outs (the founding note's "branch commit rate"). */
   readonly speculation_commit_rate: number | null;
   readonly abandoned_branches: number;
   /** Abandoned or late branches whose answer would have changed the decision, per fan-out and per event fan-out. */

@@ -88,7 +88,7 @@ export function formatTable(r: Report): string {
   }
   const checks = Object.entries(r.checks);
   if (checks.length > 0) {
-    out.push("", "the seed's predictions, on the measured numbers:");
+    out.push("", "the founding note's predictions, on the measured numbers:");
     for (const [k, v] of checks) out.push(`  ${v === null ? "n/a " : v ? "yes " : "NO  "} ${k}`);
   }
   if (r.processes !== null) {

@@ -1,6 +1,6 @@
 /**
  * report.json: the scenario, what was measured, the per-policy fields (policy-stats.ts), the same per
- * coordinator, the sensitivity grid, the checks the seed predicts (evaluated on the measured numbers,
+ * coordinator, the sensitivity grid, the checks the founding note predicts (evaluated on the measured numbers,
  * never forced) and the series the HTML charts draw.
  */
 import { nearestRank } from "../util/nearest-rank.js";
@@ -236,7 +236,7 @@ export function buildReport(input: ReportInput): Report {
   };
 }
 
-/** The seed's predictions, evaluated on the measured numbers (null when a policy is missing). */
+/** The founding note's predictions, evaluated on the measured numbers (null when a policy is missing). */
 function checks(p: Record<string, PolicyStats>, grid: Report["sensitivity"]): Record<string, boolean | null> {
   const naive = p["naive-p50"];
   const rule = p["p99-boundary"];

@@ -1,5 +1,5 @@
 /**
- * `tailswarm sim` — the slotted simulator of seed 001 (memory-augmented backpressure), run on the same
+ * `tailswarm sim` — the slotted simulator of the MABP paper (docs/background.md), run on the same
  * src/routing code as the node. Prints our Table I beside the paper's and the Proposition 3 gaps, and
  * writes sim-report.json plus SVG charts to --out.
  *

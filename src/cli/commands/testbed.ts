@@ -1,5 +1,5 @@
 /**
- * `tailswarm testbed [--scenario NAME|FILE] [--duration S] [--out DIR] [--seed N]`: the seed's swarm
+ * `tailswarm testbed [--scenario NAME|FILE] [--duration S] [--out DIR] [--seed N]`: the founding note's swarm
  * as real node processes on loopback, the policies compared on one request stream, a report with
  * charts (docs/testbed.md).
  */

@@ -1,5 +1,5 @@
 /**
- * MABP routing: the memory-augmented pressure of seed 001 for placing one unit on a candidate,
+ * MABP routing: the memory-augmented pressure of the MABP paper (docs/background.md) for placing one unit on a candidate,
  *
  *   score_j = perWork( Q_src^c − Q_j^c − Σ_{c'} P_j(c'|a,Y_j) Q_j^{c'} − ν (p_j(a,Y_j) + d_ij),  w_j(a,Y_j) )
  *

@@ -1,7 +1,7 @@
 /**
  * The `agentic-context` scenario (testbed/scenarios/agentic-context.yaml, `runner: routing`): context
  * workers of unequal capacity, one seeded request stream of agentic classes whose contexts follow a Zipf
- * law, and the routing policies compared on it (seed 001's Table II). Loaded from YAML or JSON; every
+ * law, and the routing policies compared on it (the MABP paper's Table II). Loaded from YAML or JSON; every
  * bad field is an INVALID_CONFIG naming it.
  */
 import { readFile } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * The Table II metrics of seed 001 from the request records of one policy — throughput, goodput at
+ * The Table II metrics of the MABP paper from the request records of one policy — throughput, goodput at
  * the SLO, P95 end-to-end latency, work per request, hit ratio, downstream jobs per request, drops —
  * and the table printed beside the paper's (real multi-GPU LLM system; mechanism and ordering are the
  * bar, not digits).
