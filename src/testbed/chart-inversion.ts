@@ -35,7 +35,7 @@ const PANELS: readonly Panel[] = [
     none: "n/a (nothing committed)",
   },
   {
-    title: "decision-relevant commit rate (leave-one-out per branch)",
+    title: "pivotal commit rate (leave-one-out per branch)",
     read: (s) => s.pivotal_commit_rate ?? s.decision_relevant_commit_rate,
     none: "n/a (nothing committed)",
   },
@@ -46,7 +46,7 @@ const PANELS: readonly Panel[] = [
   },
   {
     title: "cut-off branches that would flip the action alone",
-    read: (s) => s.high_value_share_of_lost,
+    read: (s) => s.pivotal_share_of_cut ?? s.high_value_share_of_lost,
     none: "n/a (nothing cut off)",
   },
 ];
@@ -107,8 +107,9 @@ export function inversionChart(r: ReportView): string {
     "The inversion: each rate on its own scale",
     figures,
     "The founding note predicts that under the rule the commit rate drops while the decision-relevant commit rate rises. " +
-      "Each panel has its own axis from 0. Decision-relevant (leave-one-out): removing that one committed answer would change the action; " +
-      "with many voters a single answer is rarely pivotal, so this rate is small under every policy. " +
+      "Each panel has its own axis from 0. Decision-relevant (fan-out level): a committed speculative fan-out whose action differs from the local decision without fanning out. " +
+      "Pivotal (leave-one-out): removing that one committed answer would change the action; with many voters a single answer is rarely pivotal, so this rate is small under every policy. " +
+      "Would flip: the abandoned fan-out's cut-off answers together with those it used would have changed the action. " +
       "n/a: nothing to count (no speculative fan-out, no committed answer, nothing cut off).",
   );
 }

@@ -264,7 +264,7 @@ export class LoadGenerator {
         const branches: BranchRow[] = (v.branches ?? []).map((b) => ({
           peer: b.peer,
           outcome: b.outcome,
-          relevant: b.decisionRelevant,
+          pivotal: b.decisionRelevant,
           latencyMs: b.latencyMs,
           lostWorkMs: b.lostWorkMs,
           unsettled: b.unsettled,

@@ -5,6 +5,7 @@
  * point estimate alone says nothing of that: a 12 s run has about 31 requests per policy, where a
  * margin of 10 net value per fan-out is inside the noise (the interval's half-width was 12–20 there).
  */
+import { createRng } from "../util/rng.js";
 import type { ScoredCall } from "./score-call.js";
 import { round } from "./value-model.js";
 
@@ -47,6 +48,54 @@ export function pairedDifference(
   for (const d of diffs) ss += (d - mean) ** 2;
   const half = tQuantile975(n - 1) * Math.sqrt(ss / (n - 1) / n);
   return { pairs: n, mean: round(mean, 3), lo95: round(mean - half, 3), hi95: round(mean + half, 3) };
+}
+
+/**
+ * A ratio of counts over the requests, a − b, on the same requests: Σnum(a)/Σden(a) − Σnum(b)/Σden(b)
+ * over the pairs, with a 95% percentile interval from a seeded paired bootstrap (the requests are
+ * resampled, both policies' counts with them). For rates whose denominators differ by policy (the
+ * committed fan-outs of each), where a per-request difference has no meaning. Null when either
+ * denominator is 0 over the pairs, or under two pairs.
+ */
+export function pairedRatioDifference(
+  pairs: readonly (readonly [ScoredCall, ScoredCall])[],
+  num: (c: ScoredCall) => number,
+  den: (c: ScoredCall) => number,
+  resamples = 2000,
+): PairedDifference | null {
+  const n = pairs.length;
+  if (n < 2) return null;
+  const cols = [
+    pairs.map(([a]) => num(a)),
+    pairs.map(([a]) => den(a)),
+    pairs.map(([, b]) => num(b)),
+    pairs.map(([, b]) => den(b)),
+  ] as const;
+  const diff = (idx: (i: number) => number): number => {
+    let na = 0;
+    let da = 0;
+    let nb = 0;
+    let db = 0;
+    for (let i = 0; i < n; i++) {
+      const j = idx(i);
+      na += cols[0][j]!;
+      da += cols[1][j]!;
+      nb += cols[2][j]!;
+      db += cols[3][j]!;
+    }
+    return da === 0 || db === 0 ? NaN : na / da - nb / db;
+  };
+  const mean = diff((i) => i);
+  if (!Number.isFinite(mean)) return null;
+  const rng = createRng(0x5eed);
+  const draws: number[] = [];
+  for (let r = 0; r < resamples; r++) {
+    const d = diff(() => Math.floor(rng() * n));
+    if (Number.isFinite(d)) draws.push(d);
+  }
+  draws.sort((x, y) => x - y);
+  const at = (q: number): number => draws[Math.min(draws.length - 1, Math.floor(q * draws.length))]!;
+  return { pairs: n, mean: round(mean, 4), lo95: round(at(0.025), 4), hi95: round(at(0.975), 4) };
 }
 
 /**

@@ -10,7 +10,13 @@ export interface PolicyStats {
   readonly speculative_branches: number;
   readonly commit_rate: number | null;
   readonly commits_per_fanout: number;
-  readonly decision_relevant_commit_rate: number | null;
+  /**
+   * Committed speculative fan-outs whose action differs from the local decision without fanning out /
+   * committed speculative fan-outs: the fan-out-level decision-relevant commit rate (the headline).
+   */
+  readonly fanout_decision_relevant_commit_rate: number | null;
+  /** Committed speculative branches that were pivotal (leave-one-out) / committed speculative branches. */
+  readonly pivotal_commit_rate: number | null;
   readonly info_gain_per_committed_branch: number | null;
   readonly abandon_cost_ms_per_fanout: number;
   readonly deadline_misses: number;
@@ -22,10 +28,12 @@ export interface PolicyStats {
   /** Speculative fan-outs that decided before their deadline / speculative fan-outs (the founding note's "branch commit rate"). */
   readonly speculation_commit_rate: number | null;
   readonly abandoned_branches: number;
-  /** Abandoned or late branches whose answer would have changed the decision, per fan-out and per event fan-out. */
-  readonly high_value_lost_per_fanout: number;
-  /** Share of abandoned/late branches whose answer would have changed the decision. */
-  readonly high_value_share_of_lost: number | null;
+  /** Abandoned speculative fan-outs whose cut-off answers, together with the used ones, would have flipped the action / abandoned speculative fan-outs. */
+  readonly would_flip_share_of_abandoned: number | null;
+  /** Abandoned or late branches whose answer alone would have changed the decision, per fan-out. */
+  readonly pivotal_cut_per_fanout: number;
+  /** Share of abandoned/late branches whose answer alone would have changed the decision. */
+  readonly pivotal_share_of_cut: number | null;
   readonly late_lost_work_ms_per_fanout: number;
   readonly overlap_ms_per_fanout: number;
   readonly completion_ms_mean: number;
@@ -37,7 +45,7 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
   const n = calls.length;
   let spec = 0;
   let committed = 0;
-  let relevant = 0;
+  let pivotal = 0;
   let bits = 0;
   let abandonCost = 0;
   let misses = 0;
@@ -45,7 +53,9 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
   let specFanouts = 0;
   let specAbandoned = 0;
   let abandoned = 0;
-  let highValue = 0;
+  let pivotalCut = 0;
+  let relevantSpec = 0;
+  let flipAbandoned = 0;
   let lostBranches = 0;
   let late = 0;
   let overlap = 0;
@@ -58,18 +68,21 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
     mix[c.mode] = (mix[c.mode] ?? 0) + 1;
     spec += c.speculativeBranches;
     committed += c.committed;
-    relevant += c.relevantCommits;
+    pivotal += c.pivotalCommits;
     bits += c.committedBits;
     abandonCost += c.abandonLostMs + c.thrownMs;
     if (c.miss) misses++;
     if (c.correct) correct++;
     if (c.mode === "speculate") {
       specFanouts++;
-      if (c.speculationAbandoned) specAbandoned++;
+      if (c.speculationAbandoned) {
+        specAbandoned++;
+        if (c.wouldFlip) flipAbandoned++;
+      } else if (c.decisionRelevant) relevantSpec++;
     }
     if (c.mode === "error") errors++;
     abandoned += c.abandoned;
-    highValue += c.highValueLost;
+    pivotalCut += c.pivotalCut;
     late += c.lateLostMs;
     overlap += c.overlapMs;
     completion += c.completionMs;
@@ -87,7 +100,8 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
     speculative_branches: spec,
     commit_rate: ratio(committed, spec),
     commits_per_fanout: round(per(committed), 3),
-    decision_relevant_commit_rate: ratio(relevant, committed),
+    fanout_decision_relevant_commit_rate: ratio(relevantSpec, specFanouts - specAbandoned),
+    pivotal_commit_rate: ratio(pivotal, committed),
     info_gain_per_committed_branch: ratio(bits, committed),
     abandon_cost_ms_per_fanout: round(per(abandonCost), 2),
     deadline_misses: misses,
@@ -97,8 +111,9 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
     speculative_fanouts: specFanouts,
     speculation_commit_rate: ratio(specFanouts - specAbandoned, specFanouts),
     abandoned_branches: abandoned,
-    high_value_lost_per_fanout: round(per(highValue), 4),
-    high_value_share_of_lost: ratio(highValue, lostBranches),
+    would_flip_share_of_abandoned: ratio(flipAbandoned, specAbandoned),
+    pivotal_cut_per_fanout: round(per(pivotalCut), 4),
+    pivotal_share_of_cut: ratio(pivotalCut, lostBranches),
     late_lost_work_ms_per_fanout: round(per(late), 2),
     overlap_ms_per_fanout: round(per(overlap), 2),
     completion_ms_mean: round(per(completion), 2),

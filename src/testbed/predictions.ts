@@ -8,7 +8,7 @@
 import type { PairedDifference } from "./paired-difference.js";
 import { coordinatorsByBudget, NAIVE, RULE } from "./report-view.js";
 import type { IntervalValue, ReportView, StatsView } from "./report-view.js";
-import { fmtInterval, joinAnd, ms, NOT_SHOWN, pct, rate, relevantCommits } from "./verdict-format.js";
+import { fmtInterval, joinAnd, ms, NOT_SHOWN, pct, rate, pivotalCommits } from "./verdict-format.js";
 
 export type Outcome = "held" | "did not hold" | typeof NOT_SHOWN | "not measured";
 
@@ -128,7 +128,7 @@ function inversion(r: ReportView, rule: StatsView, naive: StatsView): Prediction
       why: "a policy committed nothing",
       evidence: "one of the policies committed no speculative branch",
     };
-  const evidence = `${rate(a)} against ${rate(b)}, leave-one-out per committed branch, from ${relevantCommits(rule)} and ${relevantCommits(naive)} relevant commits`;
+  const evidence = `${rate(a)} against ${rate(b)}, pivotal (leave-one-out) per committed branch, from ${pivotalCommits(rule)} and ${pivotalCommits(naive)} pivotal commits`;
   return { key, claim, outcome: NOT_SHOWN, why: "the report gives this rate no interval", evidence };
 }
 
@@ -162,7 +162,7 @@ function abandonedWouldFlip(r: ReportView, naive: StatsView): Prediction {
     claim,
     outcome: "not measured",
     why: "this report scores cut-off answers one at a time, not an abandoned fan-out's together",
-    evidence: `${rate(naive.high_value_share_of_lost)} of naive-p50's cut-off branches would flip the action alone`,
+    evidence: `${rate(naive.pivotal_share_of_cut ?? naive.high_value_share_of_lost)} of naive-p50's cut-off branches would flip the action alone`,
   };
 }
 

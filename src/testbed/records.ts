@@ -5,8 +5,8 @@ export interface BranchRow {
   readonly peer: string;
   /** committed | partial | abandoned | late | failed */
   readonly outcome: string;
-  /** Leave-one-out, as the coordinator scored it. */
-  readonly relevant: boolean;
+  /** Pivotal (leave-one-out: removing this answer changes the action), as the coordinator scored it. */
+  readonly pivotal: boolean;
   readonly latencyMs: number;
   readonly lostWorkMs: number;
   /** The peer had not reported its lost work when the coordinator replied. */

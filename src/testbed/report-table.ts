@@ -4,6 +4,7 @@
  */
 import type { PairedDifference } from "./paired-difference.js";
 import type { Report } from "./report.js";
+import type { IntervalRate } from "./seed-observation.js";
 import { verdict } from "./verdict.js";
 
 const ROWS: readonly [string, string][] = [
@@ -12,9 +13,11 @@ const ROWS: readonly [string, string][] = [
   ["commit_rate", "commit rate (per branch)"],
   ["speculation_commit_rate", "commit rate (per speculative fan-out)"],
   ["commits_per_fanout", "commits per fan-out"],
-  ["decision_relevant_commit_rate", "decision-relevant commit rate"],
+  ["fanout_decision_relevant_commit_rate", "decision-relevant commit rate (per committed fan-out)"],
+  ["pivotal_commit_rate", "pivotal commit rate (leave-one-out per branch)"],
   ["info_gain_per_committed_branch", "info gain per committed branch (bits)"],
-  ["high_value_share_of_lost", "share of cut-off branches that would flip"],
+  ["would_flip_share_of_abandoned", "abandoned fan-outs whose cut-off answers would flip"],
+  ["pivotal_share_of_cut", "cut-off branches that would flip alone"],
   ["abandon_cost_ms_per_fanout", "abandon cost per fan-out (ms)"],
   ["late_lost_work_ms_per_fanout", "late lost work per fan-out (ms)"],
   ["overlap_ms_per_fanout", "continuation overlapped per fan-out (ms)"],
@@ -66,8 +69,10 @@ export function formatTable(r: Report): string {
       `  commits per fan-out            ${interval(rvn.commits_per_fanout)}`,
       `  abandon cost per fan-out (ms)  ${interval(rvn.abandon_cost_ms_per_fanout)}`,
       `  net value per fan-out          ${interval(rvn.net_value_per_fanout)}`,
+      `  decision-relevant commit rate  ${interval(rvn.fanout_decision_relevant_commit_rate ?? null, 3)}`,
     );
   }
+  out.push(...observationLines(r));
   out.push("", "mode mix by coordinator (speculate/synchronous/degrade/error):");
   for (const p of policies) {
     const parts = Object.entries(r.by_coordinator[p] ?? {}).map(([c, s]) => {
@@ -132,6 +137,31 @@ function pct(x: number): string {
   return `${Math.round(x * 100)}%`;
 }
 
-function interval(d: PairedDifference | null): string {
-  return d === null ? "n/a" : `${d.mean.toFixed(2)} [${d.lo95.toFixed(2)}, ${d.hi95.toFixed(2)}]`;
+function interval(d: PairedDifference | null, digits = 2): string {
+  return d === null
+    ? "n/a"
+    : `${d.mean.toFixed(digits)} [${d.lo95.toFixed(digits)}, ${d.hi95.toFixed(digits)}]`;
+}
+
+/** The founding note's observation per coordinator where a policy speculated (rate [95%], n). */
+function observationLines(r: Report): string[] {
+  const obs = r.seed_observation ?? {};
+  const rows: string[] = [];
+  const show = (v: IntervalRate): string =>
+    v.value === null
+      ? "n/a"
+      : `${v.value.toFixed(3)} [${v.lo95!.toFixed(3)}, ${v.hi95!.toFixed(3)}] of ${v.n}`;
+  for (const [policy, byCoord] of Object.entries(obs))
+    for (const [c, o] of Object.entries(byCoord)) {
+      if (o.speculative_fanout_commit_rate.n === 0) continue;
+      rows.push(
+        `  ${policy.padEnd(14)} ${c.padEnd(12)} commit ${show(o.speculative_fanout_commit_rate)}; decision-relevant of committed ${show(o.decision_relevant_share_of_committed)}; would flip of abandoned ${show(o.would_flip_share_of_abandoned)}`,
+      );
+    }
+  if (rows.length === 0) return [];
+  return [
+    "",
+    "the founding note's observation, per speculative fan-out (rate [95% interval] of n fan-outs):",
+    ...rows,
+  ];
 }

@@ -25,7 +25,7 @@ export interface OptionalPolicyFields {
    * without fanning out, over committed fan-outs. The headline figure where present.
    */
   readonly fanout_decision_relevant_commit_rate?: number | null;
-  /** Leave-one-out per committed branch, under the name that says so (else `decision_relevant_commit_rate`). */
+  /** Leave-one-out per committed branch (`decision_relevant_commit_rate` in older reports). */
   readonly pivotal_commit_rate?: number | null;
   /** Abandoned speculative fan-outs whose cut-off answers, together with those used, would have flipped the action. */
   readonly would_flip_share_of_abandoned?: number | null;
@@ -37,6 +37,9 @@ export interface OptionalPolicyFields {
   readonly deadline_misses_by_mode?: Readonly<Record<string, number>>;
   /** The abandon cost this policy decided with (its own ledger), median over its decisions, ms. */
   readonly abandon_cost_estimate_ms?: number | null;
+  /** Reports written before the leave-one-out figures were named pivotal. */
+  readonly decision_relevant_commit_rate?: number | null;
+  readonly high_value_share_of_lost?: number | null;
 }
 
 export type StatsView = PolicyStats & OptionalPolicyFields;

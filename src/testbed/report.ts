@@ -12,7 +12,9 @@ import type { Scenario } from "./scenario-types.js";
 import { scoreCall } from "./score-call.js";
 import type { ScoreContext, ScoredCall } from "./score-call.js";
 import type { LoopDelaySummary } from "./coordinator-loop-poll.js";
-import { pairCalls, pairedDifference } from "./paired-difference.js";
+import { pairCalls, pairedDifference, pairedRatioDifference } from "./paired-difference.js";
+import { seedObservation } from "./seed-observation.js";
+import type { SeedObservation } from "./seed-observation.js";
 import type { PairedDifference } from "./paired-difference.js";
 import { netValue, round, sensitivity } from "./value-model.js";
 import { netValueSummary } from "./net-value-intervals.js";
@@ -90,6 +92,12 @@ export interface Report {
   readonly failures: FailureCodes;
   /** Each row also carries `rule_minus_naive`: the paired net value difference at its weights. */
   readonly sensitivity: readonly (SensitivityRow & { readonly rule_minus_naive: PairedDifference | null })[];
+  /**
+   * The founding note's observation per policy and coordinator (seed-observation.ts), and the rule
+   * against naive-p50 on it per coordinator (paired bootstrap on the same requests).
+   */
+  readonly seed_observation: Record<string, Record<string, SeedObservation>>;
+  readonly seed_observation_rule_vs_naive: Record<string, SeedObservationDifference>;
   readonly checks: Record<string, boolean | null>;
   readonly series: ReportSeries;
 }
@@ -99,6 +107,14 @@ export interface RuleVsNaive {
   readonly commits_per_fanout: PairedDifference | null;
   readonly abandon_cost_ms_per_fanout: PairedDifference | null;
   readonly net_value_per_fanout: PairedDifference | null;
+  /** Fan-out-level decision-relevant commit rate, rule − naive-p50 (paired bootstrap). */
+  readonly fanout_decision_relevant_commit_rate: PairedDifference | null;
+}
+
+export interface SeedObservationDifference {
+  readonly speculative_fanout_commit_rate: PairedDifference | null;
+  readonly decision_relevant_share_of_committed: PairedDifference | null;
+  readonly would_flip_share_of_abandoned: PairedDifference | null;
 }
 
 export interface ReportSeries {
@@ -226,11 +242,32 @@ export function buildReport(input: ReportInput): Report {
           commits_per_fanout: pairedDifference(rulePairs, (c) => c.committed),
           abandon_cost_ms_per_fanout: pairedDifference(rulePairs, (c) => c.abandonLostMs + c.thrownMs),
           net_value_per_fanout: pairedDifference(rulePairs, (c) => netValue(c, weights)),
+          fanout_decision_relevant_commit_rate: pairedRatioDifference(
+            rulePairs,
+            (c) => (committedSpeculation(c) && c.decisionRelevant ? 1 : 0),
+            (c) => (committedSpeculation(c) ? 1 : 0),
+          ),
         }
       : null,
     net_value: netValueSummary(byPolicy, s.coordinators, weights),
     failures: failureCodes(input.calls),
     sensitivity: grid,
+    seed_observation: Object.fromEntries(
+      [...byPolicy].map(([p, calls]) => [
+        p,
+        Object.fromEntries(
+          s.coordinators.map((c) => [c.name, seedObservation(calls.filter((x) => x.coordinator === c.name))]),
+        ),
+      ]),
+    ),
+    seed_observation_rule_vs_naive: hasBoth
+      ? Object.fromEntries(
+          s.coordinators.map((c) => [
+            c.name,
+            observationDifference(rulePairs.filter(([a]) => a.coordinator === c.name)),
+          ]),
+        )
+      : {},
     checks: checks(stats, grid),
     series: buildSeries(input, scored),
   };
@@ -250,8 +287,8 @@ function checks(p: Record<string, PolicyStats>, grid: Report["sensitivity"]): Re
       naive.speculation_commit_rate === null ? null : Math.abs(naive.speculation_commit_rate - 0.71) <= 0.1,
     rule_fewer_commits_per_fanout: naive.commits_per_fanout > rule.commits_per_fanout,
     rule_higher_decision_relevant_commit_rate: gt(
-      rule.decision_relevant_commit_rate,
-      naive.decision_relevant_commit_rate,
+      rule.fanout_decision_relevant_commit_rate,
+      naive.fanout_decision_relevant_commit_rate,
     ),
     rule_lower_abandon_cost_per_fanout: rule.abandon_cost_ms_per_fanout < naive.abandon_cost_ms_per_fanout,
     rule_net_value_above_naive_everywhere_on_grid: grid.every(
@@ -266,6 +303,31 @@ function checks(p: Record<string, PolicyStats>, grid: Report["sensitivity"]): Re
       (g) => g.rule_minus_naive === null || g.rule_minus_naive.hi95 > 0,
     ),
     rule_net_value_above_naive_at_default_weights: rule.net_value_per_fanout > naive.net_value_per_fanout,
+  };
+}
+
+function committedSpeculation(c: ScoredCall): boolean {
+  return c.mode === "speculate" && !c.speculationAbandoned;
+}
+
+function observationDifference(
+  pairs: readonly (readonly [ScoredCall, ScoredCall])[],
+): SeedObservationDifference {
+  const spec = (c: ScoredCall): number => (c.mode === "speculate" ? 1 : 0);
+  const committed = (c: ScoredCall): number => (committedSpeculation(c) ? 1 : 0);
+  const abandoned = (c: ScoredCall): number => (c.mode === "speculate" && c.speculationAbandoned ? 1 : 0);
+  return {
+    speculative_fanout_commit_rate: pairedRatioDifference(pairs, committed, spec),
+    decision_relevant_share_of_committed: pairedRatioDifference(
+      pairs,
+      (c) => committed(c) * (c.decisionRelevant ? 1 : 0),
+      committed,
+    ),
+    would_flip_share_of_abandoned: pairedRatioDifference(
+      pairs,
+      (c) => abandoned(c) * (c.wouldFlip ? 1 : 0),
+      abandoned,
+    ),
   };
 }
 

@@ -3,7 +3,9 @@
  * (docs/value-model.md says how each quantity is counted). Everything here is measured on the call
  * except the continuation (`continuationMs`, a value-model parameter) and the would-be answers of
  * branches that never answered, which follow from the workload (informed peers answer the truth,
- * the others the prior).
+ * the others the prior). Two kinds of relevance: per fan-out, decision-relevant (the action differs
+ * from the local decision without fanning out) and would-flip (the cut-off answers together with the
+ * used ones change the action); per branch, pivotal (leave-one-out: that one answer alone decides).
  */
 import { quorumVote } from "../decision/quorum-vote.js";
 import type { VoteAnswer } from "../decision/quorum-vote.js";
@@ -23,16 +25,23 @@ export interface ScoredCall {
   readonly correct: boolean;
   readonly miss: boolean;
   readonly event: boolean;
-  /** Branches issued in speculate mode, and those committed / committed and decision-relevant. */
+  /** Branches issued in speculate mode, and those committed / committed and pivotal (leave-one-out). */
   readonly speculativeBranches: number;
   readonly committed: number;
-  readonly relevantCommits: number;
+  readonly pivotalCommits: number;
   /** Bits carried by the committed speculative answers (infoGainPerCommitted × committed). */
   readonly committedBits: number;
   readonly abandoned: number;
   readonly late: number;
-  /** Abandoned or late branches whose answer, added to the committed ones, would have changed the action. */
-  readonly highValueLost: number;
+  /** Abandoned or late branches whose answer alone, added to the used ones, would have changed the action. */
+  readonly pivotalCut: number;
+  /**
+   * Fan-out level: the fan-out used answers and its action differs from the local decision without
+   * fanning out (`model.decide` of no answers).
+   */
+  readonly decisionRelevant: boolean;
+  /** The cut-off (abandoned or late) answers together with the used ones would have changed the action. */
+  readonly wouldFlip: boolean;
   /** Speculate mode: the fan-out reached its deadline with branches still out (the speculation was abandoned). */
   readonly speculationAbandoned: boolean;
   /** Continuation work overlapped with the fan-out and used (speculation committed), ms. */
@@ -53,6 +62,8 @@ export interface ScoreContext {
   /** The node's deadline reserve: the fan-out's own budget is budgetMs minus this. */
   readonly reserveMs: number;
   readonly model: DecisionModel<VoteAnswer, string>;
+  /** The local decision without fanning out: `model.decide` of no answers. */
+  readonly localAction: string;
 }
 
 export function scoreContext(
@@ -61,12 +72,14 @@ export function scoreContext(
   continuationMs: number,
   reserveMs: number,
 ): ScoreContext {
+  const model = quorumVote({ options: decision.options, prior: decision.prior, weights: decision.weights });
   return {
     peers: new Map(peers.map((p) => [p.id, p])),
     prior: decision.prior,
     continuationMs,
     reserveMs,
-    model: quorumVote({ options: decision.options, prior: decision.prior, weights: decision.weights }),
+    model,
+    localAction: model.decide(new Map()),
   };
 }
 
@@ -90,11 +103,13 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
       miss: true,
       speculativeBranches: 0,
       committed: 0,
-      relevantCommits: 0,
+      pivotalCommits: 0,
       committedBits: 0,
       abandoned: 0,
       late: 0,
-      highValueLost: 0,
+      pivotalCut: 0,
+      decisionRelevant: false,
+      wouldFlip: false,
       speculationAbandoned: false,
       overlapMs: 0,
       thrownMs: 0,
@@ -111,17 +126,18 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     if (ANSWERED.has(b.outcome)) answers.set(b.peer, { vote: wouldAnswer(b.peer, r, ctx) });
   const action = ctx.model.decide(answers);
   let committed = 0;
-  let relevant = 0;
+  let pivotal = 0;
   let abandoned = 0;
   let late = 0;
-  let highValueLost = 0;
+  let pivotalCut = 0;
+  const withCut = new Map(answers);
   let abandonLostMs = 0;
   let lateLostMs = 0;
   for (const b of r.branches) {
     const lost = b.unsettled ? b.latencyMs : b.lostWorkMs;
     if (b.outcome === "committed" && speculative) {
       committed++;
-      if (b.relevant) relevant++;
+      if (b.pivotal) pivotal++;
     } else if (b.outcome === "abandoned") {
       abandoned++;
       abandonLostMs += lost;
@@ -130,9 +146,11 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
       lateLostMs += lost;
     }
     if (b.outcome === "abandoned" || b.outcome === "late") {
+      const would = { vote: wouldAnswer(b.peer, r, ctx) };
       const withIt = new Map(answers);
-      withIt.set(b.peer, { vote: wouldAnswer(b.peer, r, ctx) });
-      if (ctx.model.decide(withIt) !== action) highValueLost++;
+      withIt.set(b.peer, would);
+      if (ctx.model.decide(withIt) !== action) pivotalCut++;
+      withCut.set(b.peer, would);
     }
   }
   const elapsed = r.elapsedMs ?? r.rttMs;
@@ -147,11 +165,13 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     miss: r.deadlineMissed,
     speculativeBranches: speculative ? r.branches.length : 0,
     committed,
-    relevantCommits: relevant,
+    pivotalCommits: pivotal,
     committedBits: speculative && r.infoGainPerCommitted !== null ? r.infoGainPerCommitted * answers.size : 0,
     abandoned,
     late,
-    highValueLost,
+    pivotalCut,
+    decisionRelevant: mode !== "degrade" && answers.size > 0 && r.action !== ctx.localAction,
+    wouldFlip: withCut.size > answers.size && ctx.model.decide(withCut) !== action,
     speculationAbandoned,
     overlapMs,
     thrownMs,

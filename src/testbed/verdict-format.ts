@@ -29,8 +29,8 @@ export function joinAnd(xs: readonly string[]): string {
   return `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`;
 }
 
-/** Decision-relevant committed branches, recovered from the rate (leave-one-out) and the commits. */
-export function relevantCommits(s: StatsView): number {
+/** Pivotal (leave-one-out) committed branches, recovered from the rate and the commits. */
+export function pivotalCommits(s: StatsView): number {
   const rel = s.pivotal_commit_rate ?? s.decision_relevant_commit_rate;
-  return rel === null ? 0 : Math.round(rel * s.commits_per_fanout * s.fanouts);
+  return rel === null || rel === undefined ? 0 : Math.round(rel * s.commits_per_fanout * s.fanouts);
 }

@@ -13,7 +13,7 @@ import type { Prediction } from "./predictions.js";
 import { coordinatorsByBudget, NAIVE, RULE } from "./report-view.js";
 import type { ReportView, StatsView } from "./report-view.js";
 import { esc } from "../sim/svg-chart.js";
-import { fmtInterval, joinAnd, ms, NOT_SHOWN, pct, rate, relevantCommits, signed } from "./verdict-format.js";
+import { fmtInterval, joinAnd, ms, NOT_SHOWN, pct, rate, pivotalCommits, signed } from "./verdict-format.js";
 
 export interface Verdict {
   /** The paragraph, plain text. */
@@ -230,14 +230,19 @@ function change(
 
 function relevanceClause(r: ReportView, rule: StatsView, naive: StatsView): string {
   const fan = r.rule_vs_naive?.fanout_decision_relevant_commit_rate;
-  if (rule.fanout_decision_relevant_commit_rate !== undefined || (fan !== undefined && fan !== null)) {
+  const known = (x: number | null | undefined): boolean => x !== undefined && x !== null;
+  if (
+    known(rule.fanout_decision_relevant_commit_rate) ||
+    known(naive.fanout_decision_relevant_commit_rate) ||
+    (fan !== undefined && fan !== null)
+  ) {
     const base = `its fan-out-level decision-relevant commit rate was ${rate(rule.fanout_decision_relevant_commit_rate)} against ${rate(naive.fanout_decision_relevant_commit_rate)}`;
     if (fan === undefined || fan === null) return `${base} (no interval)`;
     return `${base}, a difference of ${fan.mean.toFixed(3)} ${fmtInterval(fan.lo95, fan.hi95, 3, !(fan.lo95 > 0 || fan.hi95 < 0))}`;
   }
   const a = rule.pivotal_commit_rate ?? rule.decision_relevant_commit_rate;
   const b = naive.pivotal_commit_rate ?? naive.decision_relevant_commit_rate;
-  return `its decision-relevant commit rate read ${rate(a)} against ${rate(b)} (leave-one-out, from ${relevantCommits(rule)} and ${relevantCommits(naive)} relevant commits, no interval)`;
+  return `its pivotal commit rate read ${rate(a)} against ${rate(b)} (leave-one-out per branch, from ${pivotalCommits(rule)} and ${pivotalCommits(naive)} pivotal commits, no interval)`;
 }
 
 // ---- the founding note's predictions ----

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { pairCalls, pairedDifference, tQuantile975 } from "../../src/testbed/paired-difference.js";
+import {
+  pairCalls,
+  pairedDifference,
+  pairedRatioDifference,
+  tQuantile975,
+} from "../../src/testbed/paired-difference.js";
 import type { ScoredCall } from "../../src/testbed/score-call.js";
 
 /** A scored call with only what pairing and the measure read; the rest is zero. */
@@ -14,11 +19,13 @@ const call = (policy: string, coordinator: string, request: number, committed: n
   event: false,
   speculativeBranches: committed,
   committed,
-  relevantCommits: 0,
+  pivotalCommits: 0,
   committedBits: 0,
   abandoned: 0,
   late: 0,
-  highValueLost: 0,
+  pivotalCut: 0,
+  decisionRelevant: false,
+  wouldFlip: false,
   speculationAbandoned: false,
   overlapMs: 0,
   thrownMs: 0,
@@ -72,5 +79,35 @@ describe("pairedDifference", () => {
     expect(tQuantile975(120)).toBeCloseTo(1.98, 2);
     expect(tQuantile975(100_000)).toBeCloseTo(1.96, 2);
     expect(tQuantile975(0)).toBeNaN();
+  });
+});
+
+describe("pairedRatioDifference", () => {
+  it("is the difference of the two ratios on the pairs, inside its bootstrap interval, and null without a denominator", () => {
+    const a = Array.from({ length: 40 }, (_, i) => call("rule", "c", i, i % 2));
+    const b = Array.from({ length: 40 }, (_, i) => call("naive", "c", i, i % 4 === 0 ? 1 : 0));
+    const pairs = pairCalls(a, b);
+    const d = pairedRatioDifference(
+      pairs,
+      (c) => c.committed,
+      () => 1,
+    )!;
+    expect(d.mean).toBeCloseTo(0.5 - 0.25, 4);
+    expect(d.lo95).toBeLessThan(d.mean);
+    expect(d.hi95).toBeGreaterThan(d.mean);
+    expect(
+      pairedRatioDifference(
+        pairs,
+        (c) => c.committed,
+        () => 0,
+      ),
+    ).toBeNull();
+    expect(
+      pairedRatioDifference(
+        pairs,
+        (c) => c.committed,
+        () => 1,
+      ),
+    ).toEqual(d); // seeded
   });
 });

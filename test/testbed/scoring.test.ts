@@ -3,6 +3,7 @@ import { policyStats } from "../../src/testbed/policy-stats.js";
 import type { BranchRow, CallRecord } from "../../src/testbed/records.js";
 import { parseScenario } from "../../src/testbed/scenario-loader.js";
 import { scoreCall, scoreContext } from "../../src/testbed/score-call.js";
+import { wilson } from "../../src/testbed/seed-observation.js";
 import { decisionOptions, planPeers } from "../../src/testbed/topology.js";
 import { netValue, sensitivity } from "../../src/testbed/value-model.js";
 
@@ -26,13 +27,13 @@ const others = peers.filter((p) => !p.informed).map((p) => p.id);
 const branch = (
   peer: string,
   outcome: string,
-  relevant = false,
+  pivotal = false,
   latencyMs = 20,
   lostWorkMs = 0,
 ): BranchRow => ({
   peer,
   outcome,
-  relevant,
+  pivotal,
   latencyMs,
   lostWorkMs,
   unsettled: false,
@@ -66,7 +67,7 @@ describe("scoring a call after the fact", () => {
       mode: "speculate",
       correct: true,
       committed: 4,
-      relevantCommits: 0,
+      pivotalCommits: 0,
       speculationAbandoned: false,
     });
     expect(s.overlapMs).toBe(22);
@@ -83,7 +84,7 @@ describe("scoring a call after the fact", () => {
       branches: [branch(gw, "abandoned", false, 87, 80), ...others.map((p) => branch(p, "committed"))],
     });
     const s = scoreCall(r, ctx);
-    expect(s).toMatchObject({ correct: false, abandoned: 1, highValueLost: 1, speculationAbandoned: true });
+    expect(s).toMatchObject({ correct: false, abandoned: 1, pivotalCut: 1, speculationAbandoned: true });
     expect(s.thrownMs).toBe(30);
     expect(s.abandonLostMs).toBe(80);
     expect(s.completionMs).toBeCloseTo(89 + 30);
@@ -110,7 +111,7 @@ describe("scoring a call after the fact", () => {
     const stats = policyStats([s], scenario.valueModel.weights);
     expect(stats).toMatchObject({
       commit_rate: null,
-      decision_relevant_commit_rate: null,
+      pivotal_commit_rate: null,
       abandon_cost_ms_per_fanout: 0,
     });
     expect(stats.late_lost_work_ms_per_fanout).toBe(85);
@@ -124,7 +125,7 @@ describe("scoring a call after the fact", () => {
     expect(s).toMatchObject({ mode: "error", miss: true, correct: false, completionMs: 120 });
   });
 
-  it("policy fields: commit rate per branch, commits per fan-out, decision-relevant commit rate", () => {
+  it("policy fields: commit rate per branch, commits per fan-out, pivotal commit rate", () => {
     const a = scoreCall(call({ branches: [gw, ...others].map((p) => branch(p, "committed")) }), ctx);
     const b = scoreCall(
       call({
@@ -144,7 +145,7 @@ describe("scoring a call after the fact", () => {
     expect(stats.speculative_branches).toBe(8);
     expect(stats.commit_rate).toBeCloseTo(7 / 8);
     expect(stats.commits_per_fanout).toBeCloseTo(7 / 3, 2);
-    expect(stats.decision_relevant_commit_rate).toBeCloseTo(1 / 7, 3);
+    expect(stats.pivotal_commit_rate).toBeCloseTo(1 / 7, 3);
     expect(stats.accuracy).toBe(1);
     expect(stats.mode_mix).toMatchObject({ speculate: 0.6667, degrade: 0.3333 });
   });
@@ -169,5 +170,77 @@ describe("scoring a call after the fact", () => {
     );
     expect(rows).toHaveLength(12);
     expect(rows.every((r) => r.best.includes("a"))).toBe(true);
+  });
+});
+
+describe("decision relevance at the level of the fan-out", () => {
+  // two gateway peers (weight 2 each) outvote the three others only together
+  const s2 = parseScenario({
+    name: "t2",
+    regions: [{ name: "r", peers: 5, latency: { body: { medianMs: 5, sigma: 0.3 } } }],
+    gateways: [
+      { group: "g", region: "r", peers: 2, episodesPerSecond: 1, durationMs: { min: 100, max: 200 } },
+    ],
+    coordinators: [{ name: "c", budgetMs: 90 }],
+    valueModel: { continuationMs: 30, weights: { correct: 100, latencyPerMs: 1, abandonPerMs: 1, miss: 50 } },
+  });
+  const p2 = planPeers(s2);
+  const ctx2 = scoreContext(
+    p2,
+    decisionOptions(s2, p2) as { options: string[]; prior: string; weights: Record<string, number> },
+    30,
+    3,
+  );
+  const gws = p2.filter((p) => p.informed).map((p) => p.id);
+  const rest = p2.filter((p) => !p.informed).map((p) => p.id);
+
+  it("an abandoned speculation whose cut-off answers flip the action together, though none does alone", () => {
+    const r = call({
+      truth: "act",
+      event: true,
+      elapsedMs: 87,
+      rttMs: 89,
+      branches: [
+        ...gws.map((p) => branch(p, "abandoned", false, 87, 80)),
+        ...rest.map((p) => branch(p, "committed")),
+      ],
+    });
+    const x = scoreCall(r, ctx2);
+    expect(x).toMatchObject({
+      speculationAbandoned: true,
+      pivotalCut: 0,
+      wouldFlip: true,
+      decisionRelevant: false,
+    });
+    const stats = policyStats([x], s2.valueModel.weights);
+    expect(stats.would_flip_share_of_abandoned).toBe(1);
+    expect(stats.pivotal_share_of_cut).toBe(0);
+    expect(stats.fanout_decision_relevant_commit_rate).toBeNull();
+  });
+
+  it("a committed speculation is decision-relevant when its action differs from the local decision", () => {
+    const all = [...gws, ...rest].map((p) => branch(p, "committed"));
+    const relevant = scoreCall(call({ truth: "act", action: "act", event: true, branches: all }), ctx2);
+    const not = scoreCall(call({ branches: all }), ctx2);
+    const degraded = scoreCall(call({ mode: "degrade", branches: [], action: "hold" }), ctx2);
+    expect(relevant.decisionRelevant).toBe(true);
+    expect(not.decisionRelevant).toBe(false);
+    expect(degraded.decisionRelevant).toBe(false);
+    const stats = policyStats([relevant, not, degraded], s2.valueModel.weights);
+    expect(stats.fanout_decision_relevant_commit_rate).toBe(0.5);
+    expect(stats.would_flip_share_of_abandoned).toBeNull();
+  });
+});
+
+describe("the founding note's observation with intervals", () => {
+  it("Wilson intervals hold the rate, stay in [0, 1], and are null with nothing counted", () => {
+    expect(wilson(0, 0)).toEqual({ value: null, lo95: null, hi95: null, n: 0 });
+    const w = wilson(3, 10);
+    expect(w.value).toBe(0.3);
+    expect(w.lo95!).toBeGreaterThan(0.1);
+    expect(w.lo95!).toBeLessThan(0.3);
+    expect(w.hi95!).toBeGreaterThan(0.3);
+    expect(wilson(10, 10).hi95).toBe(1);
+    expect(wilson(0, 10).lo95).toBe(0);
   });
 });

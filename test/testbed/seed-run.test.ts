@@ -80,7 +80,9 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
           }
           for (const k of [
             "commit_rate",
-            "decision_relevant_commit_rate",
+            "fanout_decision_relevant_commit_rate",
+            "pivotal_commit_rate",
+            "would_flip_share_of_abandoned",
             "info_gain_per_committed_branch",
           ]) {
             expect(s[k] === null || typeof s[k] === "number", `${p}.${k}`).toBe(true);
@@ -131,12 +133,14 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         console.info(
           `net value rule - naive: smallest margin on the grid ${Math.min(...margins).toFixed(2)}`,
         );
-        // The decision-relevant commit rate is printed, not asserted: a relevant commit needs a
+        // The decision-relevant commit rates are printed, not asserted: a relevant commit needs a
         // gateway episode (~14% of requests) under a speculating coordinator, and in a short run the
-        // rule speculates only at coord-800ms, on a few dozen requests, so it has none or one or two.
-        // The full run shows the inversion (docs/testbed.md, "What the runs show").
+        // rule speculates only at coord-800ms, on a few dozen requests.
         console.info(
-          `decision-relevant commit rate: naive-p50 ${naive.decision_relevant_commit_rate}, p99-boundary ${rule.decision_relevant_commit_rate}`,
+          `decision-relevant commit rate (per committed fan-out): naive-p50 ${naive.fanout_decision_relevant_commit_rate}, p99-boundary ${rule.fanout_decision_relevant_commit_rate}, rule - naive ${JSON.stringify(paired.fanout_decision_relevant_commit_rate)}; pivotal (per branch): ${naive.pivotal_commit_rate}, ${rule.pivotal_commit_rate}`,
+        );
+        console.info(
+          `the note's observation at coord-90ms: ${JSON.stringify(r.seed_observation["naive-p50"]["coord-90ms"])}`,
         );
         // Per instance: under the rule the coordinator whose budget sits between the fan-out's p50
         // and p99 (90 ms) all but never speculates, and the one below its p50 (20 ms) never does. (At

@@ -67,7 +67,7 @@ describe("verdict", () => {
       "lost 127 ms less work to abandoned branches per fan-out (95% interval 84 to 170)",
     );
     expect(v.text).toContain("gained 19.0 in net value per fan-out (95% interval 4.0 to 34.0)");
-    expect(v.text).toContain("its decision-relevant commit rate read 0.021 against 0.013 (leave-one-out");
+    expect(v.text).toContain("its pivotal commit rate read 0.021 against 0.013 (leave-one-out");
   });
 
   it("says 'not shown by this run' where an interval covers 0, and 'did not hold' where it excludes the prediction", () => {
