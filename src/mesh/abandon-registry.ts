@@ -2,6 +2,9 @@
  * Branches queued or running on this node, by branch id, so an `Abandon` can stop them; and
  * tombstones for ids abandoned before their Branch call arrived (the Abandon stream and the Branch
  * call are separate HTTP/2 streams and may overtake each other).
+ *
+ * Ids are kept per issuer (the caller identity under mutual TLS, "" without it): an Abandon reaches
+ * only the branches its own caller issued, and its tombstone waits only for that caller's Branch.
  */
 export class AbandonRegistry {
   readonly #live = new Map<string, AbortController>();
@@ -48,28 +51,34 @@ export class AbandonRegistry {
    * Registers a branch; returns false when it was already abandoned (a tombstone was waiting).
    * A duplicate id replaces nothing: the first registration keeps the id.
    */
-  add(branchId: string, controller: AbortController): boolean {
-    if (branchId !== "" && this.#forget(branchId)) return false;
+  add(branchId: string, controller: AbortController, issuer = ""): boolean {
+    const key = keyOf(branchId, issuer);
+    if (branchId !== "" && this.#forget(key)) return false;
     this.#all.add(controller);
     if (branchId === "") return true;
-    if (!this.#live.has(branchId)) this.#live.set(branchId, controller);
+    if (!this.#live.has(key)) this.#live.set(key, controller);
     return true;
   }
 
-  delete(branchId: string, controller: AbortController): void {
+  delete(branchId: string, controller: AbortController, issuer = ""): void {
+    const key = keyOf(branchId, issuer);
     this.#all.delete(controller);
-    if (this.#live.get(branchId) === controller) this.#live.delete(branchId);
+    if (this.#live.get(key) === controller) this.#live.delete(key);
   }
 
-  /** Aborts the branch if it is here (returns true), else remembers the id for a late arrival. */
-  abandon(branchId: string, reason: unknown, now: number): boolean {
-    const c = this.#live.get(branchId);
+  /**
+   * Aborts `issuer`'s branch if it is here (returns true), else remembers the id for a late arrival
+   * of that issuer's Branch.
+   */
+  abandon(branchId: string, reason: unknown, now: number, issuer = ""): boolean {
+    const key = keyOf(branchId, issuer);
+    const c = this.#live.get(key);
     if (c !== undefined) {
-      this.#live.delete(branchId);
+      this.#live.delete(key);
       c.abort(reason);
       return true;
     }
-    if (branchId !== "") this.#remember(branchId, now);
+    if (branchId !== "") this.#remember(key, now);
     return false;
   }
 
@@ -109,6 +118,11 @@ export class AbandonRegistry {
     }
     if (early > 0) this.#onEvict?.(early);
   }
+}
+
+/** The registry's key: the id alone without an issuer, else issuer and id (NUL is in neither). */
+function keyOf(branchId: string, issuer: string): string {
+  return issuer === "" ? branchId : `${issuer}\u0000${branchId}`;
 }
 
 function entryBytes(id: string): number {

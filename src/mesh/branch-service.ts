@@ -7,6 +7,7 @@
  * the caller's context from the W3C `traceparent` in the metadata (or the request's own field); the
  * handler runs with it active, so a fan-out the handler starts joins the caller's trace.
  */
+import { callerOf } from "./authz.js";
 import { context } from "@opentelemetry/api";
 import type { Context } from "@opentelemetry/api";
 import { status as Status } from "@grpc/grpc-js";
@@ -131,7 +132,8 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply, rpc: RpcSpan
       ...fields,
     });
   };
-  if (!core.abandons.add(req.branchId, abort.controller)) {
+  const issuer = callerOf(call);
+  if (!core.abandons.add(req.branchId, abort.controller, issuer)) {
     abort.dispose();
     reply("BRANCH_STATUS_ABANDONED", {});
     return;
@@ -144,7 +146,7 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply, rpc: RpcSpan
     timer.cancel();
     abort.dispose();
     call.removeListener("cancelled", onCancelled);
-    core.abandons.delete(req.branchId, abort.controller);
+    core.abandons.delete(req.branchId, abort.controller, issuer);
   };
   const stoppedStatus = (): BranchStatusName =>
     TailswarmError.is(signal.reason, "DEADLINE_EXCEEDED")

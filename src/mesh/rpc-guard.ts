@@ -6,7 +6,8 @@
  *   two), is INVALID_ARGUMENT naming the method and what was wrong (grpc-js says INTERNAL, or
  *   UNIMPLEMENTED "server streaming method");
  * - every status's details are bounded (`boundedDetails`), so no reply is as large as a request;
- * - `authorize`, when given, decides per call from the caller's certificate (see authz in the node).
+ * - `authorize`, when given, decides at the call's start and on each request message from the caller's
+ *   certificate (./authz.ts).
  *
  * grpc-js decodes requests before any interceptor sees them and answers a decode error itself, so the
  * server's decoders are wrapped (`GuardedServer.register`) to hand an undecodable request on as a
@@ -52,6 +53,8 @@ export interface CallInfo {
   /** `/package.Service/Method`. */
   readonly path: string;
   readonly call: grpc.ServerInterceptingCallInterface;
+  /** Absent when asked at the call's start; then each decoded request message in turn. */
+  readonly message?: unknown;
 }
 
 /** Returns a refusal (status and details) for a call that may not proceed, or undefined. */
@@ -97,6 +100,12 @@ export function rpcGuard(authorize?: Authorize): grpc.ServerInterceptor {
                 grpc.status.INVALID_ARGUMENT,
                 `request (${path}): got ${message.bytes} bytes that do not decode (${clip(message.reason)}), expected a protobuf message of the method's request type`,
               );
+              return;
+            }
+            const late = authorize?.({ path, call, message });
+            if (late !== undefined) {
+              refused = true;
+              refuse(late.code, late.details);
               return;
             }
             nextMessage(message);

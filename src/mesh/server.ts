@@ -28,7 +28,9 @@ import { LimitLog } from "./limit-log.js";
 import type { LimitListener } from "./limit-log.js";
 import { capIncomingDeadlines, http2ServersOf } from "./http2-servers.js";
 import type { AnyHttp2Server } from "./http2-servers.js";
+import { callerOf } from "./authz.js";
 import { GuardedServer, rpcGuard } from "./rpc-guard.js";
+import type { Authorize } from "./rpc-guard.js";
 import { abortReason } from "./server-core.js";
 import type { NodeState, ServerCore, ServerLimits } from "./server-core.js";
 import { resolveServerLimits, SERVER_DEFAULTS, SERVER_RANGES } from "./server-limits.js";
@@ -49,6 +51,8 @@ export interface SwarmServerOptions {
   readonly routingState?: () => RoutingAdvert | undefined;
   /** Default: insecure. */
   readonly credentials?: grpc.ServerCredentials;
+  /** Decides per call from the caller's certificate (`makeAuthorizer`, ./authz.ts); default: all allowed. */
+  readonly authorize?: Authorize;
   readonly clock?: Clock;
   /*
    * Limits: each default and range is in SERVER_DEFAULTS / SERVER_RANGES (./server-limits.ts); a value
@@ -177,14 +181,15 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     "grpc.keepalive_time_ms": connectionLimits.keepaliveTimeMs,
     "grpc.keepalive_timeout_ms": connectionLimits.keepaliveTimeoutMs,
     ...options.grpcOptions,
-    interceptors: [rpcGuard(), ...(options.grpcOptions?.interceptors ?? [])],
+    interceptors: [rpcGuard(options.authorize), ...(options.grpcOptions?.interceptors ?? [])],
   });
   const abandonStreams = new Set<ServerDuplexStream<WireAbandonRequest, WireAbandonReply>>();
-  const abandonIds = (ids: readonly string[]): number => {
+  /** Abandons `issuer`'s branches among `ids` (another caller's are not matched). */
+  const abandonIds = (ids: readonly string[], issuer: string): number => {
     let matched = 0;
     const now = clock.now();
     for (const id of ids) {
-      if (abandons.abandon(id, abortReason("abandoned", `branch ${clip(id)}`), now)) matched++;
+      if (abandons.abandon(id, abortReason("abandoned", `branch ${clip(id)}`), now, issuer)) matched++;
     }
     return matched;
   };
@@ -210,13 +215,13 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
       call: grpc.ServerUnaryCall<WireAbandonRequest, WireAbandonReply>,
       cb: grpc.sendUnaryData<WireAbandonReply>,
     ) => {
-      cb(null, { matched: abandonIds(call.request.branchIds ?? []) });
+      cb(null, { matched: abandonIds(call.request.branchIds ?? [], callerOf(call)) });
     },
     AbandonStream: (call: ServerDuplexStream<WireAbandonRequest, WireAbandonReply>) => {
       abandonStreams.add(call);
       const forget = (): void => void abandonStreams.delete(call);
       call.on("data", (req: WireAbandonRequest) => {
-        const matched = abandonIds(req.branchIds ?? []);
+        const matched = abandonIds(req.branchIds ?? [], callerOf(call));
         if (!call.cancelled) call.write({ matched });
       });
       call.on("end", () => {

@@ -41,6 +41,7 @@ import type { WireStatusReply } from "./status-proto.js";
 import { acquireEventLoopDelay } from "./event-loop-delay.js";
 import { addStatusService, nodeStatus } from "./status-service.js";
 import { regionScoped } from "./region-scope.js";
+import { nodeAuthorizer } from "./authorization.js";
 import { tlsEnabled } from "./tls.js";
 import { TlsFiles } from "./tls-files.js";
 
@@ -156,6 +157,7 @@ export class SwarmNode {
       nodeLog.debug("handler loaded", { kind: spec.kind, use: spec.use });
     }
 
+    const authorize = nodeAuthorizer(config, tlsEnabled(config.tls), log.child("authz"));
     const tls = tlsEnabled(config.tls) ? TlsFiles.open(config.tls, { log: log.child("tls") }) : undefined;
     const pool = new ChannelPool({
       ...(tls !== undefined && { credentials: tls.channelCredentials() }),
@@ -259,6 +261,7 @@ export class SwarmNode {
         now: () => Date.now(),
       }),
       ...(tls !== undefined && { credentials: tls.serverCredentials() }),
+      ...(authorize !== undefined && { authorize }),
       concurrency: config.concurrency,
       maxQueue: config.queueLimit,
       maxPayloadBytes: config.maxPayloadBytes,

@@ -283,6 +283,21 @@ export const nodeConfigSchema = z.strictObject({
         ),
       ),
   }),
+  authorization: group({
+    peers: listField(textField("an identity or pattern"))
+      .default([])
+      .meta(
+        doc(
+          "Identities (certificate SAN: spiffe://… or DNS name; * matches within one path segment or label) that may call Branch, Probe, State and Abandon. A non-empty authorization.* turns authorization on and needs tls.requireClientCert.",
+        ),
+      ),
+    clients: listField(textField("an identity or pattern"))
+      .default([])
+      .meta(doc("Identities or patterns that may call Coordinate.")),
+    operators: listField(textField("an identity or pattern"))
+      .default([])
+      .meta(doc("Identities or patterns that may call NodeStatus, Decisions and server reflection.")),
+  }),
   metrics: group({
     prometheusPort: rangeField(intRange(0, 65_535))
       .default(0)
