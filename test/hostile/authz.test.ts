@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { swarmService } from "../../src/mesh/proto.js";
 import type { WireBranchReply } from "../../src/mesh/proto.js";
 import { NodeClient } from "../../src/node/client.js";
-import { killAll, spawnNode } from "../node/helpers/spawn-node.js";
+import { killAll, runCli, spawnNode } from "../node/helpers/spawn-node.js";
 import type { RunningNode } from "../node/helpers/spawn-node.js";
 import { requireBackend } from "../support/backend.js";
 
@@ -256,5 +256,30 @@ describe.skipIf(!hasOpenssl)("authorization by identity (mutual TLS)", () => {
     expect(line.identity).toBeTypeOf("string");
     expect(line.rpc).toBeTypeOf("string");
     expect(node!.logs.filter((l) => l.msg === "permission denied").length).toBeLessThan(8);
+  });
+});
+
+describe("without mutual TLS", () => {
+  it("a plaintext node listens on loopback and says it is unauthenticated", async () => {
+    const plain = await spawnNode(["--node-id", "p1", "--listen", "127.0.0.1:0"]);
+    try {
+      const line = await plain.waitForLog((l) => l.msg.startsWith("unauthenticated"), 5_000);
+      expect(line.level).toBe("warn");
+      expect(plain.address).toMatch(/^127\.0\.0\.1:/);
+    } finally {
+      await killAll([plain]);
+    }
+  });
+
+  it("a policy without tls.requireClientCert does not start", async () => {
+    const r = await runCli([
+      "node",
+      "--listen",
+      "127.0.0.1:0",
+      "--authorization-clients",
+      "spiffe://swarm/client/*",
+    ]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain("tls.requireClientCert");
   });
 });
