@@ -33,7 +33,11 @@ export function branchRecord<Answer>(branch: Branch<Answer>, ctx: RecordContext)
     lostWorkMs,
     decisionRelevant: branch.inTime && ctx.decisionRelevant.has(branch.peer),
     result,
-    ...(branch.measurement ? { measurement: true, measurementWorkMs: lostWork(result) } : {}),
+    ...(branch.probe
+      ? { probe: true, probeWorkMs: lostWork(result) }
+      : branch.measurement
+        ? { measurement: true, measurementWorkMs: lostWork(result) }
+        : {}),
   };
   return branch.result === undefined ? { ...record, unsettled: true } : record;
 }

@@ -64,6 +64,10 @@ export interface Branch<Answer> {
    * left to run to its answer or deadline so that its latency is learnt. Its answer is never used.
    */
   measurement: boolean;
+  /** Issued as a horizon-probe candidate: the peer was given `probeDeadline` instead of `deadline`. */
+  readonly probeCandidate: boolean;
+  /** A horizon probe: cut at the deadline for the caller, left running to learn its latency (a measurement). */
+  probe: boolean;
 }
 
 export interface BranchSetContext<Answer> {
@@ -79,6 +83,8 @@ export interface BranchSetContext<Answer> {
   readonly task: Task;
   /** What the fan-out needs of its peers (for the observed completion time). Default: all of them. */
   readonly requirement?: Requirement;
+  /** Deadline a horizon-probe candidate carries to the peer (epoch ms, after `deadline`). */
+  readonly probeDeadline?: number;
 }
 
 export class BranchSet<Answer> {
@@ -125,7 +131,11 @@ export class BranchSet<Answer> {
    * Issues a branch to each peer. `candidate(peer)` true gives the branch a signal of its own, so that it
    * can later be `detach`ed as a measurement branch; the others share the fan-out's signal.
    */
-  issue(peers: readonly PeerId[], candidate?: (peer: PeerId) => boolean): void {
+  issue(
+    peers: readonly PeerId[],
+    candidate?: (peer: PeerId) => boolean,
+    probeCandidate?: (peer: PeerId) => boolean,
+  ): void {
     const { transport, clock, book, fanoutId, origin, hop, deadline, task } = this.#ctx;
     if (this.#shared?.signal.aborted === true) {
       // a later issue after the others were stopped: a fresh shared signal
@@ -138,7 +148,9 @@ export class BranchSet<Answer> {
     }
     for (const peer of peers) {
       const issuedAt = clock.now();
-      const own = candidate?.(peer) === true ? new AbortController() : undefined;
+      const pd = this.#ctx.probeDeadline;
+      const asProbe = pd !== undefined && pd > deadline && probeCandidate?.(peer) === true;
+      const own = asProbe || candidate?.(peer) === true ? new AbortController() : undefined;
       let signal: AbortSignal;
       if (own !== undefined) signal = own.signal;
       else {
@@ -160,6 +172,8 @@ export class BranchSet<Answer> {
         abandonedAt: undefined,
         abandonCause: undefined,
         measurement: false,
+        probeCandidate: asProbe,
+        probe: false,
       };
       this.branches.push(branch);
       this.#unsettled++;
@@ -167,7 +181,14 @@ export class BranchSet<Answer> {
       try {
         call = transport.branch(
           peer,
-          { fanoutId, branchId: branch.branchId, task, origin, hop, deadline },
+          {
+            fanoutId,
+            branchId: branch.branchId,
+            task,
+            origin,
+            hop,
+            deadline: asProbe ? pd : deadline,
+          },
           { signal },
         );
       } catch (error) {
@@ -237,12 +258,14 @@ export class BranchSet<Answer> {
   /**
    * Abandon one branch (abort its signal); the transport then settles it with the lost work. `cause` says
    * what the latency book learns (see the module comment). A measurement branch is not abandoned by a
-   * settled decision, only by the deadline, a caller abort or an error. A branch on the shared signal is
+   * settled decision, only by the deadline, a caller abort or an error; a horizon probe only by a caller
+   * abort or an error. A branch on the shared signal is
    * stopped when the last branch on it still out is abandoned too (see the module comment).
    */
   abandon(branch: Branch<Answer>, reason: string, cause: AbandonCause): void {
     if (branch.result !== undefined || branch.abandonedByUs) return;
     if (branch.measurement && cause === "decided") return;
+    if (branch.probe && cause === "deadline") return;
     branch.abandonedByUs = true;
     branch.abandonedAt = this.#ctx.clock.now();
     branch.abandonCause = cause;
@@ -287,6 +310,18 @@ export class BranchSet<Answer> {
     if (branch.own === undefined) return false;
     branch.measurement = true;
     this.#unsettledMeasurements++;
+    return true;
+  }
+
+  /**
+   * Lets a candidate branch cut at the deadline run on as a horizon probe: a measurement branch (the
+   * fan-out does not wait for it, its answer is not used) whose end the fan-out's own observed completion
+   * time reads as a cut at the deadline now. False when it was not a candidate or is no longer out.
+   */
+  probe(branch: Branch<Answer>): boolean {
+    if (!branch.probeCandidate || !this.detach(branch)) return false;
+    branch.probe = true;
+    this.#observed?.ended("deadline", branch.deadline - this.#startedAt);
     return true;
   }
 
@@ -338,6 +373,14 @@ export class BranchSet<Answer> {
 
   /** One end, read once, taught to the peer's estimate and to the fan-out's observed completion time. */
   #learn(branch: Branch<Answer>, end: LatencyEnd, now: number): void {
+    if (branch.probe) {
+      // The fan-out's observation already ended at the cut (see `probe`); the peer's estimate learns the
+      // late completion as a sample, and an expired probe as censored at its real age.
+      if (end === "answer") branch.inFlight.complete(now - branch.issuedAt);
+      else if (end === "failed") branch.inFlight.failed();
+      else branch.inFlight.abandoned(Math.max(0, now - branch.issuedAt));
+      return;
+    }
     const observed = this.#observed;
     const start = this.#startedAt;
     switch (end) {

@@ -55,9 +55,12 @@ import { decide } from "../policy/decide.js";
 import type { Classification, Mode } from "../policy/types.js";
 import { SpeculationBudgetViolation, violationOf } from "../policy/violation.js";
 import { AbandonLedger } from "./abandon-ledger.js";
+import { HorizonProbes } from "./horizon-probes.js";
+import type { HorizonProbeOptions, HorizonProbeStats } from "./horizon-probes.js";
 import { branchRecord } from "./branch-record.js";
 import type { RecordContext } from "./branch-record.js";
 import { BranchSet } from "./branch-set.js";
+import type { Branch } from "./branch-set.js";
 import { combineObservers } from "./combine-observers.js";
 import { executeBranches } from "./execute-branches.js";
 import type { LatencySource } from "../estimate/latency-source.js";
@@ -98,6 +101,8 @@ export interface CoordinatorOptions {
   readonly maxMeasurementsPerPeer?: number;
   /** Uniform [0, 1) source of the exploration draws. Default: a PRNG with a fixed seed (reproducible runs). */
   readonly random?: () => number;
+  /** Horizon probes: cut branches left running to learn a tail beyond the budget (see HorizonProbes). */
+  readonly horizonProbe?: HorizonProbeOptions;
 }
 
 export interface CoordinatorStats {
@@ -105,6 +110,8 @@ export interface CoordinatorStats {
   readonly byMode: Readonly<Record<Mode, number>>;
   /** SpeculationBudgetViolations met (turned into degrade or thrown). */
   readonly violations: number;
+  /** Horizon probes issued, completed and expired. */
+  readonly horizonProbes: HorizonProbeStats;
 }
 
 const ALL: Requirement = { kind: "all" };
@@ -125,6 +132,7 @@ export class Coordinator {
   readonly #random: () => number;
   /** Measurement branches running per peer. */
   readonly #measuring = new Map<PeerId, number>();
+  readonly #probes: HorizonProbes;
   #fanouts = 0;
   #violations = 0;
   readonly #byMode: Record<Mode, number> = { speculate: 0, synchronous: 0, degrade: 0 };
@@ -161,10 +169,16 @@ export class Coordinator {
       throw new TailswarmError("INVALID_ARGUMENT", "Coordinator option random: expected a function");
     }
     this.#random = options.random ?? createRng(0x7a11);
+    this.#probes = new HorizonProbes(options.horizonProbe);
   }
 
   stats(): CoordinatorStats {
-    return { fanouts: this.#fanouts, byMode: { ...this.#byMode }, violations: this.#violations };
+    return {
+      fanouts: this.#fanouts,
+      byMode: { ...this.#byMode },
+      violations: this.#violations,
+      horizonProbes: this.#probes.stats(),
+    };
   }
 
   async fanOut<Answer, Action>(
@@ -226,6 +240,7 @@ export class Coordinator {
       deadline: start + budgetMs,
       task,
       requirement,
+      probeDeadline: start + this.#probes.options.maxMs,
     });
     const run = await executeBranches({
       clock,
@@ -243,6 +258,7 @@ export class Coordinator {
       settleGraceMs: this.#graceMs,
       candidate: (peer) => this.#candidate(peer, estimate),
       measure: (peer) => this.#measure(peer),
+      probes: this.#probeHooks,
     }); // 8
 
     // 9 record
@@ -256,9 +272,9 @@ export class Coordinator {
     };
     const records = set.branches.map((b) => branchRecord(b, ctx));
     for (const r of records) if (r.unsettled !== true) this.#observer.onBranchEnd(fanoutId, r);
-    for (const b of set.branches) if (b.measurement && b.result !== undefined) this.#measured(b.peer);
+    for (const b of set.branches) if (b.result !== undefined) this.#endedMeasurement(b);
     set.onSettledAfterClose = (b) => {
-      if (b.measurement) this.#measured(b.peer);
+      this.#endedMeasurement(b);
       this.#observer.onBranchEnd(fanoutId, branchRecord(b, ctx));
     };
     const mode = classification.mode;
@@ -316,6 +332,24 @@ export class Coordinator {
     if (running >= this.#maxMeasurements) return false;
     this.#measuring.set(peer, running + 1);
     return true;
+  }
+
+  /** The probe hooks of every fan-out: candidates are branches to peers whose p99 is a lower bound. */
+  readonly #probeHooks = {
+    candidate: (peer: PeerId): boolean => {
+      const now = this.#clock.now();
+      if (!this.#probes.candidate(peer, now)) return false;
+      const e = this.#book.estimate(peer, now);
+      return e.status !== "fresh" || e.p99Kind === "lower-bound";
+    },
+    cut: (n: number): void => this.#probes.cut(n),
+    take: (peer: PeerId): boolean => this.#probes.take(peer, this.#clock.now()),
+  };
+
+  /** A branch ended: a probe is counted, a measurement branch frees its slot. */
+  #endedMeasurement(b: Branch<unknown>): void {
+    if (b.probe) this.#probes.ended(b.result?.kind === "answer");
+    else if (b.measurement) this.#measured(b.peer);
   }
 
   /** A measurement branch to `peer` ended: frees its slot. */

@@ -56,6 +56,15 @@ export interface ExecuteContext<Answer> {
    * keeps it running as a measurement branch. Default: never.
    */
   readonly measure?: (peer: PeerId) => boolean;
+  /** Horizon probes (see HorizonProbes); default: none. */
+  readonly probes?: {
+    /** Asked as a branch is issued: true makes it a probe candidate (a longer deadline on the peer). */
+    readonly candidate: (peer: PeerId) => boolean;
+    /** Branches were cut at the deadline (each earns its share of a probe). */
+    readonly cut: (n: number) => void;
+    /** Asked for each candidate cut at the deadline: true keeps it running as a probe. */
+    readonly take: (peer: PeerId) => boolean;
+  };
 }
 
 export interface ExecuteResult {
@@ -115,7 +124,7 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
           (reason: unknown): Settled => ({ status: "rejected", reason }),
         );
     }
-    set.issue(peers, ctx.candidate);
+    set.issue(peers, ctx.candidate, ctx.probes?.candidate);
     while (!expired && !aborted && !decided()) await set.changed();
   } catch (error) {
     // A decision model that throws: stop the continuation and everything still out, then surface it.
@@ -129,6 +138,15 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
     set.close();
     if (aborted) set.abandonOutstanding("caller aborted", "caller");
     else if (expired) {
+      const probes = ctx.probes;
+      if (probes !== undefined) {
+        const cut = set.branches.filter((b) => b.result === undefined && !b.abandonedByUs);
+        probes.cut(cut.length);
+        // a candidate carries a longer deadline to the peer: it runs on as a probe, or is stopped now
+        for (const b of cut)
+          if (b.probeCandidate && !(probes.take(b.peer) && set.probe(b)))
+            set.abandon(b, "fan-out deadline", "deadline");
+      }
       // speculation gave up at the deadline; synchronous branches end by their own deadline ("late")
       if (mode === "speculate") set.abandonOutstanding("speculation deadline", "deadline");
     } else {

@@ -41,6 +41,13 @@ export interface BranchRecord {
   readonly measurement?: true;
   /** Measurement branches: the peer's service ms spent on it (answer or deadline), the price of the sample. */
   readonly measurementWorkMs?: number;
+  /**
+   * A horizon probe: cut at the deadline for the caller (outcome `abandoned`, answer discarded), left
+   * running on the peer so that its late completion time is learnt (see `HorizonProbes`). Never charged.
+   */
+  readonly probe?: true;
+  /** Horizon probes: the peer's service ms spent on it. */
+  readonly probeWorkMs?: number;
 }
 
 export interface FanoutOutcome<Action = unknown> {

@@ -244,6 +244,7 @@ export class SwarmNode {
       transport: telemetry?.wrapTransport?.(learning) ?? learning,
       book,
       ledger,
+      horizonProbe: { ...config.horizonProbe, windowMs: config.estimator.windowMs },
       nodeId: config.nodeId,
       observer: combineObservers(observers, onObserverError(engineLog)),
     });

@@ -16,6 +16,7 @@ export const ATTR = {
   taskKind: "tailswarm.task.kind",
   mode: "tailswarm.mode",
   reason: "tailswarm.reason",
+  probeState: "tailswarm.probe.state",
   budgetMs: "tailswarm.budget_ms",
   fanoutP50Ms: "tailswarm.fanout.p50_ms",
   fanoutP99Ms: "tailswarm.fanout.p99_ms",

@@ -61,6 +61,7 @@ export const METRIC = {
   duration: "tailswarm.fanout.duration",
   violations: "tailswarm.budget_violations",
   deadlineMisses: "tailswarm.deadline_misses",
+  horizonProbes: "tailswarm.horizon_probes",
 } as const;
 
 /** Fan-outs whose histogram values are queued before they are recorded (see the file comment). */
@@ -158,6 +159,7 @@ export class FanoutMetrics implements FanoutObserver {
   readonly #lostWork = new Cells();
   readonly #violations = new Cells();
   readonly #misses = new Cells();
+  readonly #probes = new Cells();
   readonly #commit: WindowedRatio;
   readonly #relevant: WindowedRatio;
   readonly #modeAttrs = new Map<string, Attributes>();
@@ -223,6 +225,11 @@ export class FanoutMetrics implements FanoutObserver {
       "Fan-outs whose decision came after their deadline",
       "{fanout}",
     );
+    const probes = count(
+      METRIC.horizonProbes,
+      "Horizon probes (cut branches left running to learn the tail) by state: issued, completed, expired",
+      "{branch}",
+    );
     const inFlight: ObservableUpDownCounter = meter.createObservableUpDownCounter(METRIC.inFlight, {
       description: "Branches sent and not yet settled",
       unit: "{branch}",
@@ -242,6 +249,7 @@ export class FanoutMetrics implements FanoutObserver {
       lostWork,
       violations,
       misses,
+      probes,
       inFlight,
       commitRatio,
       relevantRatio,
@@ -253,6 +261,7 @@ export class FanoutMetrics implements FanoutObserver {
       this.#lostWork.observe(r, lostWork);
       this.#violations.observe(r, violations);
       this.#misses.observe(r, misses);
+      this.#probes.observe(r, probes);
       r.observe(inFlight, this.#inFlight);
       const now = this.#clock.now();
       const c = this.#commit.ratio(now);
@@ -281,9 +290,15 @@ export class FanoutMetrics implements FanoutObserver {
 
   /** Peer work lost, from settled branch reports (an abandoned branch's report may come late). */
   onBranchEnd(_fanoutId: string, b: BranchRecord): void {
-    if (b.unsettled === true || !(b.lostWorkMs > 0)) return;
+    if (b.unsettled === true) return;
+    if (b.probe === true) this.#probe(b.result.kind === "answer" ? "completed" : "expired");
+    if (!(b.lostWorkMs > 0)) return;
     const out = b.outcome;
     this.#lostWork.add(out, () => ({ [ATTR.branchOutcome]: out }), b.lostWorkMs);
+  }
+
+  #probe(state: "issued" | "completed" | "expired"): void {
+    this.#probes.add(state, () => ({ [ATTR.probeState]: state }), 1);
   }
 
   /** Budget violations, whether turned into degrade or thrown to the caller. */
@@ -303,6 +318,7 @@ export class FanoutMetrics implements FanoutObserver {
     let relevant = 0;
     for (const b of o.branches) {
       const out = b.outcome;
+      if (b.probe === true) this.#probe("issued");
       this.#branches.add(mode, out, b.decisionRelevant);
       if (out === "committed") committed++;
       if (out === "committed" || out === "partial") {

@@ -29,7 +29,8 @@ function vote(h: Harness, budgetMs: number, options: { signal?: AbortSignal } = 
 
 describe("Coordinator — abandoned branches feed the estimate", () => {
   it("a tail abandoned at the speculation deadline still raises p99, and speculation stops", async () => {
-    const h = harness({ coordinator: { explorationRate: 0 } });
+    // no horizon probes: every cut branch is censored (test/mesh/horizon-probes.test.ts covers probes)
+    const h = harness({ coordinator: { explorationRate: 0, horizonProbe: { share: 0 } } });
     for (const peer of ["a", "b", "c"]) h.warm(peer, 10);
     h.transport.addPeer("a", { latency: 10, handler: () => "a" });
     h.transport.addPeer("b", { latency: 12, handler: () => "b" });

@@ -10,6 +10,7 @@ import { hostname } from "node:os";
 import { nanoid } from "nanoid";
 import { z } from "zod";
 import { ABANDON_LEDGER_DEFAULTS, ABANDON_LEDGER_RANGES } from "../../engine/abandon-ledger.js";
+import { HORIZON_PROBE_DEFAULTS, HORIZON_PROBE_RANGES } from "../../engine/horizon-probes.js";
 import { ACTIVE_IDLE_WINDOWS, LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
 import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/membership.js";
 import { CONNECTION_DEFAULTS, CONNECTION_RANGES } from "../../mesh/connection-limits.js";
@@ -207,6 +208,25 @@ export const nodeConfigSchema = z.strictObject({
         `Abandon cost assumed while the ledger's window (estimator.windowMs and slices) holds fewer than ${ABANDON_LEDGER_DEFAULTS.minSamples} fan-outs that cut a branch, ms.`,
       ),
     ),
+  horizonProbe: group({
+    share: rangeField(HORIZON_PROBE_RANGES.share)
+      .default(HORIZON_PROBE_DEFAULTS.share)
+      .meta(
+        doc(
+          "Horizon probes per branch cut at its deadline: such a branch is left running on the peer and its late completion time learnt, so an estimate can see a tail beyond the budget. 0 turns probes off.",
+        ),
+      ),
+    maxPerPeerPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerPeerPerWindow)
+      .default(HORIZON_PROBE_DEFAULTS.maxPerPeerPerWindow)
+      .meta(doc("Horizon probes started per peer per estimator.windowMs, at most.")),
+    maxMs: rangeField(HORIZON_PROBE_RANGES.maxMs)
+      .default(HORIZON_PROBE_DEFAULTS.maxMs)
+      .meta(
+        doc(
+          "A horizon probe's deadline on the peer, from its issue, ms: a probe that has not answered by then is censored at its age.",
+        ),
+      ),
+  }),
   maxAbandonBytes: rangeField(server.maxAbandonBytes)
     .default(SERVER_DEFAULTS.maxAbandonBytes)
     .meta(

@@ -1,0 +1,97 @@
+/**
+ * Horizon probes over real gRPC on loopback: a peer slower than the coordinator's budget. Without probes
+ * every branch is cut at the deadline and the peer's p99 is only a lower bound at the horizon; with them
+ * a few cut branches run on to their late answer and the p99 becomes known, beyond the budget.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { predicateModel } from "../../src/decision/predicate-model.js";
+import { AbandonLedger } from "../../src/engine/abandon-ledger.js";
+import { Coordinator } from "../../src/engine/coordinator.js";
+import type { HorizonProbeOptions } from "../../src/engine/horizon-probes.js";
+import { LatencyBook } from "../../src/estimate/latency-book.js";
+import { GrpcTransport } from "../../src/mesh/grpc-transport.js";
+import { HandlerRegistry } from "../../src/mesh/handler.js";
+import { sleeper, startServer, until } from "./helpers.js";
+import type { Started } from "./helpers.js";
+
+const SLOW_MS = 150;
+const BUDGET_MS = 40;
+const FANOUTS = 24;
+
+const model = predicateModel<unknown, string>({
+  name: "any",
+  prior: "none",
+  decide: (answers) => String(answers.size),
+  canFlip: (_answers, outstanding) => outstanding.length > 0,
+  parseAnswer: (raw) => raw,
+});
+
+let peer: Started;
+
+beforeAll(async () => {
+  peer = await startServer({ handlers: new HandlerRegistry([sleeper()]) });
+});
+
+afterAll(async () => {
+  await peer.server.close();
+});
+
+async function run(horizonProbe: HorizonProbeOptions) {
+  const transport = new GrpcTransport();
+  const book = new LatencyBook({ windowMs: 60_000, minSamples: 5 });
+  const ledger = new AbandonLedger({ windowMs: 60_000 });
+  const coordinator = new Coordinator({ transport, book, ledger, explorationRate: 0, horizonProbe });
+  const task = { kind: "sleep", payload: { ms: SLOW_MS } };
+  for (let i = 0; i < FANOUTS; i++) {
+    const outcome = await coordinator.fanOut(task, {
+      peers: [peer.address],
+      budgetMs: BUDGET_MS,
+      model,
+      policy: "always-sync",
+      fallback: () => "none",
+    });
+    expect(outcome.elapsedMs).toBeLessThan(BUDGET_MS + 100); // the caller never waits for a probe
+  }
+  const issued = coordinator.stats().horizonProbes.issued;
+  await until(() => {
+    const s = coordinator.stats().horizonProbes;
+    return s.completed + s.expired === issued;
+  }, 5_000);
+  const stats = coordinator.stats().horizonProbes;
+  const estimate = book.estimate(peer.address, Date.now());
+  const ledgerStats = ledger.stats(Date.now());
+  transport.close();
+  return { stats, estimate, ledgerStats };
+}
+
+describe("horizon probes over gRPC", () => {
+  it("without probes, a peer slower than the budget has a p99 that is only a lower bound", async () => {
+    const { stats, estimate } = await run({ share: 0 });
+    expect(stats.issued).toBe(0);
+    expect(estimate.p99Kind).toBe("lower-bound");
+    expect(estimate.p99Ms).toBeLessThan(SLOW_MS / 2); // at the horizon, about the budget
+  }, 20_000);
+
+  it("with probes, the p99 is known and beyond the budget; probes are never charged", async () => {
+    const { stats, estimate, ledgerStats } = await run({
+      share: 0.25,
+      maxPerPeerPerWindow: 100,
+      maxMs: 1_000,
+    });
+    expect(stats.issued).toBeGreaterThanOrEqual(3);
+    expect(stats.issued).toBeLessThanOrEqual(Math.ceil(1 + FANOUTS * 0.25));
+    expect(stats.completed).toBe(stats.issued);
+    expect(estimate.status).toBe("fresh");
+    expect(estimate.p99Kind ?? "known").toBe("known");
+    expect(estimate.p99Ms).toBeGreaterThan(BUDGET_MS);
+    // the late completion is the call's own answer: about the peer's service time, not the budget
+    expect(estimate.p99Ms).toBeGreaterThanOrEqual(SLOW_MS * 0.9);
+    expect(estimate.p99Ms).toBeLessThan(1_000);
+    expect(ledgerStats.probeBranches).toBe(stats.issued);
+  }, 20_000);
+
+  it("the per-peer cap bounds the probes per window", async () => {
+    const { stats } = await run({ share: 1, maxPerPeerPerWindow: 2, maxMs: 1_000 });
+    expect(stats.issued).toBe(2);
+  }, 20_000);
+});
