@@ -34,6 +34,7 @@ export { scoreRelevance, decisionRelevantRate } from "./decision/score-relevance
 
 // The coordinator
 export type { CoordinatorStats } from "./engine/coordinator.js";
+export type { HorizonProbeOptions, HorizonProbeStats } from "./engine/horizon-probes.js";
 export type { BranchOutcome } from "./engine/outcome.js";
 export type { LatencySource } from "./estimate/latency-source.js";
 export type { FanoutRouteContext } from "./engine/fanout-router.js";

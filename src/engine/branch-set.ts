@@ -13,7 +13,9 @@
  *   a right-censored observation at its age when we abandoned it (`abandoned`) — latency > that age;
  * - failed: nothing (`failed`), only the censoring stops.
  * A branch `detach`ed for measurement is not abandoned at all: it runs to its answer or its deadline and
- * is learnt from like any other; its answer is not used.
+ * is learnt from like any other; its answer is not used. A horizon probe (`probe`) is such a branch cut
+ * at the deadline: it carried a longer deadline to the peer, and its late answer is a completed sample
+ * (an expired probe is censored at its real age), never a censored end at the deadline.
  *
  * Abort signals: the branches of a fan-out share one signal, and only a branch issued as a measurement
  * candidate gets one of its own (it may be detached while the others are abandoned). In Node 20 an

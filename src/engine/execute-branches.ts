@@ -15,7 +15,9 @@
  * `measure(peer)` says the peer's estimate needs the sample: then the branch is detached and runs on as a
  * measurement branch (to its answer or its own deadline); the fan-out returns without waiting for it.
  * Branches still out at a speculation's deadline are abandoned as timeouts, and on a caller's abort every
- * branch is abandoned, measurement or not.
+ * branch is abandoned, measurement or not. At the deadline (either mode) a horizon-probe candidate still
+ * out either runs on as a probe (`probes.take`: a measurement branch whose late answer is learnt; see
+ * HorizonProbes) or is abandoned at once, since it carries a longer deadline to the peer.
  *
  * Always returns by the branch deadline plus `settleGraceMs`, whatever the transport does.
  */
