@@ -55,6 +55,28 @@ function valueOf(m: MetricData | undefined, attrs: Record<string, unknown>): num
 }
 
 describe("FanoutMetrics", () => {
+  it("counts horizon probes issued and completed, and charges them no lost work", async () => {
+    const h = setup();
+    h.transport.addPeer("slow", { latency: 500, handler: () => "slow" }); // never sampled: a candidate
+    const out = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["slow"],
+        budgetMs: 50,
+        model: collectModel(),
+        policy: "always-sync",
+        fallback: () => "x",
+      }),
+    );
+    expect(out.branches[0]?.probe).toBe(true);
+    await h.clock.runUntilIdle();
+    const m = await h.collect();
+    expect(valueOf(m.get(METRIC.horizonProbes), { [ATTR.probeState]: "issued" })).toBe(1);
+    expect(valueOf(m.get(METRIC.horizonProbes), { [ATTR.probeState]: "completed" })).toBe(1);
+    expect(valueOf(m.get(METRIC.horizonProbes), { [ATTR.probeState]: "expired" })).toBeUndefined();
+    expect(valueOf(m.get(METRIC.lostWork), { [ATTR.branchOutcome]: "abandoned" })).toBeUndefined();
+    expect(h.book.estimate("slow", h.clock.now()).samples).toBe(1); // the late answer, as a sample
+  });
+
   it("counts fan-outs by mode and reason and branches by outcome and decision relevance", async () => {
     const h = setup();
     for (const [p, ms] of [
