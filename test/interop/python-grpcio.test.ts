@@ -50,6 +50,9 @@ beforeAll(async () => {
       "200",
       "--probe-timeout-ms",
       "200",
+      // no horizon probe: the slow branch is then a late branch, the deadline path this test checks
+      "--horizon-probe-share",
+      "0",
     ],
     env: {},
   });
