@@ -42,6 +42,8 @@ import { acquireEventLoopDelay } from "./event-loop-delay.js";
 import { addStatusService, nodeStatus } from "./status-service.js";
 import { regionScoped } from "./region-scope.js";
 import { nodeAuthorizer } from "./authorization.js";
+import { createNodeHealth, healthy } from "./node-health.js";
+import { healthObserver } from "../mesh/membership/health.js";
 import { tlsEnabled } from "./tls.js";
 import { TlsFiles } from "./tls-files.js";
 
@@ -180,6 +182,7 @@ export class SwarmNode {
       } else nodeLog.debug("peer left the active set (idle)", { peer });
     };
     const membership = createNodeMembership(config, { pool, book, log });
+    const health = createNodeHealth(config.health, { book, log });
     const routing = createNodeRouting(config.routing, {
       pool,
       peers: () =>
@@ -222,7 +225,7 @@ export class SwarmNode {
       });
     }
 
-    const observers: FanoutObserver[] = [...(options.observers ?? [])];
+    const observers: FanoutObserver[] = [...(options.observers ?? []), healthObserver(health, Date.now)];
     if (telemetry?.observer !== undefined) observers.push(telemetry.observer);
     const engineLog = log.child("engine");
     if (engineLog.tracing) {
@@ -256,7 +259,7 @@ export class SwarmNode {
       handlers: registry,
       coordinate: makeCoordinate({
         coordinator,
-        peers: regionScoped(membership, config.fanoutRegions),
+        peers: healthy(regionScoped(membership, config.fanoutRegions), health),
         routing,
         policy: config.policy,
         now: () => Date.now(),

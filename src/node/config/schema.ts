@@ -12,6 +12,7 @@ import { z } from "zod";
 import { ABANDON_LEDGER_DEFAULTS, ABANDON_LEDGER_RANGES } from "../../engine/abandon-ledger.js";
 import { HORIZON_PROBE_DEFAULTS, HORIZON_PROBE_RANGES } from "../../engine/horizon-probes.js";
 import { ACTIVE_IDLE_WINDOWS, LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
+import { HEALTH_DEFAULTS, HEALTH_RANGES } from "../../mesh/membership/health.js";
 import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/membership.js";
 import { CONNECTION_DEFAULTS, CONNECTION_RANGES } from "../../mesh/connection-limits.js";
 import { SERVER_DEFAULTS, SERVER_RANGES } from "../../mesh/server-limits.js";
@@ -86,6 +87,29 @@ export const nodeConfigSchema = z.strictObject({
     failureThreshold: rangeField(MEMBERSHIP_RANGES.failureThreshold)
       .default(MEMBERSHIP_DEFAULTS.failureThreshold)
       .meta(doc("Consecutive failed probes that mark a peer down.")),
+  }),
+  health: group({
+    failureThreshold: rangeField(HEALTH_RANGES.failureThreshold)
+      .default(HEALTH_DEFAULTS.failureThreshold)
+      .meta(doc("Consecutive failed, rejected or outlier branches that eject a peer from fan-outs.")),
+    outlierFactor: rangeField(HEALTH_RANGES.outlierFactor)
+      .default(HEALTH_DEFAULTS.outlierFactor)
+      .meta(
+        doc("A branch slower than this times the peer's own p99, or the peers' median p99, is an outlier."),
+      ),
+    maxEjectedPercent: rangeField(HEALTH_RANGES.maxEjectedPercent)
+      .default(HEALTH_DEFAULTS.maxEjectedPercent)
+      .meta(
+        doc(
+          "Peers ejected at once at most, percent of those seen (at least one); past it ejections are refused (logged).",
+        ),
+      ),
+    baseEjectionMs: rangeField(HEALTH_RANGES.baseEjectionMs)
+      .default(HEALTH_DEFAULTS.baseEjectionMs)
+      .meta(doc("First ejection of a peer, ms; each further one doubles it.")),
+    maxEjectionMs: rangeField(HEALTH_RANGES.maxEjectionMs)
+      .default(HEALTH_DEFAULTS.maxEjectionMs)
+      .meta(doc("Longest ejection, ms.")),
   }),
   handlers: shownDefault(handlersField, "echo, vote")
     .default([

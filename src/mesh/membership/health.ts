@@ -1,0 +1,224 @@
+/**
+ * Peer health from the traffic a node already has: each branch outcome is reported here, and a peer
+ * whose branches fail (`failed`), whose answers the decision model rejects (`rejected`) or whose
+ * latency is an outlier `failureThreshold` times in a row is ejected from fan-outs for a backoff
+ * (`baseEjectionMs` × 2^(ejections − 1), capped at `maxEjectionMs`). When that expires the peer is on
+ * probation: its next branch either returns it (success) or ejects it again with the longer backoff.
+ *
+ * A latency is an outlier when it exceeds `outlierFactor` × the peer's own fresh p99 (a sudden turn
+ * for the worse) or `outlierFactor` × the median p99 of the peers reported on (a chronically slow
+ * peer); p99s come from `p99Of` (the LatencyBook's, NaN when not known) and an unknown p99 never makes
+ * an outlier. At most `maxEjectedPercent` of those peers are ejected at once (at least one): past it
+ * a failing peer stays in and the refusal is reported, so a swarm-wide fault cannot empty fan-outs.
+ */
+import type { BranchRecord, FanoutObserver } from "../../engine/outcome.js";
+import type { PeerId } from "../../estimate/types.js";
+import { checkRange, intRange, numberAbove, numberRange } from "../../util/range.js";
+import type { NumberRange } from "../../util/range.js";
+
+/** What one branch said about its peer. */
+export type HealthReport =
+  | { readonly kind: "ok"; readonly latencyMs: number }
+  | { readonly kind: "failed" }
+  | { readonly kind: "rejected" };
+
+export type HealthCause = "failed" | "rejected" | "outlier";
+
+export interface HealthOptions {
+  readonly failureThreshold?: number;
+  readonly outlierFactor?: number;
+  readonly maxEjectedPercent?: number;
+  readonly baseEjectionMs?: number;
+  readonly maxEjectionMs?: number;
+  /** The peer's fresh p99, ms (NaN when not known). */
+  readonly p99Of?: (peer: PeerId) => number;
+}
+
+type Key = Exclude<keyof HealthOptions, "p99Of">;
+
+export const HEALTH_DEFAULTS: Readonly<Record<Key, number>> = {
+  failureThreshold: 3,
+  outlierFactor: 5,
+  maxEjectedPercent: 20,
+  baseEjectionMs: 10_000,
+  maxEjectionMs: 300_000,
+};
+
+export const HEALTH_RANGES: Readonly<Record<Key, NumberRange>> = {
+  failureThreshold: intRange(1, 1_000),
+  outlierFactor: numberAbove(1, 1_000),
+  maxEjectedPercent: numberRange(0, 100),
+  baseEjectionMs: intRange(1),
+  maxEjectionMs: intRange(1),
+};
+
+export interface EjectionEvent {
+  readonly peer: PeerId;
+  readonly cause: HealthCause;
+  /** Times this peer has been ejected (this one included). */
+  readonly ejections: number;
+  /** Until when it is out, epoch ms. */
+  readonly untilMs: number;
+}
+
+export interface HealthStats {
+  readonly ejected: number;
+  readonly ejections: number;
+  readonly returns: number;
+  /** Ejections refused because `maxEjectedPercent` of the peers were already out. */
+  readonly refused: number;
+}
+
+interface PeerState {
+  consecutive: number;
+  lastCause: HealthCause;
+  ejections: number;
+  untilMs: number;
+  /** Ejected and not yet returned (out, or on probation once `untilMs` passed). */
+  out: boolean;
+}
+
+export class PeerHealth {
+  readonly #o: Readonly<Record<Key, number>>;
+  readonly #p99Of: (peer: PeerId) => number;
+  readonly #peers = new Map<PeerId, PeerState>();
+  #ejections = 0;
+  #returns = 0;
+  #refused = 0;
+  onEject: ((e: EjectionEvent) => void) | undefined;
+  onReturn: ((peer: PeerId, ejections: number) => void) | undefined;
+  /** An ejection refused by `maxEjectedPercent` (the peer stays in). */
+  onRefused: ((peer: PeerId, cause: HealthCause) => void) | undefined;
+
+  constructor(options: HealthOptions = {}) {
+    const o = {} as Record<Key, number>;
+    for (const k of Object.keys(HEALTH_DEFAULTS) as Key[]) {
+      o[k] = checkRange(`health.${k}`, options[k] ?? HEALTH_DEFAULTS[k], HEALTH_RANGES[k]);
+    }
+    this.#o = o;
+    this.#p99Of = options.p99Of ?? (() => NaN);
+  }
+
+  report(peer: PeerId, report: HealthReport, nowMs: number): void {
+    const s = this.#state(peer);
+    const cause =
+      report.kind === "ok" ? (this.#outlier(peer, report.latencyMs) ? "outlier" : undefined) : report.kind;
+    if (cause === undefined) {
+      s.consecutive = 0;
+      if (s.out && nowMs >= s.untilMs) {
+        s.out = false;
+        this.#returns++;
+        this.onReturn?.(peer, s.ejections);
+      }
+      return;
+    }
+    s.consecutive++;
+    s.lastCause = cause;
+    if (s.out) {
+      // On probation (its ejection expired): one more bad branch sends it back out.
+      if (nowMs >= s.untilMs) this.#eject(peer, s, cause, nowMs);
+      return;
+    }
+    if (s.consecutive >= this.#o.failureThreshold) this.#eject(peer, s, cause, nowMs);
+  }
+
+  /** The peer may be sent branches: never ejected, returned, or on probation. */
+  admits(peer: PeerId, nowMs: number): boolean {
+    const s = this.#peers.get(peer);
+    return s === undefined || !s.out || nowMs >= s.untilMs;
+  }
+
+  /** `peers` without those ejected now (order kept). */
+  filter(peers: readonly PeerId[], nowMs: number): PeerId[] {
+    return peers.filter((p) => this.admits(p, nowMs));
+  }
+
+  /** Peers out of fan-outs now, sorted. */
+  ejected(nowMs: number): PeerId[] {
+    return [...this.#peers.keys()].filter((p) => !this.admits(p, nowMs)).sort();
+  }
+
+  forget(peer: PeerId): void {
+    this.#peers.delete(peer);
+  }
+
+  stats(nowMs: number): HealthStats {
+    return {
+      ejected: this.ejected(nowMs).length,
+      ejections: this.#ejections,
+      returns: this.#returns,
+      refused: this.#refused,
+    };
+  }
+
+  #state(peer: PeerId): PeerState {
+    let s = this.#peers.get(peer);
+    if (s === undefined) {
+      s = { consecutive: 0, lastCause: "failed", ejections: 0, untilMs: 0, out: false };
+      this.#peers.set(peer, s);
+    }
+    return s;
+  }
+
+  #eject(peer: PeerId, s: PeerState, cause: HealthCause, nowMs: number): void {
+    const outNow = [...this.#peers.values()].filter((x) => x.out && nowMs < x.untilMs).length;
+    const allowed = Math.max(1, Math.floor((this.#peers.size * this.#o.maxEjectedPercent) / 100));
+    if (!s.out && outNow >= allowed) {
+      this.#refused++;
+      this.onRefused?.(peer, cause);
+      return;
+    }
+    s.ejections++;
+    s.out = true;
+    s.consecutive = 0;
+    s.untilMs = nowMs + Math.min(this.#o.maxEjectionMs, this.#o.baseEjectionMs * 2 ** (s.ejections - 1));
+    this.#ejections++;
+    this.onEject?.({ peer, cause, ejections: s.ejections, untilMs: s.untilMs });
+  }
+
+  #outlier(peer: PeerId, latencyMs: number): boolean {
+    const f = this.#o.outlierFactor;
+    const own = this.#p99Of(peer);
+    if (Number.isFinite(own) && own > 0 && latencyMs > f * own) return true;
+    const median = this.#medianP99();
+    return Number.isFinite(median) && median > 0 && latencyMs > f * median;
+  }
+
+  #medianP99(): number {
+    const xs = [...this.#peers.keys()].map((p) => this.#p99Of(p)).filter((x) => Number.isFinite(x));
+    if (xs.length === 0) return NaN;
+    xs.sort((a, b) => a - b);
+    const m = xs.length >> 1;
+    return xs.length % 2 === 1 ? xs[m]! : (xs[m - 1]! + xs[m]!) / 2;
+  }
+}
+
+/**
+ * What a branch record says about its peer: an answer is `ok` with its latency; an answer the model
+ * rejected (`INVALID_ANSWER`) is `rejected`; a failure or a branch that ran past its deadline without
+ * us stopping it is `failed`. Branches we abandoned, and records still unsettled, say nothing.
+ */
+export function healthReportOf(record: BranchRecord): HealthReport | undefined {
+  if (record.unsettled === true) return undefined;
+  const r = record.result;
+  switch (r.kind) {
+    case "answer":
+      return { kind: "ok", latencyMs: record.latencyMs };
+    case "failed":
+      return r.code === "INVALID_ANSWER" ? { kind: "rejected" } : { kind: "failed" };
+    case "deadline":
+      return record.outcome === "late" ? { kind: "failed" } : undefined;
+    case "abandoned":
+      return undefined;
+  }
+}
+
+/** The coordinator's observer that reports every settled branch to `health`. */
+export function healthObserver(health: PeerHealth, now: () => number): FanoutObserver {
+  return {
+    onBranchEnd(_fanoutId, record) {
+      const report = healthReportOf(record);
+      if (report !== undefined) health.report(record.peer, report, now());
+    },
+  };
+}

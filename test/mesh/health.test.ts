@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { PeerHealth, healthReportOf } from "../../src/mesh/membership/health.js";
+import type { BranchRecord } from "../../src/engine/outcome.js";
+
+const peers = ["a", "b", "c", "d", "e"];
+
+function withPeers(h: PeerHealth, now: number): void {
+  for (const p of peers) h.report(p, { kind: "ok", latencyMs: 10 }, now);
+}
+
+describe("PeerHealth", () => {
+  it("ejects after consecutive failures, with backoff, and returns through probation", () => {
+    const h = new PeerHealth({ failureThreshold: 3, baseEjectionMs: 1_000 });
+    const events: string[] = [];
+    h.onEject = (e) => events.push(`eject ${e.peer} ${e.cause} ${e.ejections} ${e.untilMs}`);
+    h.onReturn = (p) => events.push(`return ${p}`);
+    withPeers(h, 0);
+    for (let i = 0; i < 3; i++) h.report("a", { kind: "failed" }, 1);
+    expect(h.admits("a", 500)).toBe(false);
+    expect(h.filter(peers, 500)).toEqual(["b", "c", "d", "e"]);
+    // Probation: admitted again; one bad branch ejects it for twice as long.
+    expect(h.admits("a", 1_001)).toBe(true);
+    h.report("a", { kind: "rejected" }, 1_001);
+    expect(h.admits("a", 2_500)).toBe(false);
+    expect(h.admits("a", 3_001)).toBe(true);
+    h.report("a", { kind: "ok", latencyMs: 10 }, 3_001);
+    expect(events).toEqual(["eject a failed 1 1001", "eject a rejected 2 3001", "return a"]);
+    expect(h.stats(3_001)).toEqual({ ejected: 0, ejections: 2, returns: 1, refused: 0 });
+  });
+
+  it("a success resets the run of failures", () => {
+    const h = new PeerHealth({ failureThreshold: 3 });
+    h.report("a", { kind: "failed" }, 0);
+    h.report("a", { kind: "failed" }, 0);
+    h.report("a", { kind: "ok", latencyMs: 1 }, 0);
+    h.report("a", { kind: "failed" }, 0);
+    h.report("a", { kind: "failed" }, 0);
+    expect(h.admits("a", 0)).toBe(true);
+  });
+
+  it("latency outliers against the set's median p99 eject; an unknown p99 never does", () => {
+    const p99 = new Map([
+      ["a", 10],
+      ["b", 10],
+      ["c", 12],
+      ["d", 11],
+      ["e", 10],
+    ]);
+    const h = new PeerHealth({ failureThreshold: 2, outlierFactor: 5, p99Of: (p) => p99.get(p) ?? NaN });
+    withPeers(h, 0);
+    h.report("a", { kind: "ok", latencyMs: 49 }, 1);
+    h.report("a", { kind: "ok", latencyMs: 49 }, 1);
+    expect(h.admits("a", 1)).toBe(true);
+    h.report("a", { kind: "ok", latencyMs: 200 }, 1);
+    h.report("a", { kind: "ok", latencyMs: 200 }, 1);
+    expect(h.admits("a", 1)).toBe(false);
+    const blind = new PeerHealth({ failureThreshold: 1 });
+    blind.report("x", { kind: "ok", latencyMs: 1e6 }, 0);
+    expect(blind.admits("x", 0)).toBe(true);
+  });
+
+  it("ejects at most maxEjectedPercent of the peers (at least one), and says so", () => {
+    const h = new PeerHealth({ failureThreshold: 1, maxEjectedPercent: 20 });
+    const refused: string[] = [];
+    h.onRefused = (p) => refused.push(p);
+    withPeers(h, 0);
+    for (const p of peers) h.report(p, { kind: "failed" }, 1);
+    expect(h.ejected(1)).toEqual(["a"]);
+    expect(refused).toEqual(["b", "c", "d", "e"]);
+  });
+
+  it("rejects out-of-range options in the one message style", () => {
+    expect(() => new PeerHealth({ maxEjectedPercent: 101 })).toThrow(/health\.maxEjectedPercent: got 101/);
+  });
+});
+
+describe("healthReportOf", () => {
+  const base = {
+    peer: "a",
+    branchId: "1",
+    deadline: 0,
+    latencyMs: 7,
+    lostWorkMs: 0,
+    decisionRelevant: false,
+  };
+  it("maps an invalid answer to rejected, late to failed, and ignores our abandons", () => {
+    const rec = (r: Partial<BranchRecord>): BranchRecord =>
+      ({ ...base, outcome: "failed", ...r }) as BranchRecord;
+    expect(healthReportOf(rec({ result: { kind: "failed", code: "INVALID_ANSWER", message: "x" } }))).toEqual(
+      {
+        kind: "rejected",
+      },
+    );
+    expect(healthReportOf(rec({ result: { kind: "failed", code: "UNAVAILABLE", message: "x" } }))).toEqual({
+      kind: "failed",
+    });
+    expect(healthReportOf(rec({ outcome: "late", result: { kind: "deadline", lostWorkMs: 0 } }))).toEqual({
+      kind: "failed",
+    });
+    expect(
+      healthReportOf(rec({ outcome: "abandoned", result: { kind: "abandoned", lostWorkMs: 0 } })),
+    ).toBeUndefined();
+    expect(
+      healthReportOf(
+        rec({ outcome: "committed", result: { kind: "answer", answer: 1, serviceMs: 1 } as never }),
+      ),
+    ).toEqual({ kind: "ok", latencyMs: 7 });
+  });
+});
