@@ -23,6 +23,8 @@ export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = {
 
 export class ChannelPool {
   readonly #clients = new Map<string, grpc.Client>();
+  /** Last `get` of each address, ms (performance clock, for `closeIdle`). */
+  readonly #usedAt = new Map<string, number>();
   readonly #credentials: grpc.ChannelCredentials;
   readonly #options: grpc.ChannelOptions;
   readonly #onClose = new Set<(address: string) => void>();
@@ -34,6 +36,7 @@ export class ChannelPool {
 
   /** The client (channel) for `address` ("host:port" or any grpc-js target), created on first use. */
   get(address: string): grpc.Client {
+    this.#usedAt.set(address, performance.now());
     let c = this.#clients.get(address);
     if (c === undefined) {
       c = new grpc.Client(address, this.#credentials, this.#options);
@@ -56,8 +59,22 @@ export class ChannelPool {
     return () => this.#onClose.delete(listener);
   }
 
+  /** Closes every channel not used (`get`) for `idleMs`; returns how many. */
+  closeIdle(idleMs: number): number {
+    const beforeMs = performance.now() - idleMs;
+    let closed = 0;
+    for (const [address, at] of [...this.#usedAt]) {
+      if (at < beforeMs) {
+        this.close(address);
+        closed++;
+      }
+    }
+    return closed;
+  }
+
   close(address: string): void {
     const c = this.#clients.get(address);
+    this.#usedAt.delete(address);
     if (c === undefined) return;
     this.#clients.delete(address);
     for (const l of this.#onClose) l(address);

@@ -19,7 +19,7 @@ import type { Logger } from "./logger.js";
 
 export interface NodeMembershipDeps {
   readonly pool: ChannelPool;
-  readonly book: Pick<LatencyBook, "reset" | "forget">;
+  readonly book: Pick<LatencyBook, "reset" | "forget" | "tracks">;
   /** The node's logger; membership lines go to its `membership` child, resets to `node`. */
   readonly log: Logger;
 }
@@ -40,6 +40,9 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     probeTimeoutMs: config.probe.timeoutMs,
     failureThreshold: config.probe.failureThreshold,
     refreshMs: config.dnsIntervalMs,
+    subsetSize: config.membership.subsetSize,
+    channelIdleMs: config.membership.channelIdleMs,
+    active: (id) => deps.book.tracks(id),
   });
   membership.on("up", (p) => log.info("peer up", { peer: p.id, address: p.address, region: p.region }));
   membership.on("down", (p) =>

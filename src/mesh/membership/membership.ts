@@ -26,6 +26,7 @@ import type { PeerId } from "../../estimate/types.js";
 import { ChannelPool } from "../channel-pool.js";
 import { swarmService } from "../proto.js";
 import type { WireProbeReply, WireStateReply } from "../proto.js";
+import { hash32 } from "../../util/hash.js";
 import { checkRange, intRange } from "../../util/range.js";
 import type { NumberRange } from "../../util/range.js";
 import { createSource } from "./source.js";
@@ -79,15 +80,24 @@ export interface MembershipOptions {
   readonly failureThreshold?: number;
   /** Re-resolve interval of DNS sources, ms. */
   readonly refreshMs?: number;
+  /** Addresses this node probes (and so keeps channels to) beyond its active set: a deterministic subset. */
+  readonly subsetSize?: number;
+  /** A channel unused this long is closed, ms. */
+  readonly channelIdleMs?: number;
+  /** Peers this node is sending branches to (the active set): always probed, whatever the subset. */
+  readonly active?: (id: PeerId) => boolean;
 }
 
-type TimingKey = "probeIntervalMs" | "probeTimeoutMs" | "failureThreshold" | "refreshMs";
+type TimingKey =
+  "probeIntervalMs" | "probeTimeoutMs" | "failureThreshold" | "refreshMs" | "subsetSize" | "channelIdleMs";
 
 export const MEMBERSHIP_DEFAULTS: Readonly<Record<TimingKey, number>> = {
   probeIntervalMs: 1_000,
   probeTimeoutMs: 500,
   failureThreshold: 3,
   refreshMs: 5_000,
+  subsetSize: 64,
+  channelIdleMs: 60_000,
 };
 
 export const MEMBERSHIP_RANGES: Readonly<Record<TimingKey, NumberRange>> = {
@@ -95,6 +105,8 @@ export const MEMBERSHIP_RANGES: Readonly<Record<TimingKey, NumberRange>> = {
   probeTimeoutMs: intRange(1),
   failureThreshold: intRange(1, 100),
   refreshMs: intRange(100),
+  subsetSize: intRange(1, 100_000),
+  channelIdleMs: intRange(1_000),
 };
 
 function timing(options: MembershipOptions, key: TimingKey): number {
@@ -127,6 +139,9 @@ export class Membership extends EventEmitter<MembershipEvents> {
   readonly #timeout: number;
   readonly #threshold: number;
   readonly #selfId: string | undefined;
+  readonly #subsetSize: number;
+  readonly #channelIdleMs: number;
+  readonly #active: (id: PeerId) => boolean;
   #timer: TimerHandle | undefined;
   #refreshTimers: TimerHandle[] = [];
   #running = false;
@@ -143,6 +158,9 @@ export class Membership extends EventEmitter<MembershipEvents> {
     this.#timeout = timing(options, "probeTimeoutMs");
     this.#threshold = timing(options, "failureThreshold");
     this.#selfId = options.selfId;
+    this.#subsetSize = timing(options, "subsetSize");
+    this.#channelIdleMs = timing(options, "channelIdleMs");
+    this.#active = options.active ?? (() => false);
   }
 
   /** Resolves every source and runs a first probe round; then probes and refreshes on timers. */
@@ -191,10 +209,31 @@ export class Membership extends EventEmitter<MembershipEvents> {
     return [...this.#entries.values()].filter((e) => !e.self).map((e) => this.#info(e));
   }
 
-  /** One probe round over every known address (also run on the interval). */
+  /**
+   * One probe round (also run on the interval) over this node's subset of the addresses and its
+   * active set; then channels idle past `channelIdleMs` are closed.
+   */
   async probeNow(): Promise<void> {
     if (this.#stopped) return;
-    await Promise.all([...this.#entries.values()].map((e) => this.#probe(e)));
+    await Promise.all(this.#probed().map((e) => this.#probe(e)));
+    if (!this.#stopped) this.pool.closeIdle(this.#channelIdleMs);
+  }
+
+  /**
+   * Rendezvous subsetting: each address ranked by a hash of (this node, address), the first
+   * `subsetSize` kept, so every node probes a different, stable subset and an address joining or
+   * leaving moves at most one slot; plus every address of an active-set peer and of this node itself.
+   */
+  #probed(): Entry[] {
+    const all = [...this.#entries.values()];
+    if (all.length <= this.#subsetSize) return all;
+    const self = this.#selfId ?? "";
+    const ranked = all
+      .map((e) => ({ e, rank: hash32(`${self}|${e.address}`) }))
+      .sort((a, b) => a.rank - b.rank || (a.e.address < b.e.address ? -1 : 1));
+    return ranked
+      .filter(({ e }, i) => i < this.#subsetSize || e.self || (e.id !== "" && this.#active(e.id)))
+      .map(({ e }) => e);
   }
 
   #isLive(id: PeerId): boolean {

@@ -88,6 +88,18 @@ export const nodeConfigSchema = z.strictObject({
       .default(MEMBERSHIP_DEFAULTS.failureThreshold)
       .meta(doc("Consecutive failed probes that mark a peer down.")),
   }),
+  membership: group({
+    subsetSize: rangeField(MEMBERSHIP_RANGES.subsetSize)
+      .default(MEMBERSHIP_DEFAULTS.subsetSize)
+      .meta(
+        doc(
+          "Addresses a node probes and keeps channels to beyond its active set: a rendezvous-hashed subset, different per node.",
+        ),
+      ),
+    channelIdleMs: rangeField(MEMBERSHIP_RANGES.channelIdleMs)
+      .default(MEMBERSHIP_DEFAULTS.channelIdleMs)
+      .meta(doc("A channel to a peer unused this long is closed, ms.")),
+  }),
   health: group({
     failureThreshold: rangeField(HEALTH_RANGES.failureThreshold)
       .default(HEALTH_DEFAULTS.failureThreshold)
