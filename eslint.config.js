@@ -40,7 +40,8 @@ const networkImports = {
     ...reportImports.patterns,
     {
       group: ["@grpc/*", "**/mesh/**", "**/node/**", "**/cli/**"],
-      message: "pure parts (estimate, policy, decision, routing) must not import the network or the daemon",
+      message:
+        "pure parts (estimate, policy, decision, routing, hedge) must not import the network or the daemon",
     },
   ],
 };
@@ -98,7 +99,7 @@ export default tseslint.config(
     rules: { "no-restricted-imports": ["error", shippedReportImports] },
   },
   {
-    files: ["src/estimate/**", "src/policy/**", "src/decision/**", "src/routing/**"],
+    files: ["src/estimate/**", "src/policy/**", "src/decision/**", "src/routing/**", "src/hedge/**"],
     rules: { "no-restricted-imports": ["error", networkImports] },
   },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },

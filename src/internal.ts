@@ -102,6 +102,38 @@ export { registerSource, parseTarget } from "./mesh/membership/source.js";
 export type { MembershipSource, SourceFactory, ParsedTarget } from "./mesh/membership/source.js";
 export { PROTO_ROOT, SWARM_PROTO_FILE, SWARM_SERVICE_NAME, swarmPackageDefinition } from "./mesh/proto.js";
 
+// Replicated fan-outs and hedging (docs/hedging.md)
+export { HedgedFanout } from "./engine/hedge-fanout.js";
+export type { HedgeBook, HedgedFanoutOptions, ReplicatedRun } from "./engine/hedge-fanout.js";
+export type {
+  BackupRecord,
+  HedgeDecisionRecord,
+  HedgedOutcome,
+  HedgedSettlement,
+  HedgeObserver,
+  HedgeStats,
+} from "./engine/hedge-outcome.js";
+export { decideBackup, canLand } from "./hedge/decide-backup.js";
+export { checkHedgePolicy } from "./hedge/check-policy.js";
+export { tailGainSchedule, quantileOf } from "./hedge/expected-gain.js";
+export type { TailGainSchedule } from "./hedge/expected-gain.js";
+export { ExtraLoadCeiling } from "./hedge/extra-load-ceiling.js";
+export type { ExtraLoadCeilingOptions } from "./hedge/extra-load-ceiling.js";
+export { HEDGE_DEFAULTS, HEDGE_RANGES } from "./hedge/options.js";
+export type { HedgeOptions } from "./hedge/options.js";
+export { HEDGE_REASONS } from "./hedge/reasons.js";
+export type { HedgeReasonSpec } from "./hedge/reasons.js";
+export { HEDGE_POLICY_NAMES } from "./hedge/types.js";
+export type {
+  HedgeAction,
+  HedgeDecision,
+  HedgeInput,
+  HedgeNumbers,
+  HedgePolicy,
+  HedgePolicyName,
+  HedgeReason,
+} from "./hedge/types.js";
+
 // Telemetry parts, for custom wiring
 export type { SamplingHints } from "./telemetry/sampling-hints.js";
 export { FanoutTracer } from "./telemetry/fanout-tracer.js";
