@@ -76,11 +76,12 @@ export function makeCoordinateHandler(
             ? now + limits.defaultBudgetMs
             : Infinity,
       );
-      const deadline = workDeadline(incoming, limits.deadlineReserveMs, cap);
+      const reserve = core.replyReserve.current(now);
+      const deadline = workDeadline(incoming, reserve.ms, cap);
       if (!(deadline > now)) {
         throw new TailswarmError(
           "DEADLINE_EXCEEDED",
-          `deadline: ${(incoming - now).toFixed(1)} ms left on arrival at node ${core.nodeId}, expected more than the ${limits.deadlineReserveMs} ms reserve`,
+          `deadline: ${(incoming - now).toFixed(1)} ms left on arrival at node ${core.nodeId}, expected more than the ${reserve.ms.toFixed(1)} ms reserve (${reserve.kind})`,
         );
       }
       const abort = chainAbort();
@@ -115,6 +116,8 @@ export function makeCoordinateHandler(
         .then(
           (r) => {
             cleanup();
+            // the fan-out's wait ended at its deadline, or earlier when it ended earlier
+            const waitEnd = Math.min(deadline, now + r.elapsedMs);
             try {
               callback(null, {
                 action: encodeJson(r.action, "action"),
@@ -137,6 +140,12 @@ export function makeCoordinateHandler(
                 ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
                 deadlineMissed: r.deadlineMissed ?? false,
                 estimateBasis: r.estimateBasis ?? "",
+              });
+              // the reply is written out in the turns that follow the callback: measured after them
+              setImmediate(() => {
+                const sent = clock.now();
+                core.replyReserve.record(sent - waitEnd, sent);
+                core.replyMetrics.reply(r.mode, sent >= incoming, reserve.ms);
               });
             } catch (error) {
               callback(toServiceError(error, "coordinate"));

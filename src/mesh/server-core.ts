@@ -1,4 +1,6 @@
 /** State shared by the services of one swarm server: identity, clock, queue, abandon registry. */
+import type { ReplyReserve } from "./reply-reserve.js";
+import type { ReplyMetrics } from "../telemetry/reply-metrics.js";
 import type { Clock } from "../clock/clock.js";
 import { TailswarmError } from "../errors.js";
 import type { SamplingHints } from "../telemetry/sampling-hints.js";
@@ -26,8 +28,14 @@ export interface NodeState {
 export interface ServerLimits {
   /** Largest payload (JSON bytes) accepted, bytes. */
   readonly maxPayloadBytes: number;
-  /** Time a node keeps from an incoming deadline to send its reply, ms. */
+  /**
+   * Time a node keeps from an incoming deadline to send its reply, ms: a Branch's reserve, and the
+   * transit part of a Coordinate's, kept on top of its measured overhead p99 (`ReplyReserve`).
+   */
   readonly deadlineReserveMs: number;
+  /** Bounds of a Coordinate's whole reserve, transit plus measured overhead (`ReplyReserve`), ms. */
+  readonly replyReserveMinMs: number;
+  readonly replyReserveMaxMs: number;
   /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
   readonly abandonReplyGraceMs: number;
   /** A caller's absolute deadline is trusted when within this of its gRPC deadline, ms. */
@@ -47,6 +55,9 @@ export interface ServerCore {
   readonly queue: WorkQueue;
   readonly abandons: AbandonRegistry;
   readonly limits: ServerLimits;
+  /** The reserve a Coordinate keeps from its caller's deadline (measured decide-and-reply overhead). */
+  readonly replyReserve: ReplyReserve;
+  readonly replyMetrics: ReplyMetrics;
   /** The sampler's hints for the server's RPC spans (SwarmServerOptions.sampling). */
   readonly sampling: SamplingHints | undefined;
   draining: boolean;

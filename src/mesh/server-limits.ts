@@ -5,6 +5,7 @@
  * `drainGraceMs`) read them.
  */
 import { MAX_TIMER_MS } from "../clock/clock.js";
+import { invalid } from "../errors.js";
 import { checkRange, intRange, numberRange } from "../util/range.js";
 import type { NumberRange } from "../util/range.js";
 import type { ServerLimits } from "./server-core.js";
@@ -25,6 +26,9 @@ export const SERVER_DEFAULTS: ServerLimitDefaults = {
   maxQueue: 1_024,
   maxPayloadBytes: 1_048_576,
   deadlineReserveMs: 5,
+  // A Coordinate's reserve follows its measured overhead p99, within these bounds.
+  replyReserveMinMs: 1,
+  replyReserveMaxMs: 100,
   abandonReplyGraceMs: 50,
   callerClockToleranceMs: 250,
   // A call that carries no deadline still gets a bounded one: a fan-out's worth, not a held slot.
@@ -41,6 +45,8 @@ export const SERVER_RANGES: Readonly<Record<keyof ServerLimitDefaults, NumberRan
   maxQueue: intRange(0, 1_000_000),
   maxPayloadBytes: intRange(1, 64 * 1024 * 1024),
   deadlineReserveMs: numberRange(0, 10_000),
+  replyReserveMinMs: numberRange(0, 10_000),
+  replyReserveMaxMs: numberRange(0, 10_000),
   abandonReplyGraceMs: numberRange(0, 60_000),
   callerClockToleranceMs: numberRange(0, 3_600_000),
   defaultBudgetMs: numberRange(1, 3_600_000),
@@ -54,9 +60,16 @@ export const SERVER_RANGES: Readonly<Record<keyof ServerLimitDefaults, NumberRan
 export function resolveServerLimits(options: Partial<Record<keyof ServerLimits, number>>): ServerLimits {
   const value = (key: keyof ServerLimits): number =>
     checkRange(key, options[key] ?? SERVER_DEFAULTS[key], SERVER_RANGES[key]);
+  const min = value("replyReserveMinMs");
+  const max = value("replyReserveMaxMs");
+  if (min > max) {
+    throw invalid("replyReserveMinMs", min, `at most replyReserveMaxMs (${max})`, { code: "INVALID_CONFIG" });
+  }
   return {
     maxPayloadBytes: value("maxPayloadBytes"),
     deadlineReserveMs: value("deadlineReserveMs"),
+    replyReserveMinMs: min,
+    replyReserveMaxMs: max,
     abandonReplyGraceMs: value("abandonReplyGraceMs"),
     callerClockToleranceMs: value("callerClockToleranceMs"),
     defaultBudgetMs: value("defaultBudgetMs"),

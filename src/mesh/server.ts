@@ -33,6 +33,8 @@ import { GuardedServer, rpcGuard } from "./rpc-guard.js";
 import type { Authorize } from "./rpc-guard.js";
 import { abortReason } from "./server-core.js";
 import type { NodeState, ServerCore, ServerLimits } from "./server-core.js";
+import { ReplyReserve } from "./reply-reserve.js";
+import { ReplyMetrics } from "../telemetry/reply-metrics.js";
 import { resolveServerLimits, SERVER_DEFAULTS, SERVER_RANGES } from "./server-limits.js";
 import { WorkQueue } from "./work-queue.js";
 
@@ -70,6 +72,9 @@ export interface SwarmServerOptions {
   readonly maxDeadlineMs?: number;
   /** Kept back from an incoming deadline to reply in time, ms. */
   readonly deadlineReserveMs?: number;
+  /** Bounds of a Coordinate's reserve, which follows its measured decide-and-reply overhead p99, ms. */
+  readonly replyReserveMinMs?: number;
+  readonly replyReserveMaxMs?: number;
   /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
   readonly abandonReplyGraceMs?: number;
   /**
@@ -162,6 +167,14 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     queue,
     abandons,
     limits,
+    replyReserve: new ReplyReserve({
+      transitMs: limits.deadlineReserveMs,
+      minMs: limits.replyReserveMinMs,
+      maxMs: limits.replyReserveMaxMs,
+      onCapped: (wantedMs) =>
+        limitLog.report("replyReserveMaxMs", { wantedMs, maxMs: limits.replyReserveMaxMs }),
+    }),
+    replyMetrics: new ReplyMetrics(),
     sampling: options.sampling,
     draining: false,
     coordinating: 0,

@@ -275,6 +275,8 @@ export class SwarmNode {
       onLimit: (limit, fields) => limitLog.warn("limit reached", { limit, ...fields }),
       maxDeadlineMs: config.maxDeadlineMs,
       deadlineReserveMs: config.deadlineReserveMs,
+      replyReserveMinMs: config.replyReserveMinMs,
+      replyReserveMaxMs: config.replyReserveMaxMs,
       defaultBudgetMs: config.defaultBudgetMs,
       ...(telemetry?.sampling !== undefined && { sampling: telemetry.sampling }),
       ...(options.version !== undefined && { version: options.version }),

@@ -154,7 +154,25 @@ export const nodeConfigSchema = z.strictObject({
     ),
   deadlineReserveMs: rangeField(server.deadlineReserveMs)
     .default(SERVER_DEFAULTS.deadlineReserveMs)
-    .meta(doc("Kept back from an incoming deadline to reply in time, ms.")),
+    .meta(
+      doc(
+        "Kept back from an incoming deadline to reply in time, ms: a Branch's reserve; a Coordinate keeps it for the transit it cannot see (before the request is read, after the reply is written) on top of its measured decide-and-reply overhead p99.",
+      ),
+    ),
+  replyReserveMinMs: rangeField(server.replyReserveMinMs)
+    .default(SERVER_DEFAULTS.replyReserveMinMs)
+    .meta(
+      doc(
+        "Smallest reserve a Coordinate keeps (deadlineReserveMs plus its measured decide-and-reply overhead p99 is raised to this), ms.",
+      ),
+    ),
+  replyReserveMaxMs: rangeField(server.replyReserveMaxMs)
+    .default(SERVER_DEFAULTS.replyReserveMaxMs)
+    .meta(
+      doc(
+        "Largest reserve a Coordinate keeps (deadlineReserveMs plus its measured decide-and-reply overhead p99 is capped at this; reaching it is logged), ms.",
+      ),
+    ),
   defaultBudgetMs: rangeField(server.defaultBudgetMs)
     .default(SERVER_DEFAULTS.defaultBudgetMs)
     .meta(doc("Budget of a call (Coordinate or Branch) with no deadline and no budget_ms, ms.")),

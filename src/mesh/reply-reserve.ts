@@ -1,0 +1,87 @@
+/**
+ * The reserve a coordinating node keeps from the caller's deadline so that its reply arrives in time:
+ * `transitMs` (`deadlineReserveMs`) plus the p99 of its own measured decide-and-reply overhead over a
+ * window, bounded by `[minMs, maxMs]`.
+ *
+ * One overhead sample per Coordinate reply: the time from the end of the fan-out's wait — its deadline,
+ * or the fan-out's end when it ended earlier — to the reply handed to gRPC and the turns that write it.
+ * It holds a deadline timer that fires late on a busy event loop, scoring the answers, encoding the reply.
+ * It cannot hold the transit either side of the node: the caller's deadline starts before the request is
+ * read here (grpc-timeout is measured from arrival) and ends after the reply is read there. `transitMs`
+ * is kept for that, fixed, since the node never sees it. With fewer than `MIN_SAMPLES` samples in the
+ * window there is no p99 to speak of: the largest overhead seen stands in (kind `prior`).
+ *
+ * The window constants are fixed, not config keys: they shape the estimate (how fast it forgets a stall,
+ * how much it costs), not a limit; the bounds that do limit the reserve are `minMs` and `maxMs`.
+ */
+import { nearestRank } from "../util/nearest-rank.js";
+
+/** Samples in the window below which the prior reserve applies. */
+const MIN_SAMPLES = 20;
+/** Window of the overhead samples, ms; a burst of event-loop stalls leaves the reserve within it. */
+const WINDOW_MS = 10_000;
+/** Samples kept at most (the newest), so the p99 costs a bounded sort. */
+const CAPACITY = 512;
+/** The p99 is recomputed at most this often, ms. */
+const REFRESH_MS = 100;
+
+export interface ReplyReserveOptions {
+  /** Kept on top of the measured overhead for the transit the node cannot see, ms. */
+  readonly transitMs: number;
+  readonly minMs: number;
+  readonly maxMs: number;
+  /** Called when the reserve wanted is above `maxMs` and is capped (the reply may then miss). */
+  readonly onCapped?: (wantedMs: number) => void;
+}
+
+export class ReplyReserve {
+  readonly #o: ReplyReserveOptions;
+  readonly #at = new Float64Array(CAPACITY);
+  readonly #ms = new Float64Array(CAPACITY);
+  #next = 0;
+  #count = 0;
+  #cached = NaN;
+  #cachedAt = -Infinity;
+  #measured = false;
+
+  constructor(options: ReplyReserveOptions) {
+    this.#o = options;
+  }
+
+  /** Records one decide-and-reply overhead, ms (negative or non-finite values are ignored). */
+  record(overheadMs: number, now: number): void {
+    if (!(overheadMs >= 0) || !Number.isFinite(overheadMs)) return;
+    this.#at[this.#next] = now;
+    this.#ms[this.#next] = overheadMs;
+    this.#next = (this.#next + 1) % CAPACITY;
+    if (this.#count < CAPACITY) this.#count++;
+    // an overhead above the reserve in use is news now, not at the next refresh
+    if (!(overheadMs <= this.#cached)) this.#cachedAt = -Infinity;
+  }
+
+  /** The reserve to keep now, ms; kind `measured` (a window p99) or `prior` (too few samples: the largest). */
+  current(now: number): { readonly ms: number; readonly kind: "measured" | "prior" } {
+    if (now - this.#cachedAt >= REFRESH_MS || now < this.#cachedAt) {
+      this.#cached = this.#p99(now);
+      this.#cachedAt = now;
+    }
+    const measured = this.#measured;
+    const raw = this.#o.transitMs + (Number.isNaN(this.#cached) ? 0 : this.#cached);
+    if (raw > this.#o.maxMs) this.#o.onCapped?.(raw);
+    return {
+      ms: Math.min(this.#o.maxMs, Math.max(this.#o.minMs, raw)),
+      kind: measured ? "measured" : "prior",
+    };
+  }
+
+  /** The window's p99 (`#measured`), or with too few samples its largest (NaN: none). */
+  #p99(now: number): number {
+    const recent: number[] = [];
+    for (let i = 0; i < this.#count; i++) {
+      if (now - this.#at[i]! <= WINDOW_MS) recent.push(this.#ms[i]!);
+    }
+    recent.sort((a, b) => a - b);
+    this.#measured = recent.length >= MIN_SAMPLES;
+    return (this.#measured ? nearestRank(recent, 0.99) : recent[recent.length - 1]) ?? NaN;
+  }
+}
