@@ -26,9 +26,10 @@ export const SERVER_DEFAULTS: ServerLimitDefaults = {
   maxQueue: 1_024,
   maxPayloadBytes: 1_048_576,
   deadlineReserveMs: 5,
-  // A Coordinate's reserve follows its measured overhead p99, within these bounds.
+  // A Coordinate's reserve follows its measured overhead p99, within these bounds; the cap keeps one
+  // stall of a busy loop from refusing short calls outright for a whole window.
   replyReserveMinMs: 1,
-  replyReserveMaxMs: 100,
+  replyReserveMaxMs: 20,
   abandonReplyGraceMs: 50,
   callerClockToleranceMs: 250,
   // A call that carries no deadline still gets a bounded one: a fan-out's worth, not a held slot.
