@@ -5,9 +5,10 @@
  * hang under it in one trace.
  */
 import { context } from "@opentelemetry/api";
-import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
+import type { sendUnaryData, ServerUnaryCall, ServiceError } from "@grpc/grpc-js";
 import { status as Status } from "@grpc/grpc-js";
 import { TailswarmError, invalid } from "../errors.js";
+import { AdmissionRefused } from "./admission.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import type { CoordinateFn } from "./coordinate.js";
 import { chainAbort, incomingDeadline, workDeadline } from "./deadline.js";
@@ -90,9 +91,11 @@ export function makeCoordinateHandler(
       call.on("cancelled", onCancelled);
       const timer = clock.setTimer(() => abort.abort(abortReason("deadline", "coordinate")), deadline - now);
       core.coordinating++;
+      let admittedAt: number | undefined;
       cleanup = () => {
         cleanup = () => {};
         core.coordinating--;
+        if (admittedAt !== undefined) core.coordinateAdmission.release(clock.now() - admittedAt);
         timer.cancel();
         abort.dispose();
         core.abandons.delete("", abort.controller);
@@ -111,54 +114,67 @@ export function makeCoordinateHandler(
         ...(req.decision !== "" ? { decision: req.decision } : {}),
         ...(options !== null ? { options } : {}),
       };
-      context
-        .with(rpc.context, () => coordinate(request, ctx))
-        .then(
-          (r) => {
-            cleanup();
-            // the fan-out's wait ended at its deadline, or earlier when it ended earlier
-            const waitEnd = Math.min(deadline, now + r.elapsedMs);
-            try {
-              callback(null, {
-                action: encodeJson(r.action, "action"),
-                mode: r.mode,
-                reason: r.reason,
-                fanoutP50Ms: r.fanoutP50Ms,
-                fanoutP99Ms: r.fanoutP99Ms,
-                committed: r.committed,
-                abandoned: r.abandoned,
-                fanoutId: r.fanoutId,
-                failed: r.failed,
-                late: r.late,
-                degraded: r.degraded,
-                decisionChanged: r.decisionChanged,
-                elapsedMs: r.elapsedMs,
-                abandonCostMs: r.abandonCostMs,
-                violation: r.violation ?? "",
-                nodeId: core.nodeId,
-                branches: (r.branches ?? []).map((b) => ({ ...b })),
-                ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
-                deadlineMissed: r.deadlineMissed ?? false,
-                estimateBasis: r.estimateBasis ?? "",
-              });
-              // the reply is written out in the turns that follow the callback: measured after them
-              setImmediate(() => {
-                const sent = clock.now();
-                core.replyReserve.record(sent - waitEnd, sent);
-                core.replyMetrics.reply(r.mode, sent >= incoming, reserve.ms);
-              });
-            } catch (error) {
-              callback(toServiceError(error, "coordinate"));
-            }
-          },
-          (error: unknown) => {
-            cleanup();
+      // Refused at once when full or when the wait would outlast the deadline; a queued call whose
+      // deadline passes (or whose caller cancels) leaves the queue without running.
+      const slot = core.coordinateAdmission.acquire(abort.signal, deadline - now);
+      const run = (): Promise<Awaited<ReturnType<CoordinateFn>>> => {
+        admittedAt = clock.now();
+        return context.with(rpc.context, () => coordinate(request, ctx));
+      };
+      (slot === true ? run() : slot.then(run)).then(
+        (r) => {
+          cleanup();
+          // the fan-out's wait ended at its deadline, or earlier when it ended earlier
+          const waitEnd = Math.min(deadline, (admittedAt ?? now) + r.elapsedMs);
+          try {
+            callback(null, {
+              action: encodeJson(r.action, "action"),
+              mode: r.mode,
+              reason: r.reason,
+              fanoutP50Ms: r.fanoutP50Ms,
+              fanoutP99Ms: r.fanoutP99Ms,
+              committed: r.committed,
+              abandoned: r.abandoned,
+              fanoutId: r.fanoutId,
+              failed: r.failed,
+              late: r.late,
+              degraded: r.degraded,
+              decisionChanged: r.decisionChanged,
+              elapsedMs: r.elapsedMs,
+              abandonCostMs: r.abandonCostMs,
+              violation: r.violation ?? "",
+              nodeId: core.nodeId,
+              branches: (r.branches ?? []).map((b) => ({ ...b })),
+              ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
+              deadlineMissed: r.deadlineMissed ?? false,
+              estimateBasis: r.estimateBasis ?? "",
+            });
+            // the reply is written out in the turns that follow the callback: measured after them
+            setImmediate(() => {
+              const sent = clock.now();
+              core.replyReserve.record(sent - waitEnd, sent);
+              core.replyMetrics.reply(r.mode, sent >= incoming, reserve.ms);
+            });
+          } catch (error) {
             callback(toServiceError(error, "coordinate"));
-          },
-        );
+          }
+        },
+        (error: unknown) => {
+          cleanup();
+          callback(refusalError(error));
+        },
+      );
     } catch (error) {
       cleanup();
-      callback(toServiceError(error, "coordinate"));
+      callback(refusalError(error));
     }
   };
+}
+
+/** A refusal with its retry hint as the `grpc-retry-pushback-ms` trailer (gRFC A6); others as they are. */
+function refusalError(error: unknown): Partial<ServiceError> {
+  const e = toServiceError(error, "coordinate");
+  if (error instanceof AdmissionRefused)
+    e.metadata?.set("grpc-retry-pushback-ms", String(error.retryAfterMs));
+  return e;
 }

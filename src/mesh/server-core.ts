@@ -7,6 +7,7 @@ import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import type { HandlerRegistry } from "./handler.js";
 import type { AbandonRegistry } from "./abandon-registry.js";
 import type { WorkQueue } from "./work-queue.js";
+import type { Admission } from "./admission.js";
 import type { WirePeerLoad } from "./proto.js";
 
 /** What a node reports about itself in `State` (and partly on every Branch reply). */
@@ -53,6 +54,8 @@ export interface ServerCore {
   readonly clock: Clock;
   readonly handlers: HandlerRegistry;
   readonly queue: WorkQueue;
+  /** Admission of Coordinate calls (they fan out): its own limit and queue, apart from Branch's. */
+  readonly coordinateAdmission: Admission;
   readonly abandons: AbandonRegistry;
   readonly limits: ServerLimits;
   /** The reserve a Coordinate keeps from its caller's deadline (measured decide-and-reply overhead). */

@@ -37,6 +37,8 @@ import { ReplyReserve } from "./reply-reserve.js";
 import { ReplyMetrics } from "../telemetry/reply-metrics.js";
 import { resolveServerLimits, SERVER_DEFAULTS, SERVER_RANGES } from "./server-limits.js";
 import { WorkQueue } from "./work-queue.js";
+import { Admission } from "./admission.js";
+import type { AdmissionLimits } from "./admission.js";
 
 export interface SwarmServerOptions {
   readonly nodeId: string;
@@ -90,6 +92,8 @@ export interface SwarmServerOptions {
   readonly maxAbandonBytes?: number;
   /** Per-client bounds on connections (defaults and ranges: CONNECTION_DEFAULTS / CONNECTION_RANGES). */
   readonly connections?: Partial<ConnectionLimits>;
+  /** Admission of Coordinate (defaults and ranges: ADMISSION_DEFAULTS / ADMISSION_RANGES). */
+  readonly coordinateAdmission?: Partial<AdmissionLimits>;
   /** Told (at most once a second per limit, with a count of the rest) when a limit refuses something. */
   readonly onLimit?: LimitListener;
   /** Extra grpc-js server options. */
@@ -160,11 +164,24 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     const advert = routingSource?.();
     return advert === undefined ? undefined : toWireRoutingState(advert);
   };
+  // Health reads NOT_SERVING while Coordinate sheds load (and while draining); SERVING again after.
+  let shedding = false;
+  const coordinateAdmission = new Admission({
+    what: "coordinate",
+    limits: options.coordinateAdmission ?? {},
+    clock,
+    log: limitLog,
+    onShedding: (on) => {
+      shedding = on;
+      if (!core.draining) setServing(!on);
+    },
+  });
   const core: ServerCore = {
     nodeId: options.nodeId,
     clock,
     handlers: options.handlers,
     queue,
+    coordinateAdmission,
     abandons,
     limits,
     replyReserve: new ReplyReserve({
@@ -280,9 +297,9 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
   });
   new ReflectionService({ ...swarmPackageDefinition(), ...healthDef }).addToServer(server);
 
-  const setServing = (serving: boolean): void => {
-    for (const s of HEALTH_SERVICES) health.setStatus(s, serving ? "SERVING" : "NOT_SERVING");
-  };
+  function setServing(serving: boolean): void {
+    for (const s of HEALTH_SERVICES) health.setStatus(s, serving && !shedding ? "SERVING" : "NOT_SERVING");
+  }
   /** HTTP/2 servers already given the deadline cap (one per bound address). */
   const guarded = new WeakSet<AnyHttp2Server>();
   /** Set by forceClose(): a close() still draining stops waiting and reports not drained. */
@@ -290,6 +307,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
   const forceClose = (): void => {
     forced = true;
     core.draining = true;
+    coordinateAdmission.close();
     setServing(false);
     abandons.abandonAll(abortReason("shutdown", `node ${options.nodeId}`));
     for (const s of abandonStreams) s.end();
@@ -350,6 +368,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
       }
       for (const s of abandonStreams) s.end();
       abandonStreams.clear();
+      coordinateAdmission.close();
       await new Promise<void>((resolve) => {
         const t = clock.setTimer(
           () => {

@@ -268,6 +268,7 @@ export class SwarmNode {
       ...(authorize !== undefined && { authorize }),
       concurrency: config.concurrency,
       maxQueue: config.queueLimit,
+      coordinateAdmission: config.coordinate,
       maxPayloadBytes: config.maxPayloadBytes,
       maxJsonDepth: config.maxJsonDepth,
       maxAbandonBytes: config.maxAbandonBytes,

@@ -14,6 +14,7 @@ import { HORIZON_PROBE_DEFAULTS, HORIZON_PROBE_RANGES } from "../../engine/horiz
 import { ACTIVE_IDLE_WINDOWS, LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
 import { HEALTH_DEFAULTS, HEALTH_RANGES } from "../../mesh/membership/health.js";
 import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/membership.js";
+import { ADMISSION_DEFAULTS, ADMISSION_RANGES } from "../../mesh/admission.js";
 import { CONNECTION_DEFAULTS, CONNECTION_RANGES } from "../../mesh/connection-limits.js";
 import { SERVER_DEFAULTS, SERVER_RANGES } from "../../mesh/server-limits.js";
 import { POLICY_NAMES } from "../../policy/types.js";
@@ -135,6 +136,23 @@ export const nodeConfigSchema = z.strictObject({
   queueLimit: rangeField(server.maxQueue)
     .default(SERVER_DEFAULTS.maxQueue)
     .meta(doc("Branches waiting beyond `concurrency`; more are refused (RESOURCE_EXHAUSTED).")),
+  coordinate: group({
+    maxConcurrent: rangeField(ADMISSION_RANGES.maxConcurrent)
+      .default(ADMISSION_DEFAULTS.maxConcurrent)
+      .meta(doc("Coordinate calls (fan-outs) running at once.")),
+    maxQueue: rangeField(ADMISSION_RANGES.maxQueue)
+      .default(ADMISSION_DEFAULTS.maxQueue)
+      .meta(
+        doc(
+          "Coordinate calls waiting beyond coordinate.maxConcurrent; more, or one whose predicted wait is past its deadline, are refused at once (RESOURCE_EXHAUSTED with grpc-retry-pushback-ms; logged).",
+        ),
+      ),
+    shedHoldMs: rangeField(ADMISSION_RANGES.shedHoldMs)
+      .default(ADMISSION_DEFAULTS.shedHoldMs)
+      .meta(
+        doc("Health reads NOT_SERVING from a refused Coordinate until this long after the last one, ms."),
+      ),
+  }),
   maxPayloadBytes: rangeField(server.maxPayloadBytes)
     .default(SERVER_DEFAULTS.maxPayloadBytes)
     .meta(doc("Largest task payload or answer, bytes (JSON).")),

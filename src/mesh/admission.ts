@@ -1,0 +1,178 @@
+/**
+ * Admission control for RPCs that fan out (Coordinate): a fixed concurrency limit with a bounded FIFO
+ * queue (a `WorkQueue`), and a refusal at arrival — never after work began — when the queue is full or
+ * the predicted wait in it is longer than the call's remaining deadline (it could only expire there).
+ * A refusal carries a retry hint (the predicted wait, ms). While it refuses, the node is "shedding"
+ * until `shedHoldMs` after the last refusal, so health does not flap with every call.
+ *
+ * The limit is fixed, not adaptive: a fan-out's latency is mostly its peers' time, so a gradient
+ * limit on measured latency would shrink when peers are slow, not when this node is overloaded.
+ */
+import { TailswarmError } from "../errors.js";
+import { checkRange, intRange } from "../util/range.js";
+import type { NumberRange } from "../util/range.js";
+import type { Clock, TimerHandle } from "../clock/clock.js";
+import type { LimitLog } from "./limit-log.js";
+import { WorkQueue } from "./work-queue.js";
+
+export interface AdmissionLimits {
+  /** Fan-outs running at once. */
+  readonly maxConcurrent: number;
+  /** Fan-outs waiting beyond `maxConcurrent`; more are refused with RESOURCE_EXHAUSTED. */
+  readonly maxQueue: number;
+  /** Health stays NOT_SERVING this long after the last refusal, ms. */
+  readonly shedHoldMs: number;
+}
+
+export const ADMISSION_DEFAULTS: AdmissionLimits = {
+  maxConcurrent: 64,
+  maxQueue: 256,
+  shedHoldMs: 1_000,
+};
+
+export const ADMISSION_RANGES: Readonly<Record<keyof AdmissionLimits, NumberRange>> = {
+  maxConcurrent: intRange(1, 100_000),
+  maxQueue: intRange(0, 1_000_000),
+  shedHoldMs: intRange(0, 3_600_000),
+};
+
+/** Weight of the newest service time in the running mean the wait is predicted from. */
+const SERVICE_EWMA = 0.1;
+
+/** A refusal: the error to send and the retry hint for `grpc-retry-pushback-ms`. */
+export class AdmissionRefused extends TailswarmError {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super("RESOURCE_EXHAUSTED", message);
+  }
+}
+
+export class Admission {
+  readonly limits: AdmissionLimits;
+  readonly #queue: WorkQueue;
+  readonly #clock: Clock;
+  readonly #log: LimitLog;
+  readonly #what: string;
+  readonly #onShedding: (shedding: boolean) => void;
+  #meanServiceMs: number | undefined;
+  #shedUntil = 0;
+  #holdTimer: TimerHandle | undefined;
+
+  constructor(options: {
+    what: string;
+    limits: Partial<AdmissionLimits>;
+    clock: Clock;
+    log: LimitLog;
+    onShedding: (shedding: boolean) => void;
+  }) {
+    const value = (key: keyof AdmissionLimits): number =>
+      checkRange(
+        `${options.what}.${key}`,
+        options.limits[key] ?? ADMISSION_DEFAULTS[key],
+        ADMISSION_RANGES[key],
+      );
+    this.limits = {
+      maxConcurrent: value("maxConcurrent"),
+      maxQueue: value("maxQueue"),
+      shedHoldMs: value("shedHoldMs"),
+    };
+    this.#queue = new WorkQueue(this.limits.maxConcurrent, this.limits.maxQueue);
+    this.#clock = options.clock;
+    this.#log = options.log;
+    this.#what = options.what;
+    this.#onShedding = options.onShedding;
+  }
+
+  get running(): number {
+    return this.#queue.inFlight;
+  }
+
+  get queued(): number {
+    return this.#queue.queueDepth;
+  }
+
+  get shedding(): boolean {
+    return this.#holdTimer !== undefined;
+  }
+
+  /** Wait a call arriving now would spend in the queue, ms (0 while a slot is free or nothing is known). */
+  predictedWaitMs(): number {
+    const q = this.#queue;
+    if (q.inFlight < q.capacity && q.queueDepth === 0) return 0;
+    return ((q.queueDepth + 1) / q.capacity) * (this.#meanServiceMs ?? 0);
+  }
+
+  /**
+   * Takes a slot for a call with `remainingMs` to its deadline, or throws `AdmissionRefused`. The
+   * promise form rejects with the signal's reason when the call's deadline (or cancel) comes first: a
+   * queued call that expired is dropped, never run. Give every slot back with `release(startedAt)`.
+   */
+  acquire(signal: AbortSignal, remainingMs: number): true | Promise<void> {
+    const q = this.#queue;
+    const wait = this.predictedWaitMs();
+    if (wait > 0 && wait >= remainingMs) {
+      this.#refuse(
+        `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${q.queueDepth} waiting, ${q.inFlight} running) is past the ${remainingMs.toFixed(0)} ms left to the deadline`,
+        wait,
+        "predicted-wait",
+      );
+    }
+    try {
+      return q.acquire(signal);
+    } catch (error) {
+      if (!TailswarmError.is(error, "RESOURCE_EXHAUSTED")) throw error;
+      return this.#refuse(
+        `${this.#what}: ${q.queueDepth} waiting and ${q.inFlight} running, limit is ${q.maxQueue} waiting (${this.#what}.maxQueue)`,
+        wait,
+        "queue-full",
+      );
+    }
+  }
+
+  /** Gives a slot back; `serviceMs` (how long the call held it) feeds the wait prediction. */
+  release(serviceMs: number): void {
+    this.#meanServiceMs =
+      this.#meanServiceMs === undefined
+        ? serviceMs
+        : this.#meanServiceMs + SERVICE_EWMA * (serviceMs - this.#meanServiceMs);
+    this.#queue.release();
+  }
+
+  /** Stops the hold timer (server shutdown). */
+  close(): void {
+    this.#holdTimer?.cancel();
+    this.#holdTimer = undefined;
+  }
+
+  #refuse(message: string, waitMs: number, cause: string): never {
+    const retryAfterMs = Math.max(1, Math.ceil(waitMs > 0 ? waitMs : (this.#meanServiceMs ?? 100)));
+    this.#log.report(`${this.#what}.admission`, {
+      cause,
+      running: this.#queue.inFlight,
+      queued: this.#queue.queueDepth,
+      retryAfterMs,
+    });
+    this.#shedUntil = this.#clock.now() + this.limits.shedHoldMs;
+    if (this.#holdTimer === undefined) {
+      this.#onShedding(true);
+      this.#armHold();
+    }
+    throw new AdmissionRefused(message, retryAfterMs);
+  }
+
+  #armHold(): void {
+    this.#holdTimer = this.#clock.setTimer(
+      () => {
+        if (this.#clock.now() < this.#shedUntil) {
+          this.#armHold();
+          return;
+        }
+        this.#holdTimer = undefined;
+        this.#onShedding(false);
+      },
+      Math.max(1, this.#shedUntil - this.#clock.now()),
+    );
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Admission control of Coordinate on a real server on loopback: calls past the limit and queue are
+ * RESOURCE_EXHAUSTED at once with a retry hint, a queued call whose deadline passes is never run,
+ * and health reads NOT_SERVING while the node sheds, SERVING again after the hold.
+ */
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { swarmService } from "../../src/mesh/proto.js";
+import { startServer } from "./helpers.js";
+import type { Started } from "./helpers.js";
+
+const HOLD_MS = 300;
+
+describe("Coordinate admission", () => {
+  let s: Started;
+  let client: grpc.Client;
+  let started = 0;
+  const limits: string[] = [];
+  const release: (() => void)[] = [];
+
+  function coordinate(
+    deadlineMs = 5_000,
+  ): Promise<{ err: grpc.ServiceError | null; trailer: grpc.Metadata | undefined; ms: number }> {
+    const m = swarmService().Coordinate;
+    const t0 = Date.now();
+    let trailer: grpc.Metadata | undefined;
+    return new Promise((resolve) => {
+      const call = client.makeUnaryRequest(
+        m.path,
+        m.requestSerialize as (v: unknown) => Buffer,
+        m.responseDeserialize as (b: Buffer) => unknown,
+        { kind: "vote", payload: Buffer.from("{}"), required: 1 },
+        new grpc.Metadata(),
+        { deadline: Date.now() + deadlineMs },
+        (err) => resolve({ err, trailer: trailer ?? err?.metadata, ms: Date.now() - t0 }),
+      );
+      call.on("status", (st) => (trailer = st.metadata));
+    });
+  }
+
+  function health(): Promise<number> {
+    return new Promise((resolve, reject) =>
+      client.makeUnaryRequest(
+        "/grpc.health.v1.Health/Check",
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        new grpc.Metadata(),
+        { deadline: Date.now() + 2_000 },
+        // HealthCheckResponse { status = 1 }: 0x08 then the enum (1 SERVING, 2 NOT_SERVING).
+        (err, value) => (err ? reject(err) : resolve(value?.[1] ?? 0)),
+      ),
+    );
+  }
+
+  beforeAll(async () => {
+    s = await startServer({
+      nodeId: "coord",
+      coordinateAdmission: { maxConcurrent: 2, maxQueue: 2, shedHoldMs: HOLD_MS },
+      onLimit: (limit) => void limits.push(limit),
+      coordinate: (_request, ctx) => {
+        started++;
+        return new Promise((resolve, reject) => {
+          release.push(() => reject(new Error("released")));
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
+        });
+      },
+    });
+    client = new grpc.Client(s.address, grpc.credentials.createInsecure());
+  });
+  afterAll(() => {
+    client.close();
+    s.server.forceClose();
+  });
+
+  it("a queued call whose deadline passes is answered DEADLINE_EXCEEDED and never runs", async () => {
+    const running = [coordinate(5_000), coordinate(5_000)];
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBe(2);
+    // Nothing is known of service times yet, so the wait is not predicted: the call queues.
+    const queued = await coordinate(300);
+    expect(queued.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(queued.ms).toBeLessThan(400);
+    expect(started).toBe(2);
+    for (const r of release.splice(0)) r();
+    await Promise.all(running);
+  });
+
+  it("over the limit and queue → RESOURCE_EXHAUSTED within 1 s with grpc-retry-pushback-ms; health flips", async () => {
+    started = 0;
+    expect(await health()).toBe(1);
+    const calls = Array.from({ length: 10 }, () => coordinate(5_000));
+    // 2 run, 2 wait, 6 are refused at once.
+    const refused: Awaited<(typeof calls)[number]>[] = [];
+    const settled = await Promise.race([
+      Promise.all(calls.slice(4)),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("refusals took > 1 s")), 1_000)),
+    ]);
+    refused.push(...settled);
+    for (const r of refused) {
+      expect(r.err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(r.err?.details).toMatch(/^coordinate: 2 waiting and 2 running, limit is 2 waiting/);
+      expect(r.ms).toBeLessThan(1_000);
+      expect(Number(r.trailer?.get("grpc-retry-pushback-ms")[0])).toBeGreaterThan(0);
+    }
+    expect(started).toBe(2);
+    expect(limits).toContain("coordinate.admission");
+    expect(await health()).toBe(2);
+    for (const r of release.splice(0)) r();
+    // The two queued calls run once slots free; release them too.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBe(4);
+    for (const r of release.splice(0)) r();
+    await Promise.all(calls.slice(0, 4));
+    await new Promise((r) => setTimeout(r, HOLD_MS + 200));
+    expect(await health()).toBe(1);
+  });
+
+  it("a call whose predicted wait is past its deadline is refused on arrival", async () => {
+    // The calls before held their slots ~hundreds of ms: that is the service time now known.
+    started = 0;
+    const running = [coordinate(5_000), coordinate(5_000)];
+    await new Promise((r) => setTimeout(r, 100));
+    const short = await coordinate(20);
+    expect(short.err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(short.err?.details).toMatch(/predicted wait \d+ ms .* is past the \d+ ms left to the deadline/);
+    expect(started).toBe(2);
+    for (const r of release.splice(0)) r();
+    await Promise.all(running);
+  });
+});
