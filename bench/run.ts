@@ -28,6 +28,7 @@ const BENCHES: readonly (readonly [string, () => Promise<BenchModule>])[] = [
   ["trace-header", () => import("./trace-header.bench.js")],
   ["mesh", () => import("./mesh.bench.js")],
   ["footprint", () => import("./footprint.bench.js")],
+  ["overload", () => import("./overload.bench.js")],
 ];
 
 /** Longest a bench may run, ms (`BENCH_TIMEOUT_MS`). */

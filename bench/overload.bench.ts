@@ -1,0 +1,170 @@
+/**
+ * A coordinator under a burst it cannot serve: a coordinator and three vote peers, each
+ * `node dist/cli/main.js node`, on loopback. First the sustainable rate: for OVERLOAD_WARM_S seconds
+ * (default 5), coordinate.maxConcurrent callers each send Coordinates back to back (1 s deadline);
+ * answered per second is the rate. Then OVERLOAD_CALLS (default 10,000) Coordinates at once, 5 s
+ * deadlines, over 48 connections (a connection carries at most connections.maxConcurrentStreams calls,
+ * the rest would wait in the client, not at the node). Reported: calls answered (ok or
+ * RESOURCE_EXHAUSTED) by their deadline + 100 ms, the codes, the rate served during the burst against
+ * the sustainable one, and the coordinator's peak RSS (VmHWM) against its idle RSS. Needs `npm run build`.
+ *
+ *   npm run build && npm run bench -- overload
+ */
+import { execFileSync, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import { swarmService } from "../src/mesh/proto.js";
+import { NodeClient } from "../src/node/client.js";
+import { recordFigures } from "./report.js";
+import type { Figure } from "./report.js";
+
+const ROOT = join(fileURLToPath(import.meta.url), "..", "..");
+const MAIN = join(ROOT, "dist", "cli", "main.js");
+const CALLS = Number(process.env.OVERLOAD_CALLS ?? 10_000);
+const WARM_S = Number(process.env.OVERLOAD_WARM_S ?? 5);
+const DEADLINE_MS = 5_000;
+const CONNECTIONS = 48;
+const WARM_CALLERS = 64;
+const PEERS = 3;
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly address: string;
+}
+
+async function start(name: string, args: string[]): Promise<Proc> {
+  const child = spawn(
+    process.execPath,
+    [MAIN, "node", "--node-id", name, "--listen", "127.0.0.1:0", ...args],
+    {
+      env: {
+        PATH: process.env.PATH ?? "",
+        NODE_ENV: "production",
+        OTEL_TRACES_EXPORTER: "none",
+        OTEL_METRICS_EXPORTER: "none",
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  const address = await new Promise<string>((resolve, reject) => {
+    let buf = "";
+    child.stderr.on("data", (d: Buffer) => {
+      buf = (buf + d.toString()).slice(-100_000);
+      const m = /"address":"([^"]+)".*"msg":"listening"/.exec(buf);
+      if (m !== null) resolve(m[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`${name} exited ${code}: ${buf.slice(-500)}`)));
+  });
+  return { child, address };
+}
+
+const rssMiB = (p: Proc, key: "VmRSS" | "VmHWM"): number =>
+  Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${p.child.pid}/status`, "utf8"))?.[1]) /
+  1024;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function coordinate(client: grpc.Client, deadlineMs: number): Promise<{ code: grpc.status; ms: number }> {
+  const m = swarmService().Coordinate;
+  const t0 = Date.now();
+  return new Promise((resolve) =>
+    client.makeUnaryRequest(
+      m.path,
+      m.requestSerialize as (v: unknown) => Buffer,
+      m.responseDeserialize as (b: Buffer) => unknown,
+      { kind: "vote", payload: Buffer.from(JSON.stringify({ question: "ship?" })), required: PEERS },
+      new grpc.Metadata(),
+      { deadline: t0 + deadlineMs },
+      (err) => resolve({ code: err?.code ?? grpc.status.OK, ms: Date.now() - t0 }),
+    ),
+  );
+}
+
+export async function run(): Promise<void> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: npm run build first`);
+  console.log(`uptime: ${execFileSync("uptime").toString().trim()}`);
+  const procs: Proc[] = [];
+  const clients: grpc.Client[] = [];
+  try {
+    for (let i = 0; i < PEERS; i++) procs.push(await start(`peer-${i}`, []));
+    const coord = await start("coordinator", [
+      "--peers",
+      procs.map((p) => p.address).join(","),
+      "--probe-interval-ms",
+      "1000",
+    ]);
+    procs.push(coord);
+    const status = new NodeClient(coord.address);
+    for (let i = 0; i < 100 && (await status.status()).peers.filter((p) => p.up).length < PEERS; i++)
+      await sleep(100);
+    status.close();
+    for (let i = 0; i < CONNECTIONS; i++)
+      clients.push(
+        new grpc.Client(coord.address, grpc.credentials.createInsecure(), {
+          "grpc.use_local_subchannel_pool": 1,
+        }),
+      );
+    console.log(`peers up; idle`);
+    await sleep(3_000);
+    const idle = rssMiB(coord, "VmRSS");
+
+    // Sustainable rate: as many callers as the coordinator runs at once, back to back.
+    let served = 0;
+    const warmEnd = Date.now() + WARM_S * 1000;
+    await Promise.all(
+      Array.from({ length: WARM_CALLERS }, async (_, i) => {
+        while (Date.now() < warmEnd) {
+          const r = await coordinate(clients[i % CONNECTIONS]!, 1_000);
+          if (r.code === grpc.status.OK) served++;
+        }
+      }),
+    );
+    const sustainable = served / WARM_S;
+    console.log(`sustainable: ${sustainable.toFixed(1)} calls/s; burst of ${CALLS}`);
+    await sleep(2_000);
+    const idleAfterWarm = rssMiB(coord, "VmRSS");
+
+    const t0 = Date.now();
+    const results = await Promise.all(
+      Array.from({ length: CALLS }, (_, i) => coordinate(clients[i % CONNECTIONS]!, DEADLINE_MS)),
+    );
+    const wall = (Date.now() - t0) / 1000;
+    const peak = rssMiB(coord, "VmHWM");
+    const codes = new Map<string, number>();
+    for (const r of results) {
+      const name = grpc.status[r.code] ?? String(r.code);
+      codes.set(name, (codes.get(name) ?? 0) + 1);
+    }
+    const inTime = results.filter(
+      (r) =>
+        r.ms <= DEADLINE_MS + 100 && (r.code === grpc.status.OK || r.code === grpc.status.RESOURCE_EXHAUSTED),
+    ).length;
+    const ok = codes.get("OK") ?? 0;
+    const latest = Math.max(...results.map((r) => r.ms));
+    const figures: Record<string, Figure> = {
+      "sustainable rate": {
+        value: sustainable,
+        unit: "calls/s",
+        note: `${WARM_CALLERS} callers, ${WARM_S} s`,
+      },
+      "burst calls": { value: CALLS, unit: "calls" },
+      "answered ok or RESOURCE_EXHAUSTED by deadline + 100 ms": { value: inTime, unit: "calls" },
+      "burst served ok": { value: ok, unit: "calls" },
+      "burst served rate": { value: ok / wall, unit: "calls/s", note: `over ${wall.toFixed(2)} s` },
+      "latest answer": { value: latest, unit: "ms" },
+      "coordinator idle RSS": { value: Math.min(idle, idleAfterWarm), unit: "MiB" },
+      "coordinator peak RSS (VmHWM)": { value: peak, unit: "MiB" },
+    };
+    console.log(`codes: ${[...codes].map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    recordFigures(
+      `overload (${CALLS} Coordinates at once, ${DEADLINE_MS} ms deadlines, ${PEERS} peers)`,
+      figures,
+    );
+  } finally {
+    for (const c of clients) c.close();
+    for (const p of procs) p.child.kill("SIGKILL");
+  }
+}
