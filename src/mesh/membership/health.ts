@@ -195,8 +195,10 @@ export class PeerHealth {
 
 /**
  * What a branch record says about its peer: an answer is `ok` with its latency; an answer the model
- * rejected (`INVALID_ANSWER`) is `rejected`; a failure or a branch that ran past its deadline without
- * us stopping it is `failed`. Branches we abandoned, and records still unsettled, say nothing.
+ * rejected (`INVALID_ANSWER`) is `rejected`; a failure is `failed`. A branch cut at its deadline says
+ * only that the peer was slower than that caller's budget, which the estimator records as censored:
+ * it is no failure (ejecting for it would hide the very tail the rule must see). Branches we
+ * abandoned, and records still unsettled, say nothing.
  */
 export function healthReportOf(record: BranchRecord): HealthReport | undefined {
   if (record.unsettled === true) return undefined;
@@ -207,7 +209,6 @@ export function healthReportOf(record: BranchRecord): HealthReport | undefined {
     case "failed":
       return r.code === "INVALID_ANSWER" ? { kind: "rejected" } : { kind: "failed" };
     case "deadline":
-      return record.outcome === "late" ? { kind: "failed" } : undefined;
     case "abandoned":
       return undefined;
   }
