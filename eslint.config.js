@@ -56,6 +56,8 @@ export default tseslint.config(
       "**/*.cjs",
       "testbed/out/**",
       "out/**",
+      // generated from proto/ by scripts/generate-proto.sh
+      "src/mesh/gen/**",
     ],
   },
   js.configs.recommended,

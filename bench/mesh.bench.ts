@@ -26,7 +26,7 @@ import { predicateModel } from "../src/decision/predicate-model.js";
 import { GrpcTransport } from "../src/mesh/grpc-transport.js";
 import { ChannelPool, DEFAULT_CHANNEL_OPTIONS } from "../src/mesh/channel-pool.js";
 import { swarmService } from "../src/mesh/proto.js";
-import type { WireBranchReply } from "../src/mesh/proto.js";
+import type { BranchReply__Output } from "../src/mesh/gen/tailswarm/v1/BranchReply.js";
 import { createRng } from "../src/util/rng.js";
 import { recordFigures } from "./report.js";
 import type { Figure } from "./report.js";
@@ -128,7 +128,7 @@ function rawFanOut(addresses: string[], all: grpc.Client[], ownChannels = false)
     await Promise.all(
       clients.map(
         (c, i) =>
-          new Promise<WireBranchReply>((resolve, reject) =>
+          new Promise<BranchReply__Output>((resolve, reject) =>
             c.makeUnaryRequest(
               m.path,
               m.requestSerialize,

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Install what the real-backend tests need, where this machine lets us (root with apt-get):
 #   prometheus                     a real Prometheus scrapes a real node (test/telemetry)
-#   python3-grpcio python3-protobuf an independent gRPC implementation drives a node (test/interop)
+#   python3-grpcio python3-protobuf an independent gRPC implementation drives a node (test/interop),
+#   protobuf-compiler                through stubs that protoc and the gRPC Python plugin generate from
+#   protobuf-compiler-grpc           proto/ at test time (Debian's python3-grpc-tools bundles protoc
+#                                    3.5, which rejects proto3 `optional`; these are 3.21 / grpc 1.51,
+#                                    the versions of python3-protobuf and python3-grpcio)
 #   openssl                        certificates generated at test time (TLS tests)
 #   kubernetes-client              `kubectl kustomize` renders deploy/kubernetes (test/kubernetes), only
 #                                  when no kubectl is installed: a kubectl already there (e.g. the cloud
@@ -17,6 +21,8 @@ cd "$(dirname "$0")/.."
 missing=()
 [[ -x /usr/bin/prometheus ]] || missing+=(prometheus)
 /usr/bin/python3 -c 'import grpc, google.protobuf' >/dev/null 2>&1 || missing+=(python3-grpcio python3-protobuf)
+[[ -x /usr/bin/protoc ]] || missing+=(protobuf-compiler)
+[[ -x /usr/bin/grpc_python_plugin ]] || missing+=(protobuf-compiler-grpc)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
 [[ -x /usr/bin/chromium ]] || missing+=(chromium fonts-dejavu-core)

@@ -6,11 +6,12 @@
 import { Metadata } from "@grpc/grpc-js";
 import type { Client, ClientDuplexStream } from "@grpc/grpc-js";
 import { swarmService } from "./proto.js";
-import type { WireAbandonReply, WireAbandonRequest } from "./proto.js";
+import type { AbandonReply__Output } from "./gen/tailswarm/v1/AbandonReply.js";
+import type { AbandonRequest } from "./gen/tailswarm/v1/AbandonRequest.js";
 
 export class Abandoner {
   readonly #client: Client;
-  #stream: ClientDuplexStream<WireAbandonRequest, WireAbandonReply> | undefined;
+  #stream: ClientDuplexStream<AbandonRequest, AbandonReply__Output> | undefined;
   #pending: string[] = [];
   #scheduled = false;
   #closed = false;
@@ -50,7 +51,7 @@ export class Abandoner {
     else this.#unary(ids);
   }
 
-  #open(): ClientDuplexStream<WireAbandonRequest, WireAbandonReply> | undefined {
+  #open(): ClientDuplexStream<AbandonRequest, AbandonReply__Output> | undefined {
     if (this.#stream !== undefined && !this.#stream.destroyed && this.#stream.writable) return this.#stream;
     const m = swarmService().AbandonStream;
     try {

@@ -21,20 +21,22 @@ import { serviceError, toServiceError } from "./status.js";
 import { extractTraceContext } from "./trace.js";
 import type { TaskHandler } from "./handler.js";
 import { SWARM_SERVICE_NAME } from "./proto.js";
-import type { BranchStatusName, WireBranchReply, WireBranchRequest } from "./proto.js";
+import type { BranchReply } from "./gen/tailswarm/v1/BranchReply.js";
+import type { BranchRequest__Output } from "./gen/tailswarm/v1/BranchRequest.js";
+import type { BranchStatus__Output } from "./gen/tailswarm/v1/BranchStatus.js";
 import { ATTR } from "../telemetry/attributes.js";
 import { startServerRpcSpan } from "../telemetry/rpc-spans.js";
 import type { RpcSpan } from "../telemetry/rpc-spans.js";
 
-type Call = ServerUnaryCall<WireBranchRequest, WireBranchReply>;
-type Reply = sendUnaryData<WireBranchReply>;
+type Call = ServerUnaryCall<BranchRequest__Output, BranchReply>;
+type Reply = sendUnaryData<BranchReply>;
 
 const EMPTY = Buffer.alloc(0);
 /** Fully-qualified method: the server span's name and `rpc.method`. */
 const BRANCH_METHOD = `${SWARM_SERVICE_NAME}/Branch`;
 
 /** "BRANCH_STATUS_ANSWERED" → "answered". */
-function statusLabel(status: BranchStatusName): string {
+function statusLabel(status: BranchStatus__Output): string {
   return status.slice("BRANCH_STATUS_".length).toLowerCase();
 }
 
@@ -54,7 +56,7 @@ function unknownKind(core: ServerCore, kind: string): TailswarmError {
  * arrival); the caller's absolute `deadline_unix_ms` is exact when clocks agree. Use the earlier of
  * the two when they differ by at most `callerClockToleranceMs` (clocks agree), else the gRPC one.
  */
-function logicalDeadline(core: ServerCore, call: Call, req: WireBranchRequest, now: number): number {
+function logicalDeadline(core: ServerCore, call: Call, req: BranchRequest__Output, now: number): number {
   const left = remainingMs(call);
   const byCaller = req.deadlineUnixMs > 0 ? req.deadlineUnixMs : Infinity;
   const latest = now + core.limits.maxDeadlineMs;
@@ -108,7 +110,7 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply, rpc: RpcSpan
 
   const abort = chainAbort();
   const { signal } = abort;
-  const reply = (status: BranchStatusName, fields: Partial<WireBranchReply>): void => {
+  const reply = (status: BranchStatus__Output, fields: Partial<BranchReply>): void => {
     if (rpc.span.isRecording()) {
       rpc.span.setAttributes({
         [ATTR.fanoutId]: req.fanoutId,
@@ -148,7 +150,7 @@ function serveBranch(core: ServerCore, call: Call, callback: Reply, rpc: RpcSpan
     call.removeListener("cancelled", onCancelled);
     core.abandons.delete(req.branchId, abort.controller, issuer);
   };
-  const stoppedStatus = (): BranchStatusName =>
+  const stoppedStatus = (): BranchStatus__Output =>
     TailswarmError.is(signal.reason, "DEADLINE_EXCEEDED")
       ? "BRANCH_STATUS_EXPIRED"
       : "BRANCH_STATUS_ABANDONED";
@@ -205,14 +207,14 @@ interface Running {
   traceContext: Context;
   handler: TaskHandler;
   call: Call;
-  req: WireBranchRequest;
+  req: BranchRequest__Output;
   payload: unknown;
   cut: number;
   signal: AbortSignal;
   arrived: number;
-  reply(status: BranchStatusName, fields: Partial<WireBranchReply>): void;
+  reply(status: BranchStatus__Output, fields: Partial<BranchReply>): void;
   fail(error: unknown): void;
-  stoppedStatus(): BranchStatusName;
+  stoppedStatus(): BranchStatus__Output;
   cleanup(): void;
 }
 

@@ -12,7 +12,8 @@ import { AdmissionRefused } from "./admission.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import type { CoordinateFn } from "./coordinate.js";
 import { chainAbort, incomingDeadline, workDeadline } from "./deadline.js";
-import type { WireCoordinateReply, WireCoordinateRequest } from "./proto.js";
+import type { CoordinateReply__Output } from "./gen/tailswarm/v1/CoordinateReply.js";
+import type { CoordinateRequest__Output } from "./gen/tailswarm/v1/CoordinateRequest.js";
 import { abortReason } from "./server-core.js";
 import type { ServerCore } from "./server-core.js";
 import { serviceError, toServiceError } from "./status.js";
@@ -20,8 +21,8 @@ import { extractTraceContext } from "./trace.js";
 import { SWARM_SERVICE_NAME } from "./proto.js";
 import { startServerRpcSpan } from "../telemetry/rpc-spans.js";
 
-type Call = ServerUnaryCall<WireCoordinateRequest, WireCoordinateReply>;
-type Reply = sendUnaryData<WireCoordinateReply>;
+type Call = ServerUnaryCall<CoordinateRequest__Output, CoordinateReply__Output>;
+type Reply = sendUnaryData<CoordinateReply__Output>;
 
 /** Fully-qualified method: the server span's name and `rpc.method`. */
 const COORDINATE_METHOD = `${SWARM_SERVICE_NAME}/Coordinate`;

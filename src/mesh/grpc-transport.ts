@@ -29,7 +29,9 @@ import { ChannelPool } from "./channel-pool.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import { grpcDeadlineFor } from "./deadline.js";
 import { swarmService } from "./proto.js";
-import type { WireBranchReply, WireBranchRequest, WirePeerLoad } from "./proto.js";
+import type { BranchReply__Output } from "./gen/tailswarm/v1/BranchReply.js";
+import type { BranchRequest as BranchRequestMessage } from "./gen/tailswarm/v1/BranchRequest.js";
+import type { PeerLoad__Output } from "./gen/tailswarm/v1/PeerLoad.js";
 import { RstBudget } from "./rst-budget.js";
 import { SERVER_DEFAULTS } from "./server-limits.js";
 import { grpcStatusName } from "./status.js";
@@ -57,7 +59,7 @@ export interface GrpcTransportOptions {
   /** Deepest nesting of arrays and objects accepted in an answer. Default: the server's `maxJsonDepth`. */
   readonly maxAnswerDepth?: number;
   /** Load a peer piggybacked on its reply (queue depth, in-flight, capacity). */
-  readonly onLoad?: (peer: PeerId, load: WirePeerLoad) => void;
+  readonly onLoad?: (peer: PeerId, load: PeerLoad__Output) => void;
 }
 
 interface PeerLink {
@@ -77,7 +79,7 @@ export class GrpcTransport implements PeerTransport {
   readonly #perSecond: number;
   readonly #maxAnswer: number;
   readonly #maxAnswerDepth: number;
-  readonly #onLoad: ((peer: PeerId, load: WirePeerLoad) => void) | undefined;
+  readonly #onLoad: ((peer: PeerId, load: PeerLoad__Output) => void) | undefined;
   readonly #links = new Map<string, PeerLink>();
   /** Branches waiting on each fan-out signal (see #waitForAbort). */
   readonly #waiters = new WeakMap<AbortSignal, Set<PendingBranch>>();
@@ -135,7 +137,7 @@ export class GrpcTransport implements PeerTransport {
     // the request's own `traceparent` field is left unset, so it is not encoded (servers still read it
     // from callers that set it).
     injectTraceContext(metadata);
-    const message: WireBranchRequest = {
+    const message: BranchRequestMessage = {
       fanoutId: req.fanoutId,
       branchId: req.branchId,
       kind: req.task.kind,
@@ -148,9 +150,9 @@ export class GrpcTransport implements PeerTransport {
     const m = this.#method;
     return new Promise<BranchResult>((resolve) => {
       const b = new PendingBranch(peer, req.branchId, link, signal, start, resolve);
-      b.call = link.client.makeUnaryRequest<WireBranchRequest, WireBranchReply>(
+      b.call = link.client.makeUnaryRequest<BranchRequestMessage, BranchReply__Output>(
         m.path,
-        m.requestSerialize as (v: WireBranchRequest) => Buffer,
+        m.requestSerialize as (v: BranchRequestMessage) => Buffer,
         m.responseDeserialize,
         message,
         metadata,
@@ -202,7 +204,7 @@ export class GrpcTransport implements PeerTransport {
     return l;
   }
 
-  #onReply(b: PendingBranch, error: ServiceError | null, reply: WireBranchReply | undefined): void {
+  #onReply(b: PendingBranch, error: ServiceError | null, reply: BranchReply__Output | undefined): void {
     if (b.settled) return;
     if (error) this.#settle(b, this.#fromError(error, b.signal, b.start));
     else if (reply === undefined) this.#settle(b, failed("INTERNAL", `peer ${b.peer}: empty reply`));
@@ -296,7 +298,7 @@ export class GrpcTransport implements PeerTransport {
     return failed(grpcStatusName(error.code), clip(error.details || error.message, MAX_RELAYED_CHARS));
   }
 
-  #fromReply(peer: PeerId, reply: WireBranchReply, signal: AbortSignal): BranchResult {
+  #fromReply(peer: PeerId, reply: BranchReply__Output, signal: AbortSignal): BranchResult {
     if (reply.load) this.#onLoad?.(peer, reply.load);
     const lost = ms(reply.lostWorkMs);
     switch (reply.status) {

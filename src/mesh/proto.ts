@@ -1,176 +1,43 @@
 /**
- * The loaded wire contract (proto/tailswarm/v1/swarm.proto) and TypeScript shapes of its messages,
- * as @grpc/proto-loader decodes them (camelCase fields, numbers for 64-bit values, defaults filled,
- * enums as strings, bytes as Buffer).
+ * The loaded wire contract (proto/tailswarm/v1/swarm.proto). The TypeScript shapes of its messages
+ * are generated from the proto into ./gen/ (scripts/generate-proto.sh): `X` is what a sender may
+ * give, `X__Output` what the loader decodes with LOADER_OPTIONS.
  */
 import { fileURLToPath } from "node:url";
-import type { MethodDefinition } from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import type { SwarmDefinition } from "./gen/tailswarm/v1/Swarm.js";
 
 /** Directory holding `tailswarm/v1/swarm.proto` (works from src/ and from dist/). */
 export const PROTO_ROOT = fileURLToPath(new URL("../../proto/", import.meta.url));
 export const SWARM_PROTO_FILE = "tailswarm/v1/swarm.proto";
 export const SWARM_SERVICE_NAME = "tailswarm.v1.Swarm";
 
-export type BranchStatusName =
-  | "BRANCH_STATUS_UNSPECIFIED"
-  | "BRANCH_STATUS_ANSWERED"
-  | "BRANCH_STATUS_ABANDONED"
-  | "BRANCH_STATUS_EXPIRED";
+/**
+ * How every tailswarm proto is loaded (scripts/generate-proto.sh passes the same as flags):
+ * camelCase fields, numbers for 64-bit values, enums as strings, bytes as Buffer, defaults filled.
+ * No `oneofs`: the protos have no real oneof, and for a proto3 `optional` field it would add a
+ * virtual `_field` member naming the set field to every decoded message.
+ */
+export const LOADER_OPTIONS: protoLoader.Options = {
+  includeDirs: [PROTO_ROOT],
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+};
 
-export interface WireBranchRequest {
-  fanoutId: string;
-  branchId: string;
-  kind: string;
-  payload: Buffer | Uint8Array;
-  origin: string;
-  hop: number;
-  deadlineUnixMs: number;
-  deadlineGraceMs: number;
-  /**
-   * W3C trace context for callers whose metadata may not arrive (a proxy that drops headers); read only
-   * when the metadata carries none. tailswarm's clients leave it unset: a set field, even empty, is
-   * encoded (decoded: "" when absent).
-   */
-  traceparent?: string;
-}
-
-export interface WirePeerLoad {
-  queueDepth: number;
-  inFlight: number;
-  capacity: number;
-  /** Routing state of a routing-aware workload (null when the node has none). */
-  routing?: WireRoutingState | null;
-}
-
-/** `RoutingState` (routing-state.ts converts it to and from src/routing's `RoutingAdvert`). */
-export interface WireRoutingState {
-  queues: Record<string, number>;
-  signatures: number[];
-  memoryUsed: number;
-  memoryBudget: number;
-  capacity: number;
-  maxBacklog: number;
-  stateAtUnixMs: number;
-  served: number;
-  hits: number;
-  churn: number;
-}
-
-export interface WireBranchReply {
-  status: BranchStatusName;
-  answer: Buffer | Uint8Array;
-  serviceMs: number;
-  queueMs: number;
-  lostWorkMs: number;
-  load: WirePeerLoad | null;
-  nodeId: string;
-}
-
-export interface WireCoordinateRequest {
-  kind: string;
-  payload: Buffer | Uint8Array;
-  required: number;
-  policy: string;
-  budgetMs: number;
-  decision: string;
-  options: Buffer | Uint8Array;
-}
-
-export interface WireCoordinateReply {
-  action: Buffer | Uint8Array;
-  mode: string;
-  reason: string;
-  fanoutP50Ms: number;
-  fanoutP99Ms: number;
-  committed: number;
-  abandoned: number;
-  fanoutId: string;
-  failed: number;
-  late: number;
-  degraded: boolean;
-  decisionChanged: boolean;
-  elapsedMs: number;
-  abandonCostMs: number;
-  violation: string;
-  nodeId: string;
-  branches: WireCoordinateBranch[];
-  /** Absent when nothing was committed. */
-  infoGainPerCommitted?: number;
-  deadlineMissed: boolean;
-  /** "observed" | "independent"; empty from nodes that do not say. */
-  estimateBasis: string;
-}
-
-export interface WireCoordinateBranch {
-  peer: string;
-  outcome: string;
-  decisionRelevant: boolean;
-  latencyMs: number;
-  lostWorkMs: number;
-  unsettled: boolean;
-}
-
-export interface WireAbandonRequest {
-  branchIds: string[];
-}
-
-export interface WireAbandonReply {
-  matched: number;
-}
-
-export interface WireProbeRequest {
-  sentUnixMs: number;
-}
-
-export interface WireProbeReply {
-  sentUnixMs: number;
-  nodeId: string;
-  startedAtUnixMs: number;
-  serverUnixMs: number;
-}
-
-export type WireStateRequest = Record<string, never>;
-
-export interface WireStateReply {
-  nodeId: string;
-  region: string;
-  queueDepth: number;
-  inFlight: number;
-  capacity: number;
-  startedAtUnixMs: number;
-  kinds: string[];
-  coordinating: number;
-  version: string;
-  routing?: WireRoutingState | null;
-}
-
-/** The Swarm service's methods, typed. */
-export interface SwarmServiceDefinition {
-  Branch: MethodDefinition<Partial<WireBranchRequest>, WireBranchReply>;
-  Coordinate: MethodDefinition<Partial<WireCoordinateRequest>, WireCoordinateReply>;
-  Abandon: MethodDefinition<WireAbandonRequest, WireAbandonReply>;
-  AbandonStream: MethodDefinition<WireAbandonRequest, WireAbandonReply>;
-  Probe: MethodDefinition<WireProbeRequest, WireProbeReply>;
-  State: MethodDefinition<WireStateRequest, WireStateReply>;
-}
+/** The Swarm service's method names (the generated definition's own keys, not its index signature). */
+export type SwarmMethod = keyof { [K in keyof SwarmDefinition as string extends K ? never : K]: K };
 
 let loaded: protoLoader.PackageDefinition | undefined;
 
 /** The package definition (loaded once), for `addService`, clients and reflection. */
 export function swarmPackageDefinition(): protoLoader.PackageDefinition {
-  loaded ??= protoLoader.loadSync(SWARM_PROTO_FILE, {
-    includeDirs: [PROTO_ROOT],
-    keepCase: false,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
+  loaded ??= protoLoader.loadSync(SWARM_PROTO_FILE, LOADER_OPTIONS);
   return loaded;
 }
 
 /** The typed service definition of `tailswarm.v1.Swarm`. */
-export function swarmService(): SwarmServiceDefinition {
-  return swarmPackageDefinition()[SWARM_SERVICE_NAME] as unknown as SwarmServiceDefinition;
+export function swarmService(): SwarmDefinition {
+  return swarmPackageDefinition()[SWARM_SERVICE_NAME] as unknown as SwarmDefinition;
 }

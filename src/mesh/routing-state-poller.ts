@@ -10,7 +10,8 @@ import type { PeerId } from "../estimate/types.js";
 import type { PeerViewBook } from "../routing/peer-view-book.js";
 import type { ChannelPool } from "./channel-pool.js";
 import { swarmService } from "./proto.js";
-import type { WirePeerLoad, WireStateReply } from "./proto.js";
+import type { PeerLoad__Output } from "./gen/tailswarm/v1/PeerLoad.js";
+import type { StateReply__Output } from "./gen/tailswarm/v1/StateReply.js";
 import { advertFromWire } from "./routing-state.js";
 
 /**
@@ -22,7 +23,7 @@ import { advertFromWire } from "./routing-state.js";
 export function viewFeeder(
   views: PeerViewBook,
   clock: Clock = systemClock,
-): (peer: PeerId, load: WirePeerLoad) => void {
+): (peer: PeerId, load: PeerLoad__Output) => void {
   return (peer, load) => {
     if (load.routing) views.update(peer, advertFromWire(load.routing), clock.now());
   };
@@ -86,7 +87,7 @@ export class RoutingStatePoller {
     const m = swarmService().State;
     const client = this.#o.pool.get(address);
     return new Promise((resolve) => {
-      client.makeUnaryRequest<Record<string, never>, WireStateReply>(
+      client.makeUnaryRequest<Record<string, never>, StateReply__Output>(
         m.path,
         m.requestSerialize as (v: Record<string, never>) => Buffer,
         m.responseDeserialize,

@@ -4,7 +4,7 @@
  */
 import type { RoutingAdvert } from "../routing/advert.js";
 import type { HandlerRegistry, TaskHandler } from "./handler.js";
-import type { WireRoutingState } from "./proto.js";
+import type { RoutingState__Output } from "./gen/tailswarm/v1/RoutingState.js";
 
 /** A handler that advertises routing state (queues per class, resident memory, budget, capacity). */
 export interface RoutingAwareHandler extends TaskHandler {
@@ -24,7 +24,7 @@ export function routingSourceOf(handlers: HandlerRegistry): (() => RoutingAdvert
   return undefined;
 }
 
-export function toWireRoutingState(a: RoutingAdvert): WireRoutingState {
+export function toWireRoutingState(a: RoutingAdvert): RoutingState__Output {
   const queues: Record<string, number> = {};
   for (const [k, v] of Object.entries(a.queues)) if (v > 0) queues[k] = Math.round(v);
   return {
@@ -42,7 +42,7 @@ export function toWireRoutingState(a: RoutingAdvert): WireRoutingState {
 }
 
 /** The advert in a wire `RoutingState` (proto-loader fills defaults; numbers may arrive as strings). */
-export function advertFromWire(w: WireRoutingState): RoutingAdvert {
+export function advertFromWire(w: RoutingState__Output): RoutingAdvert {
   const queues: Record<string, number> = {};
   for (const [k, v] of Object.entries(w.queues ?? {})) queues[k] = Number(v);
   return {

@@ -8,7 +8,7 @@ import type { HandlerRegistry } from "./handler.js";
 import type { AbandonRegistry } from "./abandon-registry.js";
 import type { WorkQueue } from "./work-queue.js";
 import type { Admission } from "./admission.js";
-import type { WirePeerLoad } from "./proto.js";
+import type { PeerLoad } from "./gen/tailswarm/v1/PeerLoad.js";
 
 /** What a node reports about itself in `State` (and partly on every Branch reply). */
 export interface NodeState {
@@ -65,7 +65,7 @@ export interface ServerCore {
   readonly sampling: SamplingHints | undefined;
   draining: boolean;
   coordinating: number;
-  load(): WirePeerLoad;
+  load(): PeerLoad;
 }
 
 /** Why a branch's work stopped; handlers see it as `signal.reason` (a TailswarmError). */

@@ -21,7 +21,8 @@ import type { RoutingAdvert } from "../routing/advert.js";
 import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import { routingSourceOf, toWireRoutingState } from "./routing-state.js";
 import { swarmPackageDefinition, swarmService, SWARM_SERVICE_NAME } from "./proto.js";
-import type { WireAbandonReply, WireAbandonRequest } from "./proto.js";
+import type { AbandonReply } from "./gen/tailswarm/v1/AbandonReply.js";
+import type { AbandonRequest__Output } from "./gen/tailswarm/v1/AbandonRequest.js";
 import { limitConnections, resolveConnectionLimits } from "./connection-limits.js";
 import type { ConnectionLimits } from "./connection-limits.js";
 import { LimitLog } from "./limit-log.js";
@@ -213,7 +214,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     ...options.grpcOptions,
     interceptors: [rpcGuard(options.authorize), ...(options.grpcOptions?.interceptors ?? [])],
   });
-  const abandonStreams = new Set<ServerDuplexStream<WireAbandonRequest, WireAbandonReply>>();
+  const abandonStreams = new Set<ServerDuplexStream<AbandonRequest__Output, AbandonReply>>();
   /** Abandons `issuer`'s branches among `ids` (another caller's are not matched). */
   const abandonIds = (ids: readonly string[], issuer: string): number => {
     let matched = 0;
@@ -238,19 +239,19 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     ...options.state?.(),
   });
 
-  server.addService(swarmService() as unknown as grpc.ServiceDefinition, {
+  server.addService(swarmService(), {
     Branch: makeBranchHandler(core),
     Coordinate: makeCoordinateHandler(core, options.coordinate),
     Abandon: (
-      call: grpc.ServerUnaryCall<WireAbandonRequest, WireAbandonReply>,
-      cb: grpc.sendUnaryData<WireAbandonReply>,
+      call: grpc.ServerUnaryCall<AbandonRequest__Output, AbandonReply>,
+      cb: grpc.sendUnaryData<AbandonReply>,
     ) => {
       cb(null, { matched: abandonIds(call.request.branchIds ?? [], callerOf(call)) });
     },
-    AbandonStream: (call: ServerDuplexStream<WireAbandonRequest, WireAbandonReply>) => {
+    AbandonStream: (call: ServerDuplexStream<AbandonRequest__Output, AbandonReply>) => {
       abandonStreams.add(call);
       const forget = (): void => void abandonStreams.delete(call);
-      call.on("data", (req: WireAbandonRequest) => {
+      call.on("data", (req: AbandonRequest__Output) => {
         const matched = abandonIds(req.branchIds ?? [], callerOf(call));
         if (!call.cancelled) call.write({ matched });
       });

@@ -13,11 +13,13 @@ import { Metadata } from "@grpc/grpc-js";
 import type { ChannelCredentials, ChannelOptions, ServiceError } from "@grpc/grpc-js";
 import { decodeJson, encodeJson } from "../mesh/codec.js";
 import { swarmService } from "../mesh/proto.js";
-import type { WireCoordinateBranch, WireCoordinateReply, WireCoordinateRequest } from "../mesh/proto.js";
+import type { CoordinateBranch__Output } from "../mesh/gen/tailswarm/v1/CoordinateBranch.js";
+import type { CoordinateReply__Output } from "../mesh/gen/tailswarm/v1/CoordinateReply.js";
+import type { CoordinateRequest } from "../mesh/gen/tailswarm/v1/CoordinateRequest.js";
 import { fetchDecisions } from "../telemetry/decisions-service.js";
 import type { RecentDecisions } from "../telemetry/decisions-service.js";
 import { nodeStatusService } from "./status-proto.js";
-import type { WireStatusReply } from "./status-proto.js";
+import type { StatusReply__Output } from "../mesh/gen/tailswarm/v1/StatusReply.js";
 
 export interface ClientTls {
   readonly ca?: string;
@@ -64,17 +66,14 @@ export interface CoordinateAnswer {
   readonly infoGainPerCommitted: number | null;
   readonly nodeId: string;
   readonly fanoutId: string;
-  readonly branches: readonly WireCoordinateBranch[];
+  readonly branches: readonly CoordinateBranch__Output[];
 }
 
 const finite = (v: number | undefined): number | null =>
   typeof v === "number" && Number.isFinite(v) ? v : null;
 
-/**
- * The reply field by field: the loader's decoded message also carries `_infoGainPerCommitted`, the
- * name of the set member of the synthetic oneof of a proto3 `optional` field, which is no answer.
- */
-function answerOf(r: WireCoordinateReply): CoordinateAnswer {
+/** The reply field by field, so that `--json` prints the answer's fields and nothing the decoder adds. */
+function answerOf(r: CoordinateReply__Output): CoordinateAnswer {
   return {
     action: decodeJson(r.action, "action"),
     mode: r.mode,
@@ -172,14 +171,14 @@ export class NodeClient {
     }
   }
 
-  status(timeoutMs = 5_000): Promise<WireStatusReply> {
+  status(timeoutMs = 5_000): Promise<StatusReply__Output> {
     const def = nodeStatusService().Status!;
-    return this.#unary<Record<string, never>, WireStatusReply>(def, {}, timeoutMs);
+    return this.#unary<Record<string, never>, StatusReply__Output>(def, {}, timeoutMs);
   }
 
   /** Runs `Coordinate` with a gRPC deadline of `deadlineMs` from now. */
   async coordinate(call: CoordinateCall, deadlineMs: number): Promise<CoordinateAnswer> {
-    const req: WireCoordinateRequest = {
+    const req: CoordinateRequest = {
       kind: call.kind,
       payload: encodeJson(call.payload, "payload"),
       required: call.required ?? 0,
@@ -188,7 +187,7 @@ export class NodeClient {
       decision: call.decision ?? "",
       options: encodeJson(call.options, "options"),
     };
-    const reply = await this.#unary<WireCoordinateRequest, WireCoordinateReply>(
+    const reply = await this.#unary<CoordinateRequest, CoordinateReply__Output>(
       swarmService().Coordinate,
       req,
       deadlineMs,

@@ -37,7 +37,7 @@ import type { Logger } from "./logger.js";
 import { createNodeMembership } from "./node-membership.js";
 import { createNodeRouting } from "./routing-setup.js";
 import type { NodeRouting } from "./routing-setup.js";
-import type { WireStatusReply } from "./status-proto.js";
+import type { StatusReply__Output } from "../mesh/gen/tailswarm/v1/StatusReply.js";
 import { acquireEventLoopDelay } from "./event-loop-delay.js";
 import { addStatusService, nodeStatus } from "./status-service.js";
 import { regionScoped } from "./region-scope.js";
@@ -53,7 +53,7 @@ export interface TelemetryContext {
   readonly nodeId: string;
   readonly log: Logger;
   /** Current status (peers, estimates, decisions), for observable instruments. */
-  readonly status: () => WireStatusReply;
+  readonly status: () => StatusReply__Output;
   /** The node's routing, when `routing.policy` is not none: what the routing telemetry reads. */
   readonly routing?: RoutingTelemetrySource;
 }
@@ -104,7 +104,7 @@ export class SwarmNode {
   readonly #transport: GrpcTransport;
   readonly #pool: ChannelPool;
   readonly #telemetry: TelemetryHandle | undefined;
-  readonly #status: () => WireStatusReply;
+  readonly #status: () => StatusReply__Output;
   readonly #log: Logger;
   readonly #loop: { release(): void };
   readonly #tls: TlsFiles | undefined;
@@ -120,7 +120,7 @@ export class SwarmNode {
     transport: GrpcTransport;
     pool: ChannelPool;
     telemetry: TelemetryHandle | undefined;
-    status: () => WireStatusReply;
+    status: () => StatusReply__Output;
     log: Logger;
     loop: { release(): void };
     tls: TlsFiles | undefined;
@@ -205,8 +205,8 @@ export class SwarmNode {
     });
 
     // Status reads the server and coordinator once they exist (telemetry's gauges call it later).
-    const ready: { status?: () => WireStatusReply } = {};
-    const status = (): WireStatusReply => {
+    const ready: { status?: () => StatusReply__Output } = {};
+    const status = (): StatusReply__Output => {
       if (ready.status === undefined)
         throw new TailswarmError("INTERNAL", "status: the node has not started yet");
       return ready.status();
@@ -338,7 +338,7 @@ export class SwarmNode {
     });
   }
 
-  status(): WireStatusReply {
+  status(): StatusReply__Output {
     return this.#status();
   }
 

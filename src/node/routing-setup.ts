@@ -28,7 +28,7 @@ import type {
 } from "../engine/transport.js";
 import type { PeerId } from "../estimate/types.js";
 import type { ChannelPool } from "../mesh/channel-pool.js";
-import type { WirePeerLoad } from "../mesh/proto.js";
+import type { PeerLoad__Output } from "../mesh/gen/tailswarm/v1/PeerLoad.js";
 import { RoutingStatePoller, viewFeeder } from "../mesh/routing-state-poller.js";
 import { configuredPrimitives } from "../routing/configured-primitives.js";
 import { contextRouteTask } from "../routing/context-task.js";
@@ -45,7 +45,7 @@ export interface NodeRouting {
   readonly policy: string;
   readonly views: PeerViewBook;
   /** GrpcTransport's `onLoad`. */
-  readonly onLoad: (peer: PeerId, load: WirePeerLoad) => void;
+  readonly onLoad: (peer: PeerId, load: PeerLoad__Output) => void;
   /** fanOut options for `candidates` live peers: `{}` when routing is off. */
   fanoutOptions(candidates: number): { k?: number; router?: FanoutRouter };
   readonly adapter: RouteAdapter | undefined;

@@ -11,7 +11,8 @@ import type { NodeConfig } from "./config/types.js";
 import type { Membership } from "../mesh/membership/membership.js";
 import type { EventLoopDelay } from "./event-loop-delay.js";
 import { nodeStatusService } from "./status-proto.js";
-import type { WirePeerStatus, WireStatusReply } from "./status-proto.js";
+import type { PeerStatus__Output } from "../mesh/gen/tailswarm/v1/PeerStatus.js";
+import type { StatusReply__Output } from "../mesh/gen/tailswarm/v1/StatusReply.js";
 
 export interface StatusDeps {
   readonly config: NodeConfig;
@@ -24,11 +25,11 @@ export interface StatusDeps {
   readonly loop?: EventLoopDelay;
 }
 
-export function nodeStatus(d: StatusDeps): WireStatusReply {
+export function nodeStatus(d: StatusDeps): StatusReply__Output {
   const now = Date.now();
   const s = d.server.state();
   const stats = d.coordinator.stats();
-  const peers: WirePeerStatus[] = d.membership.peers().map((p) => {
+  const peers: PeerStatus__Output[] = d.membership.peers().map((p) => {
     const e = p.id === "" ? undefined : d.book.estimate(p.id, now);
     return {
       peerId: p.id,
@@ -74,9 +75,12 @@ export function nodeStatus(d: StatusDeps): WireStatusReply {
   };
 }
 
-export function addStatusService(server: Server, status: () => WireStatusReply): void {
+export function addStatusService(server: Server, status: () => StatusReply__Output): void {
   server.addService(nodeStatusService(), {
-    Status: (_call: ServerUnaryCall<unknown, WireStatusReply>, cb: sendUnaryData<WireStatusReply>) => {
+    Status: (
+      _call: ServerUnaryCall<unknown, StatusReply__Output>,
+      cb: sendUnaryData<StatusReply__Output>,
+    ) => {
       try {
         cb(null, status());
       } catch (err) {

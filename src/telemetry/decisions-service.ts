@@ -2,61 +2,15 @@
  * The flight recorder over gRPC: `tailswarm.v1.Decisions/Recent` (proto/tailswarm/v1/decisions.proto).
  * The node adds the service to its server with one call; `tailswarm decisions` is the client.
  */
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import type {
-  ChannelCredentials,
-  ChannelOptions,
-  ServiceDefinition,
-  UntypedServiceImplementation,
-} from "@grpc/grpc-js";
+import type { ChannelCredentials, ChannelOptions, ServiceDefinition } from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import type { BranchOutcome } from "../engine/outcome.js";
+import type { Decision__Output } from "../mesh/gen/tailswarm/v1/Decision.js";
+import type { DecisionsClient, DecisionsHandlers } from "../mesh/gen/tailswarm/v1/Decisions.js";
+import { LOADER_OPTIONS } from "../mesh/proto.js";
 import type { DecisionRecord, EstimateKind } from "./flight-recorder.js";
 
-const PROTO_ROOT = fileURLToPath(new URL("../../proto/", import.meta.url));
 export const DECISIONS_SERVICE_NAME = "tailswarm.v1.Decisions";
-
-interface WireDecision {
-  fanoutId: string;
-  atUnixMs: number;
-  mode: string;
-  reason: string;
-  because: string;
-  budgetMs?: number;
-  fanoutP50Ms?: number;
-  fanoutP99Ms?: number;
-  abandonCostMs?: number;
-  decisionRelevant: boolean;
-  size: number;
-  requirement: string;
-  estimateStatus: string;
-  unknownPeers: string[];
-  estimateAgeMs?: number;
-  minSamples: number;
-  branches: Record<BranchOutcome, number> | null;
-  answered: number;
-  lostWorkMs: number;
-  decisionChanged: boolean;
-  degraded: boolean;
-  deadlineMissed: boolean;
-  elapsedMs: number;
-  infoGainPerCommitted?: number;
-  violationCode: string;
-  violationMessage: string;
-  traceId: string;
-  estimateBasis: string;
-  p50Kind: string;
-  p99Kind: string;
-  horizonMs?: number;
-}
-
-interface WireReply {
-  nodeId: string;
-  capacity: number;
-  recorded: number;
-  decisions: WireDecision[];
-}
 
 /** What the node gives the service. */
 export interface DecisionsSource {
@@ -79,14 +33,7 @@ let loaded: ServiceDefinition | undefined;
 /** The service definition of `tailswarm.v1.Decisions` (loaded once). */
 export function decisionsServiceDefinition(): ServiceDefinition {
   if (loaded === undefined) {
-    const pkg = protoLoader.loadSync("tailswarm/v1/decisions.proto", {
-      includeDirs: [PROTO_ROOT],
-      keepCase: false,
-      longs: Number,
-      enums: String,
-      defaults: true,
-      oneofs: true,
-    });
+    const pkg = protoLoader.loadSync("tailswarm/v1/decisions.proto", LOADER_OPTIONS);
     loaded = pkg[DECISIONS_SERVICE_NAME] as ServiceDefinition;
   }
   return loaded;
@@ -95,7 +42,7 @@ export function decisionsServiceDefinition(): ServiceDefinition {
 const opt = (v: number | null): number | undefined => (v === null ? undefined : v);
 const back = (v: number | undefined | null): number | null => (typeof v === "number" ? v : null);
 
-function toWire(r: DecisionRecord): WireDecision {
+function toWire(r: DecisionRecord): Decision__Output {
   return {
     fanoutId: r.fanoutId,
     atUnixMs: r.atUnixMs,
@@ -131,7 +78,7 @@ function toWire(r: DecisionRecord): WireDecision {
   };
 }
 
-function fromWire(w: WireDecision): DecisionRecord {
+function fromWire(w: Decision__Output): DecisionRecord {
   const b = w.branches ?? { committed: 0, partial: 0, abandoned: 0, late: 0, failed: 0 };
   return {
     fanoutId: w.fanoutId,
@@ -187,8 +134,8 @@ function kindOf(k: string | undefined): EstimateKind {
  * // or simply: addDecisionsService(server, decisionsSource(nodeId, recorder))
  */
 export function addDecisionsService(server: grpc.Server, source: DecisionsSource): void {
-  const impl: UntypedServiceImplementation = {
-    Recent(call: grpc.ServerUnaryCall<{ last: number }, WireReply>, callback: grpc.sendUnaryData<WireReply>) {
+  const impl: DecisionsHandlers = {
+    Recent(call, callback) {
       const n = call.request.last > 0 ? call.request.last : source.capacity;
       callback(null, {
         nodeId: source.nodeId,
@@ -234,16 +181,10 @@ export function fetchDecisions(
     address,
     options.credentials ?? grpc.credentials.createInsecure(),
     options.channelOptions ?? {},
-  );
+  ) as unknown as DecisionsClient;
   const deadline = Date.now() + (options.deadlineMs ?? 5_000);
   return new Promise<RecentDecisions>((resolve, reject) => {
-    const recent = (client as unknown as Record<string, unknown>)["Recent"] as (
-      req: { last: number },
-      md: grpc.Metadata,
-      opts: grpc.CallOptions,
-      cb: (err: grpc.ServiceError | null, reply?: WireReply) => void,
-    ) => void;
-    recent.call(client, { last: options.last ?? 0 }, new grpc.Metadata(), { deadline }, (err, reply) => {
+    client.Recent({ last: options.last ?? 0 }, new grpc.Metadata(), { deadline }, (err, reply) => {
       client.close();
       if (err !== null || reply === undefined) {
         reject(err ?? new Error("empty reply"));
@@ -253,7 +194,7 @@ export function fetchDecisions(
         nodeId: reply.nodeId,
         capacity: reply.capacity,
         recorded: reply.recorded,
-        decisions: (reply.decisions ?? []).map(fromWire),
+        decisions: reply.decisions.map(fromWire),
       });
     });
   });

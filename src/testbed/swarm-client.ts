@@ -5,7 +5,9 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { swarmService } from "../mesh/proto.js";
-import type { WireBranchReply, WireCoordinateReply, WireProbeReply } from "../mesh/proto.js";
+import type { BranchReply__Output } from "../mesh/gen/tailswarm/v1/BranchReply.js";
+import type { CoordinateReply__Output } from "../mesh/gen/tailswarm/v1/CoordinateReply.js";
+import type { ProbeReply__Output } from "../mesh/gen/tailswarm/v1/ProbeReply.js";
 
 export type CallResult<T> =
   | { readonly ok: true; readonly value: T; readonly rttMs: number }
@@ -32,7 +34,7 @@ export class SwarmClient {
     });
   }
 
-  coordinate(c: CoordinateCall): Promise<CallResult<WireCoordinateReply>> {
+  coordinate(c: CoordinateCall): Promise<CallResult<CoordinateReply__Output>> {
     const m = swarmService().Coordinate;
     return this.#unary(
       m,
@@ -54,7 +56,7 @@ export class SwarmClient {
     kind: string,
     payload: unknown,
     timeoutMs: number,
-  ): Promise<CallResult<WireBranchReply>> {
+  ): Promise<CallResult<BranchReply__Output>> {
     const m = swarmService().Branch;
     return this.#unary(
       m,
@@ -72,7 +74,7 @@ export class SwarmClient {
     );
   }
 
-  probe(timeoutMs: number): Promise<CallResult<WireProbeReply>> {
+  probe(timeoutMs: number): Promise<CallResult<ProbeReply__Output>> {
     const m = swarmService().Probe;
     return this.#unary(m, { sentUnixMs: Date.now() }, timeoutMs);
   }

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { swarmService } from "../../src/mesh/proto.js";
-import type { WireBranchReply } from "../../src/mesh/proto.js";
+import type { BranchReply__Output } from "../../src/mesh/gen/tailswarm/v1/BranchReply.js";
 import { NodeClient } from "../../src/node/client.js";
 import { killAll, runCli, spawnNode } from "../node/helpers/spawn-node.js";
 import type { RunningNode } from "../node/helpers/spawn-node.js";
@@ -54,7 +54,7 @@ function makeCert(name: string, san: string): void {
   );
 }
 
-const Swarm = grpc.makeGenericClientConstructor(swarmService() as unknown as grpc.ServiceDefinition, "Swarm");
+const Swarm = grpc.makeGenericClientConstructor(swarmService(), "Swarm");
 type Unary = (
   req: unknown,
   opts: grpc.CallOptions,
@@ -161,7 +161,7 @@ describe.skipIf(!hasOpenssl)("authorization by identity (mutual TLS)", () => {
     const peer = swarmAs("peer");
     const b = await call(peer, "Branch", branch("b-allowed", "n2"));
     expect(b.err).toBeNull();
-    expect((b.reply as WireBranchReply).nodeId).toBe("n1");
+    expect((b.reply as BranchReply__Output).nodeId).toBe("n1");
     expect((await call(peer, "Probe", { sentUnixMs: 1 })).err).toBeNull();
     expect((await call(peer, "State", {})).err).toBeNull();
     expect((await call(peer, "Abandon", { branchIds: ["nothing"] })).err).toBeNull();
@@ -196,11 +196,11 @@ describe.skipIf(!hasOpenssl)("authorization by identity (mutual TLS)", () => {
     // Another peer's abandon of b-x does not stop the peer's b-x ...
     expect(await call(other, "Abandon", { branchIds: ["b-x"] })).toMatchObject({ err: null });
     const ran = await call(peer, "Branch", branch("b-x", "n2"));
-    expect((ran.reply as WireBranchReply).status).not.toBe("BRANCH_STATUS_ABANDONED");
+    expect((ran.reply as BranchReply__Output).status).not.toBe("BRANCH_STATUS_ABANDONED");
     // ... the peer's own abandon does.
     expect(await call(peer, "Abandon", { branchIds: ["b-y"] })).toMatchObject({ err: null });
     const stopped = await call(peer, "Branch", branch("b-y", "n2"));
-    expect((stopped.reply as WireBranchReply).status).toBe("BRANCH_STATUS_ABANDONED");
+    expect((stopped.reply as BranchReply__Output).status).toBe("BRANCH_STATUS_ABANDONED");
   });
 
   it("a client may call Coordinate, but not Branch, Abandon or Status", async () => {

@@ -1,114 +1,51 @@
 """Drives a tailswarm node from python3-grpcio (an independent gRPC implementation).
 
-No generated stubs: requests are hand-encoded protobuf, replies decoded by a tiny wire-format reader.
-Usage: drive_node.py HOST:PORT  — prints one JSON object with the results.
+Uses stubs generated from proto/ (and grpc-health-check's health.proto) by protoc and the gRPC Python
+plugin; the test generates them into STUBS_DIR before it runs this.
+Usage: drive_node.py STUBS_DIR HOST:PORT  — prints one JSON object with the results.
 """
 import json
-import struct
 import sys
 
-import grpc
+sys.path.insert(0, sys.argv[1])
+
+import grpc  # noqa: E402
+from health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
+from tailswarm.v1 import swarm_pb2, swarm_pb2_grpc  # noqa: E402
 
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def field_bytes(num, data):
-    return varint((num << 3) | 2) + varint(len(data)) + data
-
-
-def field_varint(num, value):
-    return varint(num << 3) + varint(value)
-
-
-def decode(buf):
-    """Protobuf wire format -> {field number: [values]} (varints as int, length-delimited as bytes)."""
-    out, i = {}, 0
-    while i < len(buf):
-        key, shift = 0, 0
-        while True:
-            b = buf[i]
-            i += 1
-            key |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            val, shift = 0, 0
-            while True:
-                b = buf[i]
-                i += 1
-                val |= (b & 0x7F) << shift
-                shift += 7
-                if not b & 0x80:
-                    break
-        elif wire == 1:
-            val = struct.unpack("<d", buf[i : i + 8])[0]
-            i += 8
-        elif wire == 2:
-            n, shift = 0, 0
-            while True:
-                b = buf[i]
-                i += 1
-                n |= (b & 0x7F) << shift
-                shift += 7
-                if not b & 0x80:
-                    break
-            val = buf[i : i + n]
-            i += n
-        elif wire == 5:
-            val = struct.unpack("<f", buf[i : i + 4])[0]
-            i += 4
-        else:
-            raise ValueError("unsupported wire type %d" % wire)
-        out.setdefault(num, []).append(val)
-    return out
-
-
-def coordinate_request(kind, payload, decision=None, options=None):
-    msg = field_bytes(1, kind.encode()) + field_bytes(2, json.dumps(payload).encode())
-    if decision:
-        msg += field_bytes(6, decision.encode())
-    if options is not None:
-        msg += field_bytes(7, json.dumps(options).encode())
-    return msg
+def coordinate_request(kind, payload, decision, options):
+    return swarm_pb2.CoordinateRequest(
+        kind=kind,
+        payload=json.dumps(payload).encode(),
+        decision=decision,
+        options=json.dumps(options).encode(),
+    )
 
 
 def main():
-    address = sys.argv[1]
-    identity = lambda b: b  # noqa: E731
+    address = sys.argv[2]
     result = {}
     with grpc.insecure_channel(address) as channel:
-        check = channel.unary_unary(
-            "/grpc.health.v1.Health/Check", request_serializer=identity, response_deserializer=identity
-        )
-        reply = decode(check(b"", timeout=5))
-        result["health"] = {1: "SERVING", 2: "NOT_SERVING"}.get(reply.get(1, [0])[0], "UNKNOWN")
+        health = health_pb2_grpc.HealthStub(channel)
+        reply = health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+        result["health"] = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
 
-        coordinate = channel.unary_unary(
-            "/tailswarm.v1.Swarm/Coordinate", request_serializer=identity, response_deserializer=identity
-        )
+        swarm = swarm_pb2_grpc.SwarmStub(channel)
         options = {"options": ["ship", "hold"], "prior": "hold"}
-        reply = decode(coordinate(coordinate_request("vote", {"question": "ship?"}, "quorum-vote", options), timeout=10))
+        reply = swarm.Coordinate(coordinate_request("vote", {"question": "ship?"}, "quorum-vote", options), timeout=10)
         result["coordinate"] = {
-            "action": json.loads(reply[1][0].decode()) if 1 in reply else None,
-            "mode": reply.get(2, [b""])[0].decode(),
-            "committed": reply.get(6, [0])[0],
-            "node_id": reply.get(16, [b""])[0].decode(),
+            "action": json.loads(reply.action.decode()) if reply.action else None,
+            "mode": reply.mode,
+            "committed": reply.committed,
+            "node_id": reply.node_id,
+            # proto3 `optional`: presence is on the wire, not a default
+            "info_gain_set": reply.HasField("info_gain_per_committed"),
+            "branches": [{"peer": b.peer, "outcome": b.outcome} for b in reply.branches],
         }
 
         try:
-            coordinate(coordinate_request("slow", {"question": "late?"}, "quorum-vote", options), timeout=0.3)
+            swarm.Coordinate(coordinate_request("slow", {"question": "late?"}, "quorum-vote", options), timeout=0.3)
             result["slow"] = "OK"
         except grpc.RpcError as err:
             result["slow"] = err.code().name

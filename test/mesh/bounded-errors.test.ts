@@ -11,7 +11,7 @@ import { GrpcTransport } from "../../src/mesh/grpc-transport.js";
 import { HandlerRegistry } from "../../src/mesh/handler.js";
 import type { TaskHandler } from "../../src/mesh/handler.js";
 import { swarmService } from "../../src/mesh/proto.js";
-import type { SwarmServiceDefinition } from "../../src/mesh/proto.js";
+import type { SwarmMethod } from "../../src/mesh/proto.js";
 import { echo, startServer } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
@@ -31,7 +31,7 @@ describe("bounded errors", () => {
   const deepAnswer: TaskHandler = { kind: "deep", handle: async () => JSON.parse(deep(100).toString()) };
 
   function unary(
-    method: keyof SwarmServiceDefinition,
+    method: SwarmMethod,
     request: unknown,
     deadline = Date.now() + 5_000,
   ): Promise<{ err: grpc.ServiceError | null; value: { status?: string } | undefined; ms: number }> {

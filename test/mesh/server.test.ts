@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HandlerRegistry } from "../../src/mesh/handler.js";
 import type { TaskHandler } from "../../src/mesh/handler.js";
 import { swarmService } from "../../src/mesh/proto.js";
-import type { SwarmServiceDefinition, WireBranchReply } from "../../src/mesh/proto.js";
+import type { SwarmMethod } from "../../src/mesh/proto.js";
+import type { BranchReply__Output } from "../../src/mesh/gen/tailswarm/v1/BranchReply.js";
 import { echo, sleeper, startServer, thrower, until } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
@@ -25,18 +26,18 @@ describe("swarm server", () => {
   };
   const unserialisable: TaskHandler = { kind: "bigint", handle: async () => 10n };
 
-  function unary<K extends keyof SwarmServiceDefinition>(
+  function unary<K extends SwarmMethod>(
     method: K,
     request: unknown,
     deadline: number = Date.now() + 5_000,
     via: grpc.Client = client,
-  ): Promise<Result<WireBranchReply>> {
+  ): Promise<Result<BranchReply__Output>> {
     const m = swarmService()[method];
     return new Promise((resolve) =>
       via.makeUnaryRequest(
         m.path,
         m.requestSerialize as (v: unknown) => Buffer,
-        m.responseDeserialize as (b: Buffer) => WireBranchReply,
+        m.responseDeserialize as (b: Buffer) => BranchReply__Output,
         request,
         new grpc.Metadata(),
         { deadline },

@@ -3,7 +3,7 @@
  * mode, and its view of every peer (up/down, p50/p99, samples, estimate age).
  */
 import { NodeClient } from "../../node/client.js";
-import type { WireStatusReply } from "../../node/status-proto.js";
+import type { StatusReply__Output } from "../../mesh/gen/tailswarm/v1/StatusReply.js";
 import { EXIT, formatHelp, numberFlag, parseFlags } from "../args.js";
 import { guard } from "../verb-errors.js";
 import { callFailure, nodeAddress, tlsFlags, tlsFromFlags } from "./client-flags.js";
@@ -16,7 +16,7 @@ const spec = {
 
 const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : "-");
 
-export function formatStatus(s: WireStatusReply, address: string): string {
+export function formatStatus(s: StatusReply__Output, address: string): string {
   const d = s.decisions ?? { speculate: 0, synchronous: 0, degrade: 0 };
   const lines = [
     `node ${s.nodeId} at ${address}  region ${s.region || "-"}  up ${(s.uptimeMs / 1000).toFixed(1)} s` +

@@ -9,7 +9,7 @@
  */
 import { NodeClient } from "../../node/client.js";
 import type { CoordinateAnswer } from "../../node/client.js";
-import type { WireStatusReply } from "../../node/status-proto.js";
+import type { StatusReply__Output } from "../../mesh/gen/tailswarm/v1/StatusReply.js";
 import type { DecisionRecord } from "../../telemetry/flight-recorder.js";
 import type { DemoSwarm } from "./swarm.js";
 
@@ -38,7 +38,7 @@ export interface DemoRun {
     readonly last: DecisionRecord;
   };
   /** Peers as the coordinator saw them once fresh. */
-  readonly status: WireStatusReply;
+  readonly status: StatusReply__Output;
   /** Deadline minus the budget the coordinator decided on (the deadline reserve and transit), median, ms. */
   readonly overheadMs: number;
   readonly steps: readonly DemoStep[];
@@ -113,7 +113,7 @@ export async function runDemo(swarm: DemoSwarm, options: DemoOptions): Promise<D
     // 2. Enough fan-outs that every peer's window holds minSamples answers.
     const started = Date.now();
     const ids: string[] = [one.answer.fanoutId];
-    let status: WireStatusReply | undefined;
+    let status: StatusReply__Output | undefined;
     while (ids.length < WARMUP_MAX_FANOUTS) {
       aborted(signal);
       const batch = await Promise.all(Array.from({ length: WARMUP_BATCH }, () => fanOut(WARMUP_DEADLINE_MS)));

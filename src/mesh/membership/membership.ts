@@ -25,7 +25,8 @@ import type { Clock, TimerHandle } from "../../clock/clock.js";
 import type { PeerId } from "../../estimate/types.js";
 import { ChannelPool } from "../channel-pool.js";
 import { swarmService } from "../proto.js";
-import type { WireProbeReply, WireStateReply } from "../proto.js";
+import type { ProbeReply__Output } from "../gen/tailswarm/v1/ProbeReply.js";
+import type { StateReply__Output } from "../gen/tailswarm/v1/StateReply.js";
 import { hash32 } from "../../util/hash.js";
 import { checkRange, intRange } from "../../util/range.js";
 import type { NumberRange } from "../../util/range.js";
@@ -312,7 +313,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
   async #probe(e: Entry): Promise<void> {
     const client = this.pool.get(e.address);
     const sent = this.#clock.now();
-    let reply: WireProbeReply;
+    let reply: ProbeReply__Output;
     try {
       reply = await call(client, "Probe", { sentUnixMs: Date.now() }, this.#timeout);
     } catch (error) {
@@ -336,7 +337,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     }
     if (e.id !== id || e.region === "") {
       try {
-        const st = await call<WireStateReply>(client, "State", {}, this.#timeout);
+        const st = await call<StateReply__Output>(client, "State", {}, this.#timeout);
         e.region = st.region;
       } catch {
         // Region stays unknown until the next probe; liveness does not depend on it.
