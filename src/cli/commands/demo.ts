@@ -138,7 +138,7 @@ function runText(swarm: DemoSwarm, r: DemoRun): string {
     `   estimator.minSamples (${DEMO_ESTIMATOR.minSamples}) answers within estimator.windowMs (${DEMO_ESTIMATOR.windowMs / 1000} s; docs/configuration.md, "Sizing").\n\n` +
     `2. Warm-up: ${r.warmup.fanouts} fan-outs in ${r.warmup.seconds.toFixed(1)} s; the coordinator's view ('tailswarm status ${addr}'):\n` +
     `${peers}\n` +
-    `   Fan-out p50 ${ms(warm.fanoutP50Ms)}, p99 ${ms(warm.fanoutP99Ms)} (all three peers are required, so the slow one sets both);\n` +
+    `   Fan-out p50 ${ms(warm.fanoutP50Ms)}, p99 ${ms(warm.fanoutP99Ms)} (all ${warm.size} peers are required, so the slowest sets both);\n` +
     `   the budget the coordinator decides on is the deadline minus about ${ms(r.overheadMs)} (its reserve and the transit).\n\n` +
     stepText(3, "A budget well above p99 + abandon cost", speculate!, addr) +
     stepText(4, "A budget between p50 and p99", synchronous!, addr) +

@@ -47,7 +47,7 @@ export interface DemoRun {
 const WARMUP_DEADLINE_MS = 2_000;
 const WARMUP_BATCH = 6;
 const WARMUP_MAX_FANOUTS = 300;
-const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 5;
 
 export interface DemoOptions {
   readonly signal: AbortSignal;
@@ -130,7 +130,15 @@ export async function runDemo(swarm: DemoSwarm, options: DemoOptions): Promise<D
       recent.filter((d) => d.budgetMs !== null).map((d) => WARMUP_DEADLINE_MS - d.budgetMs!),
     );
     const warm = recent[0]!;
+    if (warm.size !== swarm.peers.length || warm.estimateStatus !== "fresh") {
+      throw new Error(
+        `after ${ids.length} fan-outs the coordinator's estimate is ${warm.estimateStatus} over ${warm.size} of ${swarm.peers.length} peers`,
+      );
+    }
     let latest = warm;
+    // What the coordinator takes off the deadline moves with its measured reply time: each attempt
+    // learns it from the last decision.
+    let overhead = overheadMs;
     progress(`warm-up: ${ids.length} fan-outs in ${seconds.toFixed(1)} s`);
 
     // 3. Three budgets from the coordinator's own numbers.
@@ -140,9 +148,10 @@ export async function runDemo(swarm: DemoSwarm, options: DemoOptions): Promise<D
       for (let attempt = 1; attempt <= MAX_ATTEMPTS && step?.decision.mode !== target; attempt++) {
         aborted(signal);
         const { budgetMs, choice } = budgetFor(target, latest);
-        const deadlineMs = Math.max(1, Math.round(budgetMs + overheadMs));
+        const deadlineMs = Math.max(1, Math.round(budgetMs + overhead));
         const { question, answer } = await fanOut(deadlineMs);
         latest = await recordOf(answer.fanoutId);
+        if (latest.budgetMs !== null) overhead = deadlineMs - latest.budgetMs;
         step = {
           target,
           budgetChoice: choice,
