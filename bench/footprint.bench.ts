@@ -51,8 +51,16 @@ async function start(name: string, args: string[], metricsPort: number): Promise
     let buf = "";
     child.stderr.on("data", (d: Buffer) => {
       buf += d.toString();
-      const m = /"msg":"listening".*?"address":"([^"]+)"/.exec(buf);
-      if (m !== null) resolve(m[1]!);
+      // One JSON object per line; pino writes `msg` last, so read the line, not its key order.
+      for (const line of buf.split("\n")) {
+        if (!line.startsWith("{")) continue;
+        try {
+          const l = JSON.parse(line) as { msg?: unknown; address?: unknown };
+          if (l.msg === "listening" && typeof l.address === "string") resolve(l.address);
+        } catch {
+          // a line still being written
+        }
+      }
     });
     child.once("exit", (code) => reject(new Error(`${name} exited ${code}: ${buf.slice(-500)}`)));
   });
