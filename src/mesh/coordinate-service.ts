@@ -142,6 +142,7 @@ export function makeCoordinateHandler(
               degraded: r.degraded,
               decisionChanged: r.decisionChanged,
               elapsedMs: r.elapsedMs,
+              budgetMs: r.budgetMs,
               abandonCostMs: r.abandonCostMs,
               violation: r.violation ?? "",
               nodeId: core.nodeId,

@@ -44,6 +44,8 @@ export interface CoordinateResult {
   readonly degraded: boolean;
   readonly decisionChanged: boolean;
   readonly elapsedMs: number;
+  /** The budget the rule decided with, ms (Classification.budgetMs). */
+  readonly budgetMs: number;
   readonly abandonCostMs: number;
   /** Code of a SpeculationBudgetViolation met on the way, or undefined. */
   readonly violation?: string;
@@ -103,6 +105,7 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     degraded: outcome.degraded,
     decisionChanged: outcome.decisionChanged,
     elapsedMs: outcome.elapsedMs,
+    budgetMs: outcome.classification.budgetMs,
     abandonCostMs: outcome.abandonCostMs,
     ...(outcome.violation ? { violation: outcome.violation.code } : {}),
     branches: outcome.branches.map((b) => ({

@@ -55,6 +55,8 @@ export interface CoordinateAnswer {
   readonly estimateBasis: string;
   readonly abandonCostMs: number;
   readonly elapsedMs: number;
+  /** The budget the rule decided with, ms. */
+  readonly budgetMs: number;
   readonly deadlineMissed: boolean;
   readonly committed: number;
   readonly abandoned: number;
@@ -84,6 +86,7 @@ function answerOf(r: CoordinateReply__Output): CoordinateAnswer {
     estimateBasis: r.estimateBasis,
     abandonCostMs: r.abandonCostMs,
     elapsedMs: r.elapsedMs,
+    budgetMs: r.budgetMs,
     deadlineMissed: r.deadlineMissed,
     committed: r.committed,
     abandoned: r.abandoned,

@@ -93,6 +93,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
         degraded: true,
         decisionChanged: false,
         elapsedMs: deps.now() - start,
+        budgetMs: c.budgetMs,
         abandonCostMs: 0,
       };
       return result;

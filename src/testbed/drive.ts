@@ -5,7 +5,6 @@
  * drain. Reports the measured window and the testbed process's own event-loop delay over it.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { SERVER_DEFAULTS } from "../mesh/server-limits.js";
 import { CoordinatorLoopPoll } from "./coordinator-loop-poll.js";
 import type { LoopDelaySummary } from "./coordinator-loop-poll.js";
 import type { LoadGenerator } from "./load-generator.js";
@@ -96,9 +95,6 @@ export async function driveLoad(
   };
 }
 
-/** The node's deadline reserve when the scenario's node config does not set one: the server's default. */
-const DEFAULT_RESERVE_MS = SERVER_DEFAULTS.deadlineReserveMs;
-
 /** What a driven run hands the report, beside the load generator's rows. */
 export interface DrivenRun {
   readonly scenario: Scenario;
@@ -117,8 +113,6 @@ export function driveReport(r: DrivenRun): Report {
   const s = r.scenario;
   const measuredStart = r.driven?.measuredStart ?? Date.now();
   const measuredEnd = Math.max(measuredStart, r.driven?.measuredEnd ?? measuredStart);
-  const reserve =
-    typeof s.node.deadlineReserveMs === "number" ? s.node.deadlineReserveMs : DEFAULT_RESERVE_MS;
   return buildReport({
     scenario: s,
     startedAt: r.startedAt,
@@ -129,7 +123,7 @@ export function driveReport(r: DrivenRun): Report {
     processes: r.processes,
     loopDelayMs: r.driven?.loopDelayMs ?? { p50: null, p99: null, max: null },
     coordinatorLoopDelayMs: r.driven?.coordinatorLoopDelayMs ?? {},
-    score: scoreContext(r.peers, r.decision, s.valueModel.continuationMs, reserve),
+    score: scoreContext(r.peers, r.decision, s.valueModel.continuationMs),
     peerGroups: new Map(
       r.peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),
     ),

@@ -282,6 +282,7 @@ export class LoadGenerator {
           mode: v.mode,
           reason: v.reason,
           elapsedMs: v.elapsedMs,
+          decidedBudgetMs: v.budgetMs,
           fanoutP50Ms: v.fanoutP50Ms,
           fanoutP99Ms: v.fanoutP99Ms,
           ...(v.estimateBasis ? { estimateBasis: v.estimateBasis } : {}),

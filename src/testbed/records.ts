@@ -40,6 +40,8 @@ export interface CallRecord {
   readonly reason?: string;
   /** The coordinator's fan-out time (start to decision), ms. */
   readonly elapsedMs?: number;
+  /** The budget the coordinator's rule decided with (its reply reserve already taken), ms. */
+  readonly decidedBudgetMs?: number;
   /** The coordinator's own fan-out estimate at decision time. */
   readonly fanoutP50Ms?: number;
   readonly fanoutP99Ms?: number;

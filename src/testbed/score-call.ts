@@ -59,8 +59,6 @@ export interface ScoreContext {
   readonly peers: ReadonlyMap<string, PeerPlan>;
   readonly prior: string;
   readonly continuationMs: number;
-  /** The node's deadline reserve: the fan-out's own budget is budgetMs minus this. */
-  readonly reserveMs: number;
   readonly model: DecisionModel<VoteAnswer, string>;
   /** The local decision without fanning out: `model.decide` of no answers. */
   readonly localAction: string;
@@ -70,14 +68,12 @@ export function scoreContext(
   peers: readonly PeerPlan[],
   decision: { options: readonly string[]; prior: string; weights: Record<string, number> },
   continuationMs: number,
-  reserveMs: number,
 ): ScoreContext {
   const model = quorumVote({ options: decision.options, prior: decision.prior, weights: decision.weights });
   return {
     peers: new Map(peers.map((p) => [p.id, p])),
     prior: decision.prior,
     continuationMs,
-    reserveMs,
     model,
     localAction: model.decide(new Map()),
   };
@@ -154,7 +150,8 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     }
   }
   const elapsed = r.elapsedMs ?? r.rttMs;
-  const fanoutBudget = r.budgetMs - ctx.reserveMs;
+  // the budget the coordinator decided with (its adaptive reply reserve taken), as it reported it
+  const fanoutBudget = r.decidedBudgetMs ?? r.budgetMs;
   const speculationAbandoned = speculative && abandoned > 0 && elapsed >= fanoutBudget - 1.5;
   const overlapMs = speculative && !speculationAbandoned ? Math.min(C, elapsed) : 0;
   const thrownMs = speculationAbandoned ? Math.min(C, elapsed) : 0;

@@ -196,6 +196,7 @@ describe("client verbs on a node run by `tailswarm host`", () => {
       "estimateBasis",
       "abandonCostMs",
       "elapsedMs",
+      "budgetMs",
       "deadlineMissed",
       "committed",
       "abandoned",

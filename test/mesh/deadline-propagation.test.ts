@@ -96,6 +96,7 @@ describe("deadline propagation and cancellation across three hops", () => {
       fanoutId: "co",
       fanoutP50Ms: 1,
       fanoutP99Ms: 2,
+      budgetMs: ctx.budgetMs,
       committed: 0,
       abandoned: 0,
       failed: 0,

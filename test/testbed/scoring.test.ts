@@ -20,7 +20,7 @@ const decision = decisionOptions(scenario, peers) as {
   prior: string;
   weights: Record<string, number>;
 };
-const ctx = scoreContext(peers, decision, 30, 3);
+const ctx = scoreContext(peers, decision, 30);
 const gw = peers.find((p) => p.informed)!.id;
 const others = peers.filter((p) => !p.informed).map((p) => p.id);
 
@@ -53,6 +53,7 @@ function call(over: Partial<CallRecord>): CallRecord {
     action: "hold",
     mode: "speculate",
     elapsedMs: 22,
+    decidedBudgetMs: 87, // the 90 ms budget less the coordinator's reply reserve
     deadlineMissed: false,
     infoGainPerCommitted: 0.1,
     branches: [],
@@ -189,7 +190,6 @@ describe("decision relevance at the level of the fan-out", () => {
     p2,
     decisionOptions(s2, p2) as { options: string[]; prior: string; weights: Record<string, number> },
     30,
-    3,
   );
   const gws = p2.filter((p) => p.informed).map((p) => p.id);
   const rest = p2.filter((p) => !p.informed).map((p) => p.id);
