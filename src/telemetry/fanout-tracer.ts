@@ -126,7 +126,7 @@ export class FanoutTracer implements FanoutObserver {
     const span = this.#tracer.startSpan(
       SPAN_BRANCH,
       {
-        kind: SpanKind.INTERNAL,
+        kind: SpanKind.CLIENT,
         attributes: {
           [ATTR.peer]: peer,
           [ATTR.branchId]: req.branchId,
@@ -164,7 +164,7 @@ export class FanoutTracer implements FanoutObserver {
       span = this.#tracer.startSpan(
         SPAN_BRANCH,
         {
-          kind: SpanKind.INTERNAL,
+          kind: SpanKind.CLIENT,
           startTime: Date.now() - record.latencyMs,
           attributes: {
             [ATTR.peer]: record.peer,

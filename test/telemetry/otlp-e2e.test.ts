@@ -214,10 +214,11 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
       expect(node(fanout)).toBe("a");
       expect(fanout.kind).toBe("SPAN_KIND_INTERNAL");
 
-      // a: one branch span per peer, children of the fan-out span.
+      // a: one CLIENT branch span per peer, children of the fan-out span.
       const branches = inTrace.filter((s) => s.name === "tailswarm.branch");
       expect(branches.map((b) => b.attributes["tailswarm.peer"]).sort()).toEqual(["b", "c"]);
       for (const b of branches) {
+        expect(b.kind).toBe("SPAN_KIND_CLIENT");
         expect(b.parentSpanId).toBe(fanout.spanId);
         expect(node(b)).toBe("a");
         expect(b.attributes["tailswarm.branch.outcome"]).toBe("committed");
@@ -230,7 +231,8 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
       for (const s of servers) {
         expect(s.kind).toBe("SPAN_KIND_SERVER");
         const parent = byId.get(s.parentSpanId)!;
-        expect(parent.name).toBe("tailswarm.branch");
+        // every peer's SERVER span pairs with a CLIENT span on the coordinator
+        expect(parent).toMatchObject({ name: "tailswarm.branch", kind: "SPAN_KIND_CLIENT" });
         expect(parent.attributes["tailswarm.peer"]).toBe(node(s));
         expect(s.attributes).toMatchObject({
           "rpc.system.name": "grpc",
