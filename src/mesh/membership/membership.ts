@@ -18,7 +18,7 @@
  * coordinator.fanOut(task, { peers: m.live(), ... });
  */
 import { EventEmitter } from "node:events";
-import { Metadata } from "@grpc/grpc-js";
+import { Metadata, status } from "@grpc/grpc-js";
 import type { Client, ServiceError } from "@grpc/grpc-js";
 import { systemClock } from "../../clock/clock.js";
 import type { Clock, TimerHandle } from "../../clock/clock.js";
@@ -364,6 +364,11 @@ export class Membership extends EventEmitter<MembershipEvents> {
       e.up = false;
       if (!this.#isLive(e.id)) this.emit("down", this.#info(e));
     }
+    // A probe that timed out on a peer already down is a silent path (a partition drops packets, no
+    // reset): its connection's retransmissions back off for seconds, so after the path heals the
+    // old connection would wake up only at the next one. A fresh channel per probe lets the first
+    // probe after healing bring the peer back.
+    if (!e.up && error.code === status.DEADLINE_EXCEEDED) this.pool.close(e.address);
   }
 }
 
