@@ -134,4 +134,28 @@ describe("membership", () => {
       );
     }
   });
+
+  it("probe rounds are jittered ±20% around probeIntervalMs, so nodes do not probe in lockstep", async () => {
+    const a = await server("j");
+    const delays: number[] = [];
+    const fire: (() => void)[] = [];
+    const clock = {
+      now: () => Date.now(),
+      setTimer(fn: () => void, delayMs: number) {
+        delays.push(delayMs);
+        fire.push(fn);
+        return { cancel() {} };
+      },
+    };
+    const m = new Membership({ sources: [a.address], probeIntervalMs: 1_000, probeTimeoutMs: 2_000, clock });
+    cleanup.push(() => m.stop());
+    await m.start();
+    for (let i = 0; i < 30; i++) {
+      const n = delays.length;
+      fire.shift()!();
+      await until(() => delays.length > n);
+    }
+    expect(delays.every((d) => d >= 800 && d <= 1_200)).toBe(true);
+    expect(new Set(delays.map((d) => Math.round(d))).size).toBeGreaterThan(20);
+  });
 });

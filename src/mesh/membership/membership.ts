@@ -73,7 +73,7 @@ export interface MembershipOptions {
   readonly clock?: Clock;
   /** This node's own id: an address that answers with it is not a peer. */
   readonly selfId?: string;
-  /** Probe period per peer, ms. Defaults and ranges: MEMBERSHIP_DEFAULTS and MEMBERSHIP_RANGES. */
+  /** Probe period per peer, ms, jittered ±20% per round. Defaults and ranges: MEMBERSHIP_DEFAULTS and MEMBERSHIP_RANGES. */
   readonly probeIntervalMs?: number;
   /** Deadline of one probe, ms. */
   readonly probeTimeoutMs?: number;
@@ -259,9 +259,13 @@ export class Membership extends EventEmitter<MembershipEvents> {
 
   #scheduleProbe(): void {
     if (!this.#running) return;
-    this.#timer = this.#clock.setTimer(() => {
-      void this.probeNow().finally(() => this.#scheduleProbe());
-    }, this.#interval);
+    // ±20% jitter (as gRPC's backoff has): nodes started together do not probe in lockstep.
+    this.#timer = this.#clock.setTimer(
+      () => {
+        void this.probeNow().finally(() => this.#scheduleProbe());
+      },
+      this.#interval * (0.8 + 0.4 * Math.random()),
+    );
   }
 
   #scheduleRefresh(source: MembershipSource, every: number): void {

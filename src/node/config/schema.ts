@@ -81,7 +81,7 @@ export const nodeConfigSchema = z.strictObject({
   probe: group({
     intervalMs: rangeField(MEMBERSHIP_RANGES.probeIntervalMs)
       .default(MEMBERSHIP_DEFAULTS.probeIntervalMs)
-      .meta(doc("Probe period per peer, ms.")),
+      .meta(doc("Probe period per peer, ms (each round jittered ±20%, so nodes do not probe in lockstep).")),
     timeoutMs: rangeField(MEMBERSHIP_RANGES.probeTimeoutMs)
       .default(MEMBERSHIP_DEFAULTS.probeTimeoutMs)
       .meta(doc("Deadline of one probe, ms.")),
