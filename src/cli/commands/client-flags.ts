@@ -2,10 +2,11 @@
  * What the client verbs (`status`, `coordinate`, `decisions`) share: the node address argument, the
  * TLS flags, and the one account of a failed call — what went wrong in a line, what to do in a hint.
  */
+import { NodeClient } from "../../node/client.js";
 import type { ClientTls } from "../../node/client.js";
 import { grpcStatusName } from "../../mesh/status.js";
 import { expectation } from "../../errors.js";
-import { EXIT, UsageError } from "../args.js";
+import { EXIT, numberFlag, UsageError } from "../args.js";
 import { CliError } from "../verb-errors.js";
 
 export const tlsFlags = {
@@ -75,7 +76,6 @@ export function statusOf(err: unknown): string {
 
 /** What the client verb was doing, for the messages. */
 export interface CallContext {
-  readonly verb: string;
   readonly address: string;
   /** The call's deadline, ms. */
   readonly timeoutMs: number;
@@ -153,4 +153,40 @@ export function callFailure(ctx: CallContext, err: unknown): CliError {
     return fail(`no answer from ${address} within ${ctx.deadlineFlag} ${ctx.timeoutMs}`, ctx.slowHint);
   }
   return fail(`${address}: ${status}: ${details}`);
+}
+
+/** What a read-only verb (`status`, `decisions`) waits for an answer by default, ms. */
+const READ_TIMEOUT_MS = 5_000;
+
+/**
+ * A read-only verb's call to the node at `address`: `--timeout-ms` (default 5000) is the call's
+ * deadline, the client is closed after it, and a failure becomes `callFailure`'s account of it.
+ */
+export async function askNode<T>(
+  service: string,
+  address: string,
+  values: Parameters<typeof tlsFromFlags>[0] & { "timeout-ms"?: string },
+  ask: (client: NodeClient, timeoutMs: number) => Promise<T>,
+): Promise<T> {
+  const timeoutMs = numberFlag(values, "timeout-ms", { min: 1 }) ?? READ_TIMEOUT_MS;
+  const tls = tlsFromFlags(values);
+  const client = new NodeClient(address, tls);
+  try {
+    return await ask(client, timeoutMs);
+  } catch (err) {
+    throw callFailure(
+      {
+        address,
+        timeoutMs,
+        tls: tls !== undefined,
+        service,
+        deadlineFlag: "--timeout-ms",
+        slowHint:
+          "check the address (a firewall that drops packets looks like this), or give more time with --timeout-ms",
+      },
+      err,
+    );
+  } finally {
+    client.close();
+  }
 }

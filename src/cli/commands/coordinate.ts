@@ -103,7 +103,6 @@ export function run(argv: string[]): Promise<number> {
     } catch (err) {
       const failure = callFailure(
         {
-          verb: "coordinate",
           address,
           timeoutMs: deadlineMs,
           tls: tls !== undefined,

@@ -9,11 +9,10 @@
  * Exit codes: 0 printed; 1 the node could not be asked (unreachable, not a node, silent); 2 usage.
  */
 import { expectation } from "../../errors.js";
-import { NodeClient } from "../../node/client.js";
 import { formatDecisions } from "../../telemetry/format-decisions.js";
 import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
 import { guard } from "../verb-errors.js";
-import { callFailure, nodeAddress, tlsFlags, tlsFromFlags } from "./client-flags.js";
+import { askNode, nodeAddress, tlsFlags } from "./client-flags.js";
 
 const FLAGS = {
   last: {
@@ -44,35 +43,16 @@ export function run(argv: string[]): Promise<number> {
     if (last !== undefined && !Number.isInteger(last)) {
       throw new UsageError(expectation("--last", last, "an integer >= 1"));
     }
-    const timeoutMs = numberFlag(values, "timeout-ms", { min: 1 }) ?? 5_000;
-    const tls = tlsFromFlags(values);
-    const client = new NodeClient(address, tls);
-    try {
-      const reply = await client.decisions(last, timeoutMs);
-      if (values.json === true) process.stdout.write(`${JSON.stringify(reply)}\n`);
-      else {
-        process.stdout.write(
-          `node ${reply.nodeId || address}: ${reply.decisions.length} of ${reply.recorded} decisions (keeps ${reply.capacity})\n\n`,
-        );
-        process.stdout.write(formatDecisions(reply.decisions));
-      }
-      return EXIT.ok;
-    } catch (err) {
-      throw callFailure(
-        {
-          verb: "decisions",
-          address,
-          timeoutMs,
-          tls: tls !== undefined,
-          service: "tailswarm.v1.Decisions",
-          deadlineFlag: "--timeout-ms",
-          slowHint:
-            "check the address (a firewall that drops packets looks like this), or give more time with --timeout-ms",
-        },
-        err,
+    const reply = await askNode("tailswarm.v1.Decisions", address, values, (client, timeoutMs) =>
+      client.decisions(last, timeoutMs),
+    );
+    if (values.json === true) process.stdout.write(`${JSON.stringify(reply)}\n`);
+    else {
+      process.stdout.write(
+        `node ${reply.nodeId || address}: ${reply.decisions.length} of ${reply.recorded} decisions (keeps ${reply.capacity})\n\n`,
       );
-    } finally {
-      client.close();
+      process.stdout.write(formatDecisions(reply.decisions));
     }
+    return EXIT.ok;
   });
 }

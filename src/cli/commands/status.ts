@@ -2,11 +2,10 @@
  * `tailswarm status <addr> [--json]`: a node's identity and load, its coordinator's decisions by
  * mode, and its view of every peer (up/down, p50/p99, samples, estimate age).
  */
-import { NodeClient } from "../../node/client.js";
 import type { StatusReply__Output } from "../../mesh/gen/tailswarm/v1/StatusReply.js";
-import { EXIT, formatHelp, numberFlag, parseFlags } from "../args.js";
+import { EXIT, formatHelp, parseFlags } from "../args.js";
 import { guard } from "../verb-errors.js";
-import { callFailure, nodeAddress, tlsFlags, tlsFromFlags } from "./client-flags.js";
+import { askNode, nodeAddress, tlsFlags } from "./client-flags.js";
 
 const spec = {
   json: { type: "boolean", description: "print the status as one JSON object" },
@@ -79,29 +78,10 @@ export function run(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     const address = nodeAddress(parsed.positionals);
-    const timeoutMs = numberFlag(parsed.values, "timeout-ms", { min: 1 }) ?? 5_000;
-    const tls = tlsFromFlags(parsed.values);
-    const client = new NodeClient(address, tls);
-    try {
-      const s = await client.status(timeoutMs);
-      process.stdout.write(parsed.values.json ? `${JSON.stringify(s)}\n` : formatStatus(s, address));
-      return EXIT.ok;
-    } catch (err) {
-      throw callFailure(
-        {
-          verb: "status",
-          address,
-          timeoutMs,
-          tls: tls !== undefined,
-          service: "tailswarm.v1.NodeStatus",
-          deadlineFlag: "--timeout-ms",
-          slowHint:
-            "check the address (a firewall that drops packets looks like this), or give more time with --timeout-ms",
-        },
-        err,
-      );
-    } finally {
-      client.close();
-    }
+    const s = await askNode("tailswarm.v1.NodeStatus", address, parsed.values, (client, timeoutMs) =>
+      client.status(timeoutMs),
+    );
+    process.stdout.write(parsed.values.json ? `${JSON.stringify(s)}\n` : formatStatus(s, address));
+    return EXIT.ok;
   });
 }
