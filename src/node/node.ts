@@ -353,12 +353,7 @@ export class SwarmNode {
         coordinating: s.coordinating,
       });
       const drained = await this.#server.close(graceMs);
-      this.#routing.stop();
-      this.#membership.stop();
-      this.#transport.close();
-      this.#pool.closeAll();
-      this.#loop.release();
-      this.#tls?.close();
+      this.#release();
       await this.#telemetry
         ?.shutdown?.()
         .catch((err: unknown) => this.#log.warn("telemetry shutdown failed", { error: err }));
@@ -371,13 +366,18 @@ export class SwarmNode {
   /** Immediate stop: abort all work and close every connection. */
   forceStop(): void {
     this.#server.forceClose();
+    this.#release();
+    this.#log.warn("forced stop");
+  }
+
+  /** What both stops release once the server is closed: routing, membership, connections, watchers. */
+  #release(): void {
     this.#routing.stop();
     this.#membership.stop();
     this.#transport.close();
     this.#pool.closeAll();
     this.#loop.release();
     this.#tls?.close();
-    this.#log.warn("forced stop");
   }
 }
 
