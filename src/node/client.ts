@@ -9,10 +9,10 @@
  */
 import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
-import { Metadata } from "@grpc/grpc-js";
-import type { ChannelCredentials, ChannelOptions, ServiceError } from "@grpc/grpc-js";
+import type { ChannelCredentials, ChannelOptions } from "@grpc/grpc-js";
 import { decodeJson, encodeJson } from "../mesh/codec.js";
 import { swarmService } from "../mesh/proto.js";
+import { unaryCall } from "../mesh/unary-call.js";
 import type { CoordinateBranch__Output } from "../mesh/gen/tailswarm/v1/CoordinateBranch.js";
 import type { CoordinateReply__Output } from "../mesh/gen/tailswarm/v1/CoordinateReply.js";
 import type { CoordinateRequest } from "../mesh/gen/tailswarm/v1/CoordinateRequest.js";
@@ -136,28 +136,6 @@ export class NodeClient {
     this.#client = new grpc.Client(address, this.#setup.credentials, this.#setup.options);
   }
 
-  #unary<Req, Res>(
-    def: { path: string; requestSerialize: unknown; responseDeserialize: unknown },
-    req: Req,
-    timeoutMs: number,
-  ): Promise<Res> {
-    return new Promise((resolve, reject) => {
-      this.#client.makeUnaryRequest(
-        def.path,
-        def.requestSerialize as (v: Req) => Buffer,
-        def.responseDeserialize as (b: Buffer) => Res,
-        req,
-        new Metadata(),
-        { deadline: Date.now() + timeoutMs },
-        (err: ServiceError | null, reply?: Res) => {
-          if (err) reject(err);
-          else if (reply === undefined) reject(new Error("empty reply"));
-          else resolve(reply);
-        },
-      );
-    });
-  }
-
   /**
    * Waits up to `timeoutMs` for the channel to be ready (or to have failed: the next call then says
    * why), so that a call's deadline counts from a connection and not from name resolution and the
@@ -176,7 +154,7 @@ export class NodeClient {
 
   status(timeoutMs = 5_000): Promise<StatusReply__Output> {
     const def = nodeStatusService().Status!;
-    return this.#unary<Record<string, never>, StatusReply__Output>(def, {}, timeoutMs);
+    return unaryCall<Record<string, never>, StatusReply__Output>(this.#client, def, {}, timeoutMs);
   }
 
   /** Runs `Coordinate` with a gRPC deadline of `deadlineMs` from now. */
@@ -190,7 +168,8 @@ export class NodeClient {
       decision: call.decision ?? "",
       options: encodeJson(call.options, "options"),
     };
-    const reply = await this.#unary<CoordinateRequest, CoordinateReply__Output>(
+    const reply = await unaryCall<CoordinateRequest, CoordinateReply__Output>(
+      this.#client,
       swarmService().Coordinate,
       req,
       deadlineMs,
@@ -218,7 +197,8 @@ export class NodeClient {
     const names = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];
     const decode = (buf: Buffer): string =>
       buf.length >= 2 && buf[0] === 0x08 ? (names[buf[1]!] ?? "UNKNOWN") : "UNKNOWN";
-    return this.#unary<string, string>(
+    return unaryCall<string, string>(
+      this.#client,
       { path, requestSerialize: encode, responseDeserialize: decode },
       service,
       timeoutMs,

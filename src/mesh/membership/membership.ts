@@ -18,13 +18,14 @@
  * coordinator.fanOut(task, { peers: m.live(), ... });
  */
 import { EventEmitter } from "node:events";
-import { Metadata, status } from "@grpc/grpc-js";
-import type { Client, ServiceError } from "@grpc/grpc-js";
+import { status } from "@grpc/grpc-js";
+import type { ServiceError } from "@grpc/grpc-js";
 import { systemClock } from "../../clock/clock.js";
 import type { Clock, TimerHandle } from "../../clock/clock.js";
 import type { PeerId } from "../../estimate/types.js";
 import { ChannelPool } from "../channel-pool.js";
 import { swarmService } from "../proto.js";
+import { unaryCall } from "../unary-call.js";
 import type { ProbeReply__Output } from "../gen/tailswarm/v1/ProbeReply.js";
 import type { StateReply__Output } from "../gen/tailswarm/v1/StateReply.js";
 import { hash32 } from "../../util/hash.js";
@@ -319,7 +320,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     const sent = this.#clock.now();
     let reply: ProbeReply__Output;
     try {
-      reply = await call(client, "Probe", { sentUnixMs: Date.now() }, this.#timeout);
+      reply = await unaryCall(client, swarmService().Probe, { sentUnixMs: Date.now() }, this.#timeout);
     } catch (error) {
       if (!this.#stopped && this.#entries.get(e.address) === e) this.#failed(e, error as ServiceError);
       return;
@@ -341,7 +342,12 @@ export class Membership extends EventEmitter<MembershipEvents> {
     }
     if (e.id !== id || e.region === "") {
       try {
-        const st = await call<StateReply__Output>(client, "State", {}, this.#timeout);
+        const st = await unaryCall<object, StateReply__Output>(
+          client,
+          swarmService().State,
+          {},
+          this.#timeout,
+        );
         e.region = st.region;
       } catch {
         // Region stays unknown until the next probe; liveness does not depend on it.
@@ -374,20 +380,4 @@ export class Membership extends EventEmitter<MembershipEvents> {
     // probe after healing bring the peer back.
     if (!e.up && error.code === status.DEADLINE_EXCEEDED) this.pool.close(e.address);
   }
-}
-
-function call<R>(client: Client, method: "Probe" | "State", request: unknown, timeoutMs: number): Promise<R> {
-  const m = swarmService()[method];
-  return new Promise((resolve, reject) =>
-    client.makeUnaryRequest(
-      m.path,
-      m.requestSerialize as (v: unknown) => Buffer,
-      m.responseDeserialize as (b: Buffer) => R,
-      request,
-      new Metadata(),
-      { deadline: Date.now() + timeoutMs },
-      (error, value) =>
-        error || value === undefined ? reject(error ?? new Error("empty reply")) : resolve(value),
-    ),
-  );
 }
