@@ -4,19 +4,11 @@
  * difference, a − b). Which policy wins where is read from these: a lead whose paired interval
  * covers 0 is not shown by the run.
  */
-import { pairCalls, pairedDifference, tQuantile975 } from "./paired-difference.js";
-import type { PairedDifference } from "./paired-difference.js";
+import { meanInterval, pairCalls, pairedDifference } from "./paired-difference.js";
+import type { MeanInterval, PairedDifference } from "./paired-difference.js";
 import type { ScoredCall } from "./score-call.js";
 import type { ValueWeights } from "./scenario-types.js";
-import { netValue, round } from "./value-model.js";
-
-export interface MeanInterval {
-  readonly n: number;
-  readonly mean: number;
-  /** 95% interval of the mean (Student's t). */
-  readonly lo95: number;
-  readonly hi95: number;
-}
+import { netValue } from "./value-model.js";
 
 export interface PolicyPair {
   readonly a: string;
@@ -64,17 +56,4 @@ export function netValueSummary(
   for (const c of coordinators) groups[c.name] = group((x) => x.coordinator === c.name, c.budgetMs);
   groups[ALL_COORDINATORS] = group(() => true, null);
   return { weights, groups };
-}
-
-/** Mean and 95% interval of the mean; null under two values (no spread to read). */
-export function meanInterval(xs: readonly number[]): MeanInterval | null {
-  const n = xs.length;
-  if (n < 2) return null;
-  let sum = 0;
-  for (const x of xs) sum += x;
-  const mean = sum / n;
-  let ss = 0;
-  for (const x of xs) ss += (x - mean) ** 2;
-  const half = tQuantile975(n - 1) * Math.sqrt(ss / (n - 1) / n);
-  return { n, mean: round(mean, 3), lo95: round(mean - half, 3), hi95: round(mean + half, 3) };
 }

@@ -33,21 +33,34 @@ export function pairCalls(
   return out;
 }
 
+/** Mean and 95% interval of the mean (Student's t). */
+export interface MeanInterval {
+  readonly n: number;
+  readonly mean: number;
+  readonly lo95: number;
+  readonly hi95: number;
+}
+
+/** Mean and 95% interval of the mean; null under two values (no spread to read). */
+export function meanInterval(xs: readonly number[]): MeanInterval | null {
+  const n = xs.length;
+  if (n < 2) return null;
+  let sum = 0;
+  for (const x of xs) sum += x;
+  const mean = sum / n;
+  let ss = 0;
+  for (const x of xs) ss += (x - mean) ** 2;
+  const half = tQuantile975(n - 1) * Math.sqrt(ss / (n - 1) / n);
+  return { n, mean: round(mean, 3), lo95: round(mean - half, 3), hi95: round(mean + half, 3) };
+}
+
 /** Mean of f(a) − f(b) over the pairs with its 95% interval; null under two pairs (no spread to read). */
 export function pairedDifference(
   pairs: readonly (readonly [ScoredCall, ScoredCall])[],
   f: (c: ScoredCall) => number,
 ): PairedDifference | null {
-  const n = pairs.length;
-  if (n < 2) return null;
-  const diffs = pairs.map(([x, y]) => f(x) - f(y));
-  let sum = 0;
-  for (const d of diffs) sum += d;
-  const mean = sum / n;
-  let ss = 0;
-  for (const d of diffs) ss += (d - mean) ** 2;
-  const half = tQuantile975(n - 1) * Math.sqrt(ss / (n - 1) / n);
-  return { pairs: n, mean: round(mean, 3), lo95: round(mean - half, 3), hi95: round(mean + half, 3) };
+  const m = meanInterval(pairs.map(([x, y]) => f(x) - f(y)));
+  return m === null ? null : { pairs: m.n, mean: m.mean, lo95: m.lo95, hi95: m.hi95 };
 }
 
 /**
