@@ -16,8 +16,8 @@
  * The scenario must be the one the swarm was built from (docker/testbed.sh generates both from the
  * same file): peer ids, gateway groups and decision weights come from it.
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { mkdir } from "node:fs/promises";
+import { resolve } from "node:path";
 import { TailswarmError, invalid } from "../errors.js";
 import { NodeClient } from "../node/client.js";
 import type { CallRecord } from "./records.js";
@@ -26,8 +26,8 @@ import { Progress } from "./progress.js";
 import type { Report } from "./report.js";
 import { renderHtml } from "./report-html.js";
 import { formatTable } from "./report-table.js";
-import { driveLoad, driveReport } from "./drive.js";
-import type { DriveResult } from "./drive.js";
+import { driveLoad, driveReport, writeRunFiles } from "./drive.js";
+import type { DriveResult, RunFiles } from "./drive.js";
 import { waitMembership } from "./run-testbed.js";
 import type { Scenario } from "./scenario-types.js";
 import { SwarmClient } from "./swarm-client.js";
@@ -101,7 +101,7 @@ export type AttachedReport = Report & { readonly attached: AttachedSummary };
 export interface AttachResult {
   readonly report: AttachedReport;
   readonly table: string;
-  readonly files: { readonly json: string; readonly html: string; readonly table: string };
+  readonly files: RunFiles;
 }
 
 const ANSWERED = new Set(["committed", "partial", "late"]);
@@ -270,18 +270,12 @@ export async function runAttached(o: AttachOptions): Promise<AttachResult> {
   const attached = summarize(s, Object.fromEntries(o.coordinators), peers.length, gen.calls, events);
   const report: AttachedReport = { ...base, attached };
   const table = formatTable(report) + formatAttached(attached);
-  const files = {
-    json: join(outDir, "report.json"),
-    html: join(outDir, "report.html"),
-    table: join(outDir, "report.txt"),
-  };
-  await writeFile(files.json, JSON.stringify(report, null, 2));
-  await writeFile(files.html, withAttachedSection(renderHtml(report), attached));
-  await writeFile(files.table, table);
-  await writeFile(join(outDir, "calls.jsonl"), gen.calls.map((c) => JSON.stringify(c)).join("\n") + "\n");
-  await writeFile(
-    join(outDir, "direct-fanouts.jsonl"),
-    gen.measures.map((m) => JSON.stringify(m)).join("\n") + "\n",
+  const files = await writeRunFiles(
+    outDir,
+    report,
+    withAttachedSection(renderHtml(report), attached),
+    table,
+    gen,
   );
   return { report, table, files };
 }

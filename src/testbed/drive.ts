@@ -4,6 +4,8 @@
  * starts), then the measured stream with the direct measurement fan-outs beside it, then stop and
  * drain. Reports the measured window and the testbed process's own event-loop delay over it.
  */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { CoordinatorLoopPoll } from "./coordinator-loop-poll.js";
 import type { LoopDelaySummary } from "./coordinator-loop-poll.js";
@@ -128,4 +130,38 @@ export function driveReport(r: DrivenRun): Report {
       r.peers.map((p) => [p.id, p.gateway !== undefined ? `${p.region} behind ${p.gateway}` : p.region]),
     ),
   });
+}
+
+/** Where a driven run's report went. */
+export interface RunFiles {
+  readonly json: string;
+  readonly html: string;
+  readonly table: string;
+}
+
+/**
+ * Writes a driven run's files to `outDir`: report.json, report.html (`html`), report.txt (`table`),
+ * and the rows behind them, calls.jsonl and direct-fanouts.jsonl.
+ */
+export async function writeRunFiles(
+  outDir: string,
+  report: Report,
+  html: string,
+  table: string,
+  gen: Pick<LoadGenerator, "calls" | "measures">,
+): Promise<RunFiles> {
+  const files = {
+    json: join(outDir, "report.json"),
+    html: join(outDir, "report.html"),
+    table: join(outDir, "report.txt"),
+  };
+  await writeFile(files.json, JSON.stringify(report, null, 2));
+  await writeFile(files.html, html);
+  await writeFile(files.table, table);
+  await writeFile(join(outDir, "calls.jsonl"), gen.calls.map((c) => JSON.stringify(c)).join("\n") + "\n");
+  await writeFile(
+    join(outDir, "direct-fanouts.jsonl"),
+    gen.measures.map((m) => JSON.stringify(m)).join("\n") + "\n",
+  );
+  return files;
 }

@@ -4,7 +4,7 @@
  * (and check that none is left), and write report.json, report.html and the terminal table. SIGINT or
  * SIGTERM ends the load early; the processes are still stopped and the partial report still written.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { availableParallelism } from "node:os";
 import { TailswarmError } from "../errors.js";
@@ -16,8 +16,8 @@ import { Progress } from "./progress.js";
 import type { ProcessSummary, Report } from "./report.js";
 import { renderHtml } from "./report-html.js";
 import { formatTable } from "./report-table.js";
-import { driveLoad, driveReport } from "./drive.js";
-import type { DriveResult } from "./drive.js";
+import { driveLoad, driveReport, writeRunFiles } from "./drive.js";
+import type { DriveResult, RunFiles } from "./drive.js";
 import type { Scenario } from "./scenario-types.js";
 import { SwarmClient } from "./swarm-client.js";
 import {
@@ -48,7 +48,7 @@ export type ProcessLayout = "grouped" | "per-node";
 export interface RunResult {
   readonly report: Report;
   readonly table: string;
-  readonly files: { readonly json: string; readonly html: string; readonly table: string };
+  readonly files: RunFiles;
   /** Every process the run started (their pids), for callers that verify none outlived it. */
   readonly pids: readonly number[];
 }
@@ -218,19 +218,7 @@ export async function runTestbed(o: RunOptions): Promise<RunResult> {
     processes,
   });
   const table = formatTable(report);
-  const files = {
-    json: join(outDir, "report.json"),
-    html: join(outDir, "report.html"),
-    table: join(outDir, "report.txt"),
-  };
-  await writeFile(files.json, JSON.stringify(report, null, 2));
-  await writeFile(files.html, renderHtml(report));
-  await writeFile(files.table, table);
-  await writeFile(join(outDir, "calls.jsonl"), gen.calls.map((c) => JSON.stringify(c)).join("\n") + "\n");
-  await writeFile(
-    join(outDir, "direct-fanouts.jsonl"),
-    gen.measures.map((m) => JSON.stringify(m)).join("\n") + "\n",
-  );
+  const files = await writeRunFiles(outDir, report, renderHtml(report), table, gen);
   return { report, table, files, pids: launcher.launched.map((l) => l.pid) };
 }
 
