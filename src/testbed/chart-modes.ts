@@ -4,7 +4,7 @@
  * coordinator and policy (by mode where the report counts them so).
  */
 import * as Plot from "@observablehq/plot";
-import { chartBlock, MODE_COLORS, MODES, pct, policyColor } from "./charts.js";
+import { chartBlock, facetTitles, MODE_COLORS, MODES, pct, policyColor } from "./charts.js";
 import { coordinatorsByBudget } from "./report-view.js";
 import type { ReportView } from "./report-view.js";
 
@@ -70,17 +70,10 @@ export function modeMixChart(r: ReportView): string {
             fill: (d: Segment) => (d.mode === "speculate" || d.mode === "error" ? "white" : "#111"),
           }),
         ),
-        Plot.text(
+        facetTitles(
           coords.map((c) => label(r, c)),
-          {
-            fy: (d: string) => d,
-            text: (d: string) => d,
-            frameAnchor: "top-left",
-            dx: -96,
-            dy: -18,
-            textAnchor: "start",
-            fontWeight: 600,
-          },
+          -96,
+          -18,
         ),
       ],
     },
@@ -185,17 +178,10 @@ export function deadlineMissChart(r: ReportView): string {
             { fy: "coordinator", y: "policy", x: "share", text: "share", dx: 4, textAnchor: "start" },
           ),
         ),
-        Plot.text(
+        facetTitles(
           coords.map((c) => label(r, c)),
-          {
-            fy: (d: string) => d,
-            text: (d: string) => d,
-            frameAnchor: "top-left",
-            dx: -96,
-            dy: -18,
-            textAnchor: "start",
-            fontWeight: 600,
-          },
+          -96,
+          -18,
         ),
       ],
     },

@@ -4,7 +4,7 @@
  * whether the rule's paired difference with naive-p50 is above 0, below it, or not shown.
  */
 import * as Plot from "@observablehq/plot";
-import { chartBlock, missingBlock } from "./charts.js";
+import { chartBlock, facetTitles, missingBlock } from "./charts.js";
 import type { ReportView } from "./report-view.js";
 
 interface Cell {
@@ -115,15 +115,7 @@ export function sensitivityChart(r: ReportView): string {
             },
           ),
         ),
-        Plot.text(panels, {
-          fy: (d: string) => d,
-          text: (d: string) => d,
-          frameAnchor: "top-left",
-          dx: -204,
-          dy: -16,
-          textAnchor: "start",
-          fontWeight: 600,
-        }),
+        facetTitles(panels, -204, -16),
       ],
     },
     "Each row is one weighting of the value model; each cell a policy's net value per fan-out there (blue above 0, red below). " +

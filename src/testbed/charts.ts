@@ -4,7 +4,7 @@
  * charts themselves are Observable Plot rendered to static markup (src/sim/svg-chart.ts).
  */
 import { esc, plotFigure } from "../sim/svg-chart.js";
-import type * as Plot from "@observablehq/plot";
+import * as Plot from "@observablehq/plot";
 
 const POLICY_COLORS: Readonly<Record<string, string>> = {
   "p99-boundary": "#1f5fbf",
@@ -58,6 +58,19 @@ export function logDomain(values: readonly number[]): [number, number] {
 /** One chart in the page: its heading, the figure, and a caption that says how to read it. */
 export function chartBlock(id: string, heading: string, options: Plot.PlotOptions, caption: string): string {
   return `<figure class="chart" id="${esc(id)}"><h3>${esc(heading)}</h3>${plotFigure(options)}<figcaption>${esc(caption)}</figcaption></figure>`;
+}
+
+/** Each `fy` facet's title (the facet's value), in bold at its top-left corner moved by `dx`, `dy`. */
+export function facetTitles(titles: readonly string[], dx: number, dy: number): Plot.Markish {
+  return Plot.text(titles, {
+    fy: (d: string) => d,
+    text: (d: string) => d,
+    frameAnchor: "top-left",
+    dx,
+    dy,
+    textAnchor: "start",
+    fontWeight: 600,
+  });
 }
 
 /** Small multiples, each plot with its own scales, under one heading and caption. */
