@@ -3,6 +3,7 @@ import { describeRange, numberRange } from "../util/range.js";
 import type { PeerId } from "../estimate/types.js";
 import { dirichletInfoBits, priorPseudoCounts } from "./information.js";
 import { pendingPeers } from "./pending.js";
+import { strictMaxIndex } from "./strict-max.js";
 import type { DecisionModel } from "./types.js";
 
 /** A peer's answer: a score for every action, each within the model's bounds. */
@@ -62,17 +63,8 @@ export function argmaxScores(opts: ArgmaxScoresOptions): DecisionModel<ScoresAns
 
   /** Index of the strict maximum, or the prior's index when the top is tied. */
   const top = (s: readonly number[]): number => {
-    let best = priorIndex;
-    let bestSum = -Infinity;
-    let tied = false;
-    s.forEach((v, i) => {
-      if (v > bestSum) {
-        best = i;
-        bestSum = v;
-        tied = false;
-      } else if (v === bestSum) tied = true;
-    });
-    return tied ? priorIndex : best;
+    const i = strictMaxIndex(s);
+    return i < 0 ? priorIndex : i;
   };
 
   return {

@@ -3,6 +3,7 @@ import { invalid, showValue } from "../errors.js";
 import type { PeerId } from "../estimate/types.js";
 import { dirichletInfoBits, priorPseudoCounts } from "./information.js";
 import { pendingPeers } from "./pending.js";
+import { strictMaxIndex } from "./strict-max.js";
 import type { DecisionModel } from "./types.js";
 
 /** A peer's answer to a vote, as it travels on the wire. */
@@ -71,18 +72,9 @@ export function quorumVote(opts: QuorumVoteOptions): DecisionModel<VoteAnswer, s
   };
 
   const winner = (t: readonly number[]): string => {
-    let best = -1;
-    let bestTally = -Infinity;
-    let tied = false;
-    t.forEach((v, i) => {
-      if (v > bestTally) {
-        best = i;
-        bestTally = v;
-        tied = false;
-      } else if (v === bestTally) tied = true;
-    });
-    if (tied || best < 0 || bestTally < required) return prior;
-    return options[best] ?? prior;
+    const i = strictMaxIndex(t);
+    if (i < 0 || t[i]! < required) return prior;
+    return options[i] ?? prior;
   };
 
   return {
