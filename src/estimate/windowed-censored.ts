@@ -9,7 +9,7 @@
  * same (`epoch = floor(now / sliceMs)`, absolute), so a censored observation and a completed sample recorded
  * at the same clock time leave the window at the same moment, whatever order the two windows are advanced in.
  *
- * Reading groups the observations into coarse log-linear buckets (32 sub-buckets per power of two: 3–6 %
+ * Reading groups the observations into coarse log-linear buckets (16 sub-buckets per power of two: 3–6 %
  * wide), each read as one point at the smallest age recorded in it. Every observation of the bucket is at
  * least that age, so the point is a lower bound for all of them — the estimate never claims more than was
  * observed — and it is exact for the common case of many calls cut at one deadline (the horizon a
@@ -24,24 +24,21 @@
  * ended.record(35_000, clock.now()); // a call cut after 35 ms: its latency is > 35 ms
  * const n = ended.read(agesMs, weights); // ascending lower bounds (ms) and counts
  */
+import { logLinearIndex, logLinearLow } from "./log-linear.js";
 import { SliceRing } from "./slice-ring.js";
 import { SlotFifo } from "./slot-fifo.js";
 
-const SUB_BITS = 5; // 32 sub-buckets per power of two
-const HALF = 1 << (SUB_BITS - 1); // 16
-const SHIFT_BASE = 31 - SUB_BITS + 1; // 27: b = max(0, floor(log2 v) − (SUB_BITS − 1))
+/** Sub-buckets per power of two: 2^SUB_BITS / 2 = 16, so a bucket is 3–6 % of its low edge wide. */
+const SUB_BITS = 5;
 
 /** Coarse bucket index of an integer value (µs) in [0, 2^31). */
 export function coarseIndexOf(v: number): number {
-  const b = Math.max(0, SHIFT_BASE - Math.clz32(v));
-  return (b << (SUB_BITS - 1)) + (v >>> b);
+  return logLinearIndex(v, SUB_BITS);
 }
 
 /** Lower edge (µs) of coarse bucket `i`. */
 export function coarseLowOf(i: number): number {
-  if (i < 2 * HALF) return i;
-  const b = (i >>> (SUB_BITS - 1)) - 1;
-  return (i - (b << (SUB_BITS - 1))) * Math.pow(2, b);
+  return logLinearLow(i, SUB_BITS);
 }
 
 const BUCKETS_31_BITS = coarseIndexOf(0x7fffffff) + 1;

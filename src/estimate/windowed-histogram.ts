@@ -1,3 +1,4 @@
+import { logLinearIndex, logLinearLow, logLinearWidth } from "./log-linear.js";
 import { SliceRing } from "./slice-ring.js";
 import { SlotFifo } from "./slot-fifo.js";
 
@@ -15,31 +16,16 @@ export const MAX_TRACKABLE_US = 0x7fffffff;
 
 /** Sub-buckets per power of two: 2^SUB_BITS / 2 = 64, so a bucket is at most 1/64 (1.6 %) of its low edge. */
 const SUB_BITS = 7;
-const HALF = 1 << (SUB_BITS - 1);
 
-/**
- * The bucket of an integer value `v` (µs) in [0, 2^31): log-linear with 64 sub-buckets per power of two
- * above 128 µs and 1 µs wide below it. b = max(0, floor(log2 v) − 6), index = b·64 + (v >> b).
- */
+/** The bucket of an integer value `v` (µs) in [0, 2^31): 64 sub-buckets per power of two, 1 µs wide below 128 µs. */
 export function bucketIndexOf(v: number): number {
-  const b = Math.max(0, 31 - SUB_BITS - Math.clz32(v) + 1);
-  return b * HALF + (v >>> b);
-}
-
-function lowOf(i: number): number {
-  if (i < 2 * HALF) return i;
-  const b = Math.floor(i / HALF) - 1;
-  return (i - b * HALF) * Math.pow(2, b);
-}
-
-function widthOf(i: number): number {
-  return i < 2 * HALF ? 1 : Math.pow(2, Math.floor(i / HALF) - 1);
+  return logLinearIndex(v, SUB_BITS);
 }
 
 const ALL_BUCKETS = bucketIndexOf(MAX_TRACKABLE_US) + 1;
 const TABLE: BucketTable = {
-  lowUs: Float64Array.from({ length: ALL_BUCKETS }, (_, i) => lowOf(i)),
-  widthUs: Float64Array.from({ length: ALL_BUCKETS }, (_, i) => widthOf(i)),
+  lowUs: Float64Array.from({ length: ALL_BUCKETS }, (_, i) => logLinearLow(i, SUB_BITS)),
+  widthUs: Float64Array.from({ length: ALL_BUCKETS }, (_, i) => logLinearWidth(i, SUB_BITS)),
 };
 
 /**
