@@ -23,13 +23,8 @@ interface CacheEntry {
 
 const NO_PEERS: readonly PeerId[] = Object.freeze([]);
 
-interface Quantiles {
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly p50Kind: QuantileKind;
-  readonly p99Kind: QuantileKind;
-  readonly horizonMs: number;
-}
+/** The pair the policy reads, as `fanoutQuantiles` gives it. */
+type Quantiles = ReturnType<typeof fanoutQuantiles>;
 
 /** Some member has no CDF at all: no numbers (the kinds say nothing then). */
 const UNKNOWN_QUANTILES: Quantiles = Object.freeze({
