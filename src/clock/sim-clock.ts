@@ -106,14 +106,7 @@ export class SimClock implements Clock {
     await this.flush();
     let fired = 0;
     while (this.nextTimerAt() !== undefined) {
-      if (++fired > this.maxTimersPerRun) {
-        throw new TailswarmError(
-          "INTERNAL",
-          `SimClock.runUntilIdle: more than maxTimersPerRun=${this.maxTimersPerRun} timers fired`,
-        );
-      }
-      this.fireNext();
-      await this.flush();
+      await this.fireCounted(++fired, "runUntilIdle");
     }
   }
 
@@ -143,16 +136,21 @@ export class SimClock implements Clock {
           `SimClock.runUntilSettled: promise still pending at t=${this.current} with no timer left`,
         );
       }
-      if (++fired > this.maxTimersPerRun) {
-        throw new TailswarmError(
-          "INTERNAL",
-          `SimClock.runUntilSettled: more than maxTimersPerRun=${this.maxTimersPerRun} timers fired`,
-        );
-      }
-      this.fireNext();
-      await this.flush();
+      await this.fireCounted(++fired, "runUntilSettled");
     }
     return observed;
+  }
+
+  /** Fires the next timer as the `fired`-th of `caller`'s run, past `maxTimersPerRun` throws instead. */
+  private async fireCounted(fired: number, caller: string): Promise<void> {
+    if (fired > this.maxTimersPerRun) {
+      throw new TailswarmError(
+        "INTERNAL",
+        `SimClock.${caller}: more than maxTimersPerRun=${this.maxTimersPerRun} timers fired`,
+      );
+    }
+    this.fireNext();
+    await this.flush();
   }
 
   private fireNext(): void {
