@@ -1,33 +1,14 @@
 /**
- * The abandon-cost ledger: the work peers really lost when this coordinator cut their branches, and from
- * it the abandon cost the next fan-outs put into the rule `budget > p99 + abandonCost`.
+ * The abandon-cost ledger: the peer work lost to this coordinator's cut branches (`lostWorkMs` of an
+ * `abandoned` or `late` record, × `opportunityFactor`), and from it the abandon cost the next fan-outs
+ * put into `budget > p99 + abandonCost`. Every cut branch counts whatever the mode; measurement
+ * branches and horizon probes are never charged (they are reported apart in `stats()`).
  *
- * What it counts. The founding note defines abandon cost as "the work lost plus the opportunity cost of the
- * peers' cycles consumed by the abandoned branch". Both are measured in peer-milliseconds: the ms a
- * peer had spent serving a branch when it was cut (`lostWorkMs` of an `abandoned` or `late` record) is
- * work lost, and those same ms are cycles the peer could have spent on other work. The ledger charges
- * `lostWorkMs × opportunityFactor` per cut branch (factor default 1; raise it when peers are saturated and
- * a lost ms displaces queued work). Queueing time is not work and is not charged.
- *
- * Which branches count: every cut branch, whatever the mode — a speculation's abandoned branches and a
- * synchronous fan-out's late ones alike (waste is waste; the mode that caused it does not change what the
- * peer lost). Branches nobody stopped are never charged: measurement branches (given up by the decision
- * but left running so the peer's latency is learnt) and horizon probes (cut at the deadline for the caller
- * but left running so the tail beyond the budget is learnt) are reported apart in `stats()`.
- *
- * The estimate is conditional — the expected cost *of a fan-out that cuts* — because that is what the rule
- * weighs: whether the budget covers the tail and the price of cutting at it. (The unconditional mean would
- * shrink as the rule avoids cutting, so the rule's own success would make speculation look cheap.) Over the
- * fan-outs that cut at least one branch in the window:
- *   cost(set) = (lost ms / cut branches) × min(|set|, cut branches / cut fan-outs)
- * — the mean lost work per cut fan-out, capped at the set's size times the mean lost work per cut branch.
- *
- * Freshness. The counts live in a ring of `slices` sub-windows of `windowMs` (by default the latency
- * book's), so a burst of cuts — one stall — leaves the estimate within one window (at most
- * `windowMs · (1 + 1/slices)` after its last cut), as the latency estimates do. With fewer than
- * `minSamples` cut fan-outs in the window the cost is unknown and `cost()` says so: `kind: "prior"`, at
- * the stated `priorMs`. A quiet coordinator that cuts nothing thus decides with its stated prior, never
- * with an old stall.
+ * `cost(set)` is the expected cost of a fan-out *that cuts*, over the cut fan-outs in a sliding window
+ * (the latency book's by default): an unconditional mean would shrink as the rule avoids cutting, and
+ * make speculation look cheap. With fewer than `minSamples` cut fan-outs in the window it is the stated
+ * prior (`kind: "prior"`), so a quiet coordinator never decides on an old stall. docs/architecture.md
+ * ("Abandon cost") gives the formula.
  *
  * @example
  * const ledger = new AbandonLedger({ priorMs: 5, minSamples: 1 });

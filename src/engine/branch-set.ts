@@ -1,28 +1,17 @@
 /**
  * The branches of one fan-out while they are out: issue them, learn from every end at once (step 9's
- * latency samples — censored while in flight), collect the answers that arrive while the set is open,
- * and wake the coordinator whenever something changed. The transport is not trusted to behave: a
- * throw or a rejection is a `failed` end, and a branch it never settles is ended by `forceSettle`.
+ * latency samples, censored while in flight), collect the answers that arrive while the set is open,
+ * and wake the coordinator whenever something changed. The transport is not trusted: a throw or a
+ * rejection is a `failed` end, and a branch it never settles is ended by `forceSettle`.
  *
- * What each end teaches the latency book (nothing is thrown away — the slow calls are the tail):
- * - an answer, in time or not: a completed sample (`complete`);
- * - the transport's `deadline`: right-censored at the deadline (`timedOut`: latency > deadline − issue);
- * - abandoned by us at the deadline (within `DEADLINE_HAIR_MS`; the speculation gave up at the deadline):
- *   also `timedOut` — the call did not answer within its whole budget;
- * - abandoned by us earlier (the decision was settled without it, the caller aborted, the model failed):
- *   a right-censored observation at its age when we abandoned it (`abandoned`) — latency > that age;
- * - failed: nothing (`failed`), only the censoring stops.
- * A branch `detach`ed for measurement is not abandoned at all: it runs to its answer or its deadline and
- * is learnt from like any other; its answer is not used. A horizon probe (`probe`) is such a branch cut
- * at the deadline: it carried a longer deadline to the peer, and its late answer is a completed sample
- * (an expired probe is censored at its real age), never a censored end at the deadline.
+ * Every end teaches the latency book (the slow calls are the tail): an answer, in time or not, is a
+ * sample; a deadline, or our abandon at it, is censored at the deadline; an earlier abandon is censored
+ * at its age; a failure only stops the censoring. A `detach`ed measurement branch runs on to its answer
+ * or deadline; a horizon `probe` carried a longer deadline, so its late answer is a sample.
  *
- * Abort signals: the branches of a fan-out share one signal, and only a branch issued as a measurement
- * candidate gets one of its own (it may be detached while the others are abandoned). In Node 20 an
- * AbortSignal costs ~6 µs to create and more to collect: one per branch was the engine's largest cost
- * per fan-out. A branch on the shared signal is marked abandoned at once, and the shared signal aborts
- * when every branch on it still out has been abandoned — the engine abandons them together anyway
- * (a settled decision, the deadline, the caller's abort).
+ * The branches share one abort signal (an AbortSignal per branch was the engine's largest cost per
+ * fan-out); only a measurement candidate gets its own, since it may be detached while the others are
+ * abandoned. The shared signal aborts once every branch still out on it has been abandoned.
  */
 import { setMaxListeners } from "node:events";
 import { nanoid } from "nanoid";

@@ -1,24 +1,14 @@
 /**
- * Step 8 for the two modes that fan out.
+ * Step 8 for the two modes that fan out. speculate: issue, run the continuation alongside, commit what
+ * arrives by the deadline, stop once the outstanding answers cannot change the action (or the requirement
+ * is met) and abandon the rest. synchronous: wait for the required answers or the deadline and use partial
+ * results; it does not stop when the answers settle the action (that is what synchronous issue is, and it
+ * pays no abandon cost), branches still out at the deadline end there ("late"), and a quorum's extra
+ * branches are cancelled once it is met.
  *
- * - speculate: issue the branches and run the coordinator's continuation alongside; commit answers
- *   that arrive before the branch deadline; stop as soon as the outstanding answers can no longer
- *   change the action (or the requirement is met), then abandon what is still out; at the deadline,
- *   abandon the rest.
- * - synchronous: issue and wait until the required answers are in or the deadline; use partial
- *   results. It does not stop when the answers in hand settle the action (the coordinator asks it
- *   with `stopWhenDecided: false`): waiting for the required answers is what synchronous issue is, and
- *   it pays no abandon cost (the founding note, docs/background.md). Branches still out at the deadline end by their own
- *   deadline ("late"); with a quorum, the branches beyond it are cancelled once it is met.
- *
- * Branches given up because the decision was settled without them (either mode) are abandoned — unless
- * `measure(peer)` says the peer's estimate needs the sample: then the branch is detached and runs on as a
- * measurement branch (to its answer or its own deadline); the fan-out returns without waiting for it.
- * Branches still out at a speculation's deadline are abandoned as timeouts, and on a caller's abort every
- * branch is abandoned, measurement or not. At the deadline (either mode) a horizon-probe candidate still
- * out either runs on as a probe (`probes.take`: a measurement branch whose late answer is learnt; see
- * HorizonProbes) or is abandoned at once, since it carries a longer deadline to the peer.
- *
+ * A branch given up because the decision settled without it is abandoned, unless `measure(peer)` wants
+ * the sample: then it runs on detached as a measurement branch. At the deadline a horizon-probe candidate
+ * runs on as a probe (`probes.take`) or is abandoned at once; a caller's abort abandons everything.
  * Always returns by the branch deadline plus `settleGraceMs`, whatever the transport does.
  */
 import type { Clock } from "../clock/clock.js";

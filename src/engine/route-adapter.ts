@@ -1,18 +1,14 @@
 /**
- * Step 3 by src/routing: an adapter from a routing `Router` (MABP, BP, JSQ, affinity, random, ...) to
- * the engine's `FanoutRouter`. It scores the candidates on the views a `PeerViewBook` keeps (state
- * piggybacked on Branch replies and `State` polls), books a reservation on every peer it picks (so
- * concurrent fan-outs see the backlog after each other's choices), and lets the piggybacked state of the
- * reply release it (the book's update settles the router).
+ * Step 3 by src/routing: an adapter from a routing `Router` (MABP, BP, JSQ, affinity, random, ...) to the
+ * engine's `FanoutRouter`. It scores the candidates on a `PeerViewBook`'s views (state piggybacked on
+ * Branch replies and `State` polls), books a reservation on every peer it picks so concurrent fan-outs see
+ * each other's backlog, and the reply's piggybacked state releases it.
  *
- * Speculation: the router reads `ctx.p99Of` from the engine's LatencyBook. The engine decides the mode
- * after routing; the adapter's choice says whether every chosen peer is speculation-feasible (fresh p99
- * within the remaining budget). When one is not, `decide` does not speculate (reason
- * `speculation-infeasible-peer`): a speculative branch never goes to an infeasible peer. How it picks:
- * - `speculation: "strict"` — speculation-feasible peers first, by score; the rest (when fewer than k
- *   are feasible) by score;
- * - `"auto"` (default) — strict for quorum fan-outs, by score for all-of-n fan-outs (whose fan-out p99
- *   is at least every member's: an infeasible member rarely leaves a speculation to lose).
+ * Its choice says whether every chosen peer is speculation-feasible (fresh p99, from the engine's
+ * LatencyBook, within the remaining budget); when one is not, `decide` does not speculate
+ * (`speculation-infeasible-peer`). `speculation: "strict"` picks feasible peers first, by score;
+ * `"auto"` (default) is strict for quorum fan-outs and by score for all-of-n ones, whose fan-out p99 is
+ * at least every member's, so an infeasible member rarely leaves a speculation to lose.
  */
 import type { PeerId } from "../estimate/types.js";
 import type { PeerViewBook } from "../routing/peer-view-book.js";

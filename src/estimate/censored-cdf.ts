@@ -20,41 +20,18 @@ function grown(a: Float64Array, n: number): Float64Array {
 }
 
 /**
- * A peer's latency CDF from the window's completed samples and its right-censored observations: the calls
- * still in flight (latency > current age) and the calls that ended without an answer because the caller
- * stopped waiting (abandoned when the decision was settled or the caller gave up: latency > age at the
- * abandon, kept in a {@link WindowedCensored} that ages out with the window).
+ * A peer's latency CDF from the window's completed samples and its right-censored observations (calls in
+ * flight at their age, calls that ended unanswered at their age then): Kaplan–Meier over the histogram's
+ * buckets, mass spread uniformly within a bucket. Censored observations beyond the last completed bucket
+ * keep their mass as points at their censoring times: lower bounds, the tail is at least that long.
  *
- * The estimator is Kaplan–Meier over HDR buckets (equivalently Efron's "redistribute to the right"):
- * walking the buckets upwards, a censored observation is in the risk set for every bucket at or below its
- * censoring time and leaves it afterwards, so its probability mass is shared among the longer latencies that
- * remain possible. Censored observations beyond the last completed bucket keep their mass as a point at
- * their censoring time (a lower bound: the tail is *at least* this long).
- *
- * Why this and not "treat the age as a sample": a call that started 1 ms ago would then count as a 1 ms
- * sample and pull every quantile down, which a lower bound must never do. Kaplan–Meier never lowers a
- * quantile: adding a censored observation at age c raises the risk set n_j of every bucket at or below c, so
- * each survival factor (1 − d_j / n_j) grows or stays, and S(t) = Π (1 − d_j / n_j) grows or stays for every
- * t (ties at HDR resolution are resolved events-first, which keeps the argument). Hence every quantile with
- * the censored observations is >= the quantile of the completed samples alone. (Beyond the last completion,
- * where the tail mass sits on the censoring points as lower bounds, a new censoring point *below* the others
- * takes its share of that mass — it is evidence that not all of the tail is that long — so a quantile inside
- * that tail can move down toward it, never below the completed-only quantile.) It also removes the bias of a
- * completed-only window during a slowdown (the slow calls have not completed yet, or were abandoned, so the
- * window would hold only the fast ones), and a stall shows immediately: k calls pending for 300 ms among n
- * recent completions put at least k / (n + k) of the mass at >= 300 ms, so p99 reaches 300 ms once
- * k / (n + k) > 1 %.
- * It assumes censoring independent of latency, which holds here: calls are censored by "now", by a
- * deadline, by a caller's abort or by *other* peers' answers settling the decision — never by this call's
- * own speed.
- *
- * Within a bucket the mass is spread uniformly over the bucket's value range (HDR resolution, 1 %).
- *
- * Cost: nothing is rebuilt per sample. With R(k) the completed samples in buckets >= k (a prefix query on
- * the window's Fenwick tree) and C censored weight in the risk set, the Kaplan–Meier factors telescope over
- * every run of buckets with the same C: Π (1 − d_j / (R(j) + C)) = (R(end + 1) + C) / (R(start) + C). So
- * `update` costs O(m log B) for m censoring points (calls in flight, plus the distinct coarse buckets of the
- * ended-censored window) and B buckets, and `at(t)` two prefix queries.
+ * Why not take an age as a sample: a call 1 ms old would pull every quantile down. Adding a censored
+ * observation only raises risk sets, so no quantile drops below the completed-only one, and a stall shows
+ * at once (k calls pending at 300 ms among n completions put k / (n + k) of the mass at >= 300 ms). It
+ * assumes censoring independent of latency: calls are cut by "now", a deadline, a caller's abort or other
+ * peers' answers, never by their own speed. Nothing is rebuilt per sample: the factors telescope over
+ * runs of buckets with the same censored weight, so `update` is O(m log B) for m censoring points and
+ * `at(t)` is two prefix queries on the window's Fenwick tree.
  *
  * @example
  * const cdf = new CensoredCdf();

@@ -48,37 +48,15 @@ export interface ActiveSetStats {
 /**
  * Every peer's fresh latency, kept by one node, and the fan-out quantiles of a required set.
  *
- * The active set. Only peers in use are tracked: a peer enters on its first call, sample or censored end
- * and leaves after `activeIdleMs` with none (and no call in flight), or as the least recently used when a
- * new one would pass `maxActivePeers`. Leaving drops the estimate (the next fan-out to it reads
- * "never-sampled" until fresh again), so the book's memory follows the peers a node talks to, not the size
- * of the swarm. `onLeave` hears each departure (a node logs the bound triggering).
- *
- * The fan-out quantiles (the estimate's `basis`):
- * - `independent`: Π F_i over the per-peer CDFs (k-of-n: the Poisson-binomial tail). This assumes the peers
- *   independent, which is conservative when their tails are positively correlated (peers queueing behind
- *   one gateway): the product CDF is too low, both quantiles too high.
- * - `observed`, once the set's own completion times, observed per fan-out (`beginFanout`; see
- *   `ObservedFanouts`), are fresh: the p50 is theirs — it sees the correlation, where the product puts the
- *   median of a fan-out with correlated stragglers far too late and the rule would degrade a fan-out that
- *   usually completes in time — and the p99 is the larger of theirs and the product's. The upper quantile
- *   stays conservative because it is what decides speculation, and a set's few fan-outs per window (one
- *   sample each, against one per branch for a peer) say little about its 1 % tail.
- * Either way the estimate is unknown while any member's own estimate is unknown (a peer restarted, went
- * silent, has too few samples).
- *
- * What each quantile is (`p50Kind`, `p99Kind`: `known` or `lower-bound`). On the independent basis a
- * quantile at or beyond the smallest member horizon is a lower bound (`fanoutHorizon` says why). On the
- * observed basis the p50 is the set's own, with its own kind (a fan-out cut at its deadline is censored at
- * its age, like a call). The p99 takes the kind of the larger of the two p99s (both kinds' lower bound when
- * they are equal): the max is at least the larger input, so a lower-bound larger input makes it a lower
- * bound; and a known product p99 above a lower-bound observed one is an estimate the observation does not
- * contradict (it only says "at least the smaller value"), made from per-peer CDFs that are themselves
- * proper up to it — and, for positively correlated peers, on the high side.
- *
- * `fanout` is the decision path's estimate: it is cached per (peer set, requirement) for `fanoutTickMs` of
- * clock time, and a cached entry is dropped as soon as any member records a sample, ends a call, is reset
- * or forgotten, so a decision never rests on an estimate that ignores a known sample.
+ * Only peers in use are tracked (the active set): a peer leaves after `activeIdleMs` idle, or as the least
+ * recently used past `maxActivePeers`, and its estimate goes with it, so memory follows the peers a node
+ * talks to, not the swarm's size; `onLeave` hears each departure. A fan-out estimate (`basis`) is
+ * `independent` (Π F_i over the members' CDFs, k-of-n by the Poisson-binomial tail) or, once the set's
+ * own completion times are fresh, `observed`: their p50, and the larger of the two p99s (the p99 decides
+ * speculation, and a few fan-outs per window say little of a 1 % tail). Either way it is unknown while
+ * any member's estimate is, and a quantile takes the kind (`known`, `lower-bound`) of the value it came
+ * from. `fanout` is cached for `fanoutTickMs`, and dropped as soon as any member's window changes, so a
+ * decision never ignores a known sample.
  *
  * @example
  * const book = new LatencyBook({ windowMs: 10_000, minSamples: 20 }, clock);
@@ -262,6 +240,7 @@ export class LatencyBook implements LatencySource {
       const memberHorizon = complete ? fanoutHorizon(cdfs) : Infinity;
       const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99) : NaN;
       const independentKind = quantileKind(independentP99, memberHorizon);
+      // The p99 takes the larger value's kind; on a tie a lower bound wins (the max is at least it).
       let p99Ms = observedP99;
       let p99Kind = observedKind;
       if (independentP99 > observedP99) {

@@ -4,31 +4,14 @@ import { PeerLatency } from "./peer-latency.js";
 import type { InFlight, PeerId, Requirement } from "./types.js";
 
 /**
- * The fan-out's own completion time, observed: for each required set, the time from issuing the fan-out
- * until its requirement was met (all of n answered, or k of n), kept in the same fresh, windowed,
- * censoring-aware estimator as one peer's latency (a {@link PeerLatency} per set).
+ * The fan-out's own completion time, observed per required set (requirement + sorted peer ids): the time
+ * until the requirement was met, kept in a {@link PeerLatency} per set, so it is fresh, windowed and
+ * censoring-aware like one peer's latency. At most `maxSets` sets, least recently begun dropped first.
  *
- * Why. The fan-out quantiles computed from the per-peer CDFs (`fanoutCdfAt`) assume the peers'
- * latencies independent: the all-of-n CDF is Π F_i. Peers behind one congested gateway queue together,
- * so their tails are positively correlated and the product is too low a CDF — its quantiles too high.
- * In the founding note's scenario (six peers behind one NAT gateway among 40) the product put a coordinator's
- * fan-out p50 at 85–209 ms where the fan-outs themselves took 47–52 ms. The observed completion time
- * sees the correlation, whatever its shape; it needs fan-outs to the same set to be fresh, and falls back
- * to the product when it has too few.
- *
- * What one fan-out teaches (the ends are those of `InFlight`):
- * - the requirement met: `complete(time of the k-th answer)` — answers of measurement branches (run on
- *   after the decision settled) count, since they say when the requirement *would* have been met;
- * - every branch ended, requirement not met, some branch ran into its deadline: `timedOut()` — the set
- *   did not answer within the whole budget: right-censored at deadline − start, like a peer's timeout;
- * - otherwise, some branch abandoned (the decision settled, the caller gave up): `abandoned(age)` — a
- *   right-censored observation at the largest age any branch was seen at: the set needs longer than that;
- * - only failures (refused, unavailable): `failed()` — not a latency.
- * While a fan-out is out it is a call in flight: a right-censored observation at its current age, so a
- * fan-out stuck behind a queueing gateway raises the set's p99 before it ends (a tail in progress).
- *
- * Sets are keyed by requirement and the sorted peer ids; at most `maxSets` are kept (the least recently
- * begun is dropped first). Each costs what one peer's estimator costs (≈ 70 KiB at the defaults).
+ * Why: the fan-out quantiles from per-peer CDFs (`fanoutCdfAt`) assume the peers independent (Π F_i).
+ * Peers behind one congested gateway queue together, so their tails correlate and the product puts the
+ * fan-out's median far too late; the observed time sees the correlation, whatever its shape. How one
+ * fan-out ends the observation is `ObservedFanout`'s contract below.
  *
  * @example
  * const observed = new ObservedFanouts(resolveOptions(), 64, clock);
@@ -105,8 +88,13 @@ export class ObservedFanouts {
 }
 
 /**
- * One fan-out being observed. The branch set reports each branch's end; the first end that decides the
- * set's completion (the k-th answer, or the last branch ending without it) ends the observation.
+ * One fan-out being observed; the branch set reports each branch's end. While out, the fan-out is a call
+ * in flight (a stuck fan-out raises the set's p99 before it ends). It ends as:
+ * - the k-th answer (measurement branches' too: they say when the requirement *would* have been met):
+ *   a completed sample at its time;
+ * - every branch ended without it, one at its deadline: `timedOut()`, censored at deadline − start;
+ * - otherwise one abandoned: `abandoned(age)`, censored at the largest age any branch was seen at;
+ * - only failures: `failed()`, not a latency.
  */
 export class ObservedFanout {
   private answers = 0;

@@ -7,36 +7,16 @@ import { WindowedCensored } from "./windowed-censored.js";
 import { bucketIndexOf, MAX_TRACKABLE_US, WindowedHistogram } from "./windowed-histogram.js";
 
 /**
- * The fresh latency of one peer: completed samples in a {@link WindowedHistogram}, plus right-censored
- * observations — the calls still in flight at their current age, and the calls that ended without an answer
- * (cut at their deadline, or abandoned) at their age then (a {@link WindowedCensored} on the same ring, so
- * they age out with the window). See `CensoredCdf` for why censoring never lowers a quantile.
+ * The fresh latency of one peer: completed samples in a {@link WindowedHistogram}, and right-censored
+ * observations ("latency > age") — calls in flight at their current age, calls cut at their deadline or
+ * abandoned at their age then ({@link WindowedCensored}, on the same ring). `complete(ms?)` records a
+ * sample, `timedOut()` and `abandoned(age?)` a censored end, `failed()` nothing.
  *
- * - `complete(ms?)` records a sample; `timedOut()` and `abandoned(age?)` keep a censored observation
- *   "latency > age" in the window (at the deadline − start for a timeout); `failed()` records nothing and
- *   only stops the censoring.
- *
- * What the estimate can say. Beyond the last completed observation the window holds only lower bounds, so
- * a quantile that falls in that censored tail is reported as `lower-bound` (with the `horizonMs` where the
- * tail starts): a peer that only ever times out at 90 ms reads "p50 >= 90 ms, lower bound" — evidence that
- * the median does not fit a 90 ms budget, which a rule can act on (degrade, never speculate) rather than a
- * sample at 90 ms that caps every estimate at the caller's own budget.
- *
- * When the estimate is fresh (the rule, in one place — `refresh`):
- *   at least one call ended (completed or censored) in the window,
- *   completed + inFlight + tailEnds + min(innerEnds, completed) >= minSamples,
- *   and the newest completion, call in flight or tail end is at most `maxSampleAgeMs` old,
- * where tailEnds are the censored ends at or beyond the last completed bucket (they are the tail the
- * lower-bound quantiles rest on, each one an observation of it) and innerEnds the others. An inner end is
- * evidence only about how its mass is shared among the completions above it (Kaplan–Meier), so it counts
- * at most once per completion: a `known` quantile always rests on the completions, never on a handful of
- * completions and a crowd of early abandons. Calls in flight count fully (the tail in progress: they raise
- * the estimate as they age). An inner end does not make an estimate recent either: an abandon after 5 ms
- * says nothing about whether the peer is still as fast as its last answer; a tail end (a timeout beyond
- * every completion) does — it says the peer is slow now. A window of only calls in flight is never fresh.
- * - In-flight tracking is bounded (`maxInFlightPerPeer`); calls older than the window stop being censored.
- * - `reset()` (peer restart) forgets everything; the estimate says "peer-reset" until it is fresh again, and
- *   answers to calls begun before the reset are ignored.
+ * A quantile in the censored tail beyond the last completion is a `lower-bound` (with `horizonMs`): a
+ * peer that only times out at 90 ms reads "p50 >= 90 ms", which a rule can act on, where a sample at
+ * 90 ms would cap every estimate at the caller's own budget. When the estimate is fresh is decided in
+ * one place, `refresh`. `reset()` (peer restart) forgets everything and ignores answers to calls begun
+ * before it.
  *
  * @example
  * const peer = new PeerLatency("p1", resolveOptions(), systemClock);
@@ -223,9 +203,16 @@ export class PeerLatency {
   }
 
   /**
-   * Recomputes the public fields for `nowMs` (cheap when nothing changed). The quantiles are not among
-   * them: `estimate` reads them off the CDF, and a fan-out estimate, which reads only each peer's status,
-   * counts, age and CDF, does not pay two quantile searches per peer.
+   * Recomputes the public fields for `nowMs` (cheap when nothing changed); the quantiles are not among
+   * them, so a fan-out estimate does not pay two quantile searches per peer. The freshness rule:
+   *   something ended in the window (completed or censored),
+   *   completed + inFlight + tailEnds + min(innerEnds, completed) >= minSamples,
+   *   the newest completion, call in flight or tail end is at most `maxSampleAgeMs` old.
+   * Tail ends (censored at or beyond the last completed bucket) are observations of the tail the
+   * lower-bound quantiles rest on, so they count fully and make the estimate recent. An inner end only
+   * says how mass is shared among the completions above it (Kaplan–Meier): it counts at most once per
+   * completion, so a `known` quantile always rests on completions, and it does not make the estimate
+   * recent. A window of only calls in flight is never fresh.
    */
   refresh(nowMs: number): void {
     const cdf = this.cdf(nowMs);
@@ -233,8 +220,7 @@ export class PeerLatency {
     const newest = Math.max(this.lastCompletedAt, this.newestInFlight, this.lastTailEndAt);
     this.ageMs = newest === -Infinity ? Infinity : Math.max(0, nowMs - newest);
     const o = this.options;
-    // The freshness rule of the class comment: censored ends beyond every completion count fully, the
-    // others at most once per completion; something must have ended.
+    // The freshness rule above.
     const tailEnds = cdf.endedTailWeight;
     const innerEnds = this.censoredEnds - tailEnds;
     this.counted = this.samples + this.censored + tailEnds + Math.min(innerEnds, this.samples);

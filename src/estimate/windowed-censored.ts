@@ -1,23 +1,13 @@
 /**
- * Right-censored observations of *ended* calls ("latency > age": the call ended without an answer after
- * `age` — cut at its deadline, or abandoned because the caller stopped waiting), kept in the same sliding
- * window as the completed samples.
+ * Right-censored observations of *ended* calls ("latency > age": cut at the deadline, or abandoned),
+ * kept in arrival order in a {@link SlotFifo} on the same slice ring as {@link WindowedHistogram}
+ * (absolute epochs), so a censored end and a sample recorded at the same time leave together.
  *
- * Layout. The same ring as {@link WindowedHistogram}: each observation's age (integer µs, rounded down) is
- * kept in arrival order in a {@link SlotFifo} (32 bits each, at most `maxEnds`, the newest kept), and when
- * the clock passes into a new slice the evicted slice's observations are popped. The slot arithmetic is the
- * same (`epoch = floor(now / sliceMs)`, absolute), so a censored observation and a completed sample recorded
- * at the same clock time leave the window at the same moment, whatever order the two windows are advanced in.
- *
- * Reading groups the observations into coarse log-linear buckets (16 sub-buckets per power of two: 3–6 %
- * wide), each read as one point at the smallest age recorded in it. Every observation of the bucket is at
- * least that age, so the point is a lower bound for all of them — the estimate never claims more than was
- * observed — and it is exact for the common case of many calls cut at one deadline (the horizon a
- * coordinator decides at). A peer that never has a call cut costs nothing here (the buffer starts empty and
- * grows by doubling); one with 50 ends in its window costs 256 bytes.
- *
- * Recording is O(1). Reading walks the observations once per change (the pairs are kept until the next
- * record or eviction), through grouping arrays shared by every window.
+ * Reading groups them into coarse log-linear buckets, each read as one point at the smallest age in it:
+ * a lower bound for every observation of the bucket, so the estimate never claims more than was seen,
+ * and exact for the common case of many calls cut at one deadline. The buffer starts empty and grows
+ * by doubling, so a peer that never has a call cut costs nothing here. Recording is O(1); reading walks
+ * the observations once per change.
  *
  * @example
  * const ended = new WindowedCensored(10_000, 6, 60e6);

@@ -29,23 +29,16 @@ const TABLE: BucketTable = {
 };
 
 /**
- * A compact sliding-window latency histogram: the window's samples kept in arrival order as 16-bit bucket
- * indices (a {@link SlotFifo}, at most `maxSamples` of them, the newest kept), and their running counts per
- * bucket in a 16-bit Fenwick (binary indexed) tree, so "how many samples at or below bucket k" costs
- * O(log buckets) and a peer's CDF is read without rebuilding it after every sample (see `CensoredCdf`).
- * When the clock passes into a new slice of `windowMs / slices`, the samples of the slice that fell out
- * are popped from the buffer and subtracted from the tree. Rotation is driven by the `now` passed in (no
- * timers), so it runs the same on the system clock and on a simulated one.
+ * A sliding-window latency histogram: the window's samples as 16-bit bucket indices in arrival order (a
+ * {@link SlotFifo}, at most `maxSamples`, the newest kept) and their counts in a 16-bit Fenwick tree, so
+ * "samples at or below bucket k" is O(log buckets) and a CDF is read without a rebuild per sample. A new
+ * slice of `windowMs / slices` pops the samples that fell out; rotation follows the `now` passed in (no
+ * timers), the same on a system and a simulated clock.
  *
- * Layout and accuracy: 64 sub-buckets per power of two (width ≤ 1/64 of the low edge, 1 µs below 128 µs),
- * ≈ 1,330 buckets from 1 µs to 60 s. A quantile read inside a bucket lies in the same bucket as the exact
- * sample quantile, so it is within 1.6 % of it (within 1 µs below 64 µs). Counter width: 16 bits, which the
- * count bound (`maxSamples` ≤ 65,535) keeps from overflowing. Memory at 60 s: 2.7 KiB of tree plus 2 bytes
- * per sample held (2 KiB at 1,024), against ≈ 70 KiB for a ring of six HDR histograms.
- *
- * A sample counts for between `windowMs − windowMs/slices` and `windowMs` of clock time (within the
- * contract's staleness bound `windowMs · (1 + 1/slices)`), or until `maxSamples` newer ones arrive. Values
- * are integer µs, clamped to `[1, highestTrackableUs]`.
+ * A quantile read inside a bucket is within 1.6 % of the exact sample quantile (64 sub-buckets per power
+ * of two). A sample counts for between `windowMs − windowMs/slices` and `windowMs`, or until `maxSamples`
+ * newer ones arrive (≤ 65,535, so 16-bit counters cannot overflow). Values are integer µs, clamped to
+ * `[1, highestTrackableUs]`.
  *
  * @example
  * const w = new WindowedHistogram(10_000, 6, 60e6, 1024);
