@@ -1,27 +1,16 @@
 /**
  * The decision of a `context` task (src/peers/context-worker.ts): which served result the request uses.
+ * Every answer is a served result of the same request, so the answers are interchangeable, not votes:
+ * `prefer: "first"` (default) takes the first to arrive, `"verified"` the first that went through a
+ * verifier job (`downstream > 0`), else the first. With no answers the action is the prior, `null`.
  *
- * Every peer that answers a context request has served the same request — with or without its context
- * resident, with or without a verifier job — so the answers are interchangeable results, not votes. The
- * action is one of them, with the peer that served it:
- * - `prefer: "first"` (default): the first answer to arrive. Later answers are redundant hedges.
- * - `prefer: "verified"`: the first answer whose request went through a verifier job (`downstream > 0`),
- *   else the first answer.
- * With no answers the action is the prior, `null`: no result.
- *
- * `canFlip` is exact. Answers are kept in arrival order and a later answer never displaces an earlier
- * pick, so once the action is settled no outstanding answer can change it: with "first", that is as
- * soon as any answer is in; with "verified", as soon as a verified answer is in (until then an
- * outstanding peer may still answer verified).
- *
- * `informationBits`: 1 bit when the answers produced a result (the action left the prior: the request
- * was served or not), 0 otherwise. Per committed branch that is 1/n, so redundant branches lower it,
- * and leave-one-out relevance marks the one branch whose answer was used.
+ * `canFlip` is exact: a later answer never displaces an earlier pick, so the action is settled as soon as
+ * an answer ("first") or a verified answer ("verified") is in. `informationBits` is 1 when the request
+ * was served, else 0, so per committed branch it is 1/n and redundant branches lower it.
  *
  * @example
  * const model = contextResult();
  * const answers = new Map([["b", model.parseAnswer({ node: "b", hit: true, work: 1, downstream: 0 })]]);
- * model.decide(answers);           // { peer: "b", answer: { node: "b", hit: true, work: 1, downstream: 0 } }
  * model.canFlip(answers, ["c"]);   // false: c's answer would come second
  */
 import { invalid } from "../errors.js";

@@ -1,24 +1,15 @@
 /**
- * The information measure behind `informationBits` of the built-in models.
- *
- * Model: the coordinator's belief over the options is a Dirichlet over option shares. Before any
- * answer it holds one pseudo-vote per option plus one extra pseudo-vote for its local prior (so the
- * prior is its best guess, held weakly). Every answer adds evidence to the options it supports
- * (a vote adds its weight to one option; a score vector adds its scores rescaled into [0, 1]).
- * The information the answers carry is the Kullback–Leibler divergence, in bits, from the belief
- * before to the belief after (the posterior mean shares):
+ * The information measure behind the built-in models' `informationBits`: the Kullback–Leibler divergence,
+ * in bits, from the coordinator's belief before the answers to after, the belief being a Dirichlet over
+ * option shares with one pseudo-vote per option plus one for the local prior:
  *
  *     bits = Σ_i post_i · log2(post_i / prior_i),   prior_i = a_i / A,  post_i = (a_i + e_i) / (A + E)
  *
- * Why this one: it is >= 0 (Gibbs' inequality) and 0 exactly when the answers leave the belief
- * where it was (no answers, or evidence spread exactly like the prior); it grows with agreeing
- * evidence (slowly, logarithmically) and much faster with evidence that overturns the prior; and it
- * needs only the answers, not the outstanding set. It is bounded by log2(A / min_i a_i) — with the
- * pseudo-counts above, log2(k + 1) for k options — so "bits per committed branch" falls as
- * redundant branches pile up, which is the inversion the founding note asks operators to watch.
+ * Why this one: it is >= 0 and 0 exactly when the answers leave the belief where it was, grows slowly
+ * with agreeing evidence and fast with evidence that overturns the prior, needs only the answers, and is
+ * bounded (log2(k + 1) for k options), so bits per committed branch fall as redundant branches pile up.
  *
  * @example
- * dirichletInfoBits([2, 1], [0, 0]); // 0: no evidence
  * dirichletInfoBits([2, 1], [3, 0]); // ≈ 0.10: three votes that confirm the prior
  * dirichletInfoBits([2, 1], [0, 3]); // ≈ 0.33: three votes that overturn it
  */

@@ -1,21 +1,14 @@
 /**
- * The one owner of the hedging decision: whether a backup branch goes to a spare replica now, waits, or
- * is refused, under any of the policies (`HedgePolicy`), with the reason (`HEDGE_REASONS`) and the numbers
- * its condition was evaluated with. Pure: the engine (src/engine/hedge-fanout.ts) asks it and does what
- * it says; nothing else decides a backup.
+ * The one owner of the hedging decision: whether a backup branch goes to a spare replica now, waits, or is
+ * refused, under any policy (`HedgePolicy`), with its reason (`HEDGE_REASONS`) and the numbers its
+ * condition was evaluated with. Pure: the engine (src/engine/hedge-fanout.ts) does what it says.
  *
- * The gated rule is the fan-out rule applied to one backup, a speculative branch: at time t, send a backup
- * to replica j only when
- *   remaining > p99(j) + cost          — it can land (p99 fresh and known: a lower bound never passes), and
- *   gain > cost                        — the primary's conditional tail makes the backup worth its cost,
- * with gain from ./expected-gain.ts and cost the larger of the abandon ledger's expected cost of a cut
- * branch and the backup's modelled run time (a backup that is sent always runs until the pair's first
- * answer, and the ledger learns the realised figure only after it has paid) — and only when now is worth
- * at least as much as any later moment it could still land: P(primary still out then) × (gain − cost)
- * then. (Without that last test a heavy tail makes a backup at t = 0 "worth it" on every request.) While
- * the backup can land but is not worth it yet, the decision waits and is asked again; at the last moment
- * it could land, it is refused. Every backup any policy sends carries `landable`, this rule's first test, so the report can
- * count the backups that could not land.
+ * The gated rule is the fan-out rule applied to one speculative backup (docs/hedging.md): send to replica
+ * j when `remaining > p99(j) + cost` (it can land; a lower-bound p99 never passes) and `gain > cost`, and
+ * no later moment it could still land is worth more — without that last test a heavy tail makes a backup
+ * at t = 0 look worth it on every request. `cost` is the larger of the ledger's cost of a cut branch and
+ * the backup's modelled run time, since a sent backup runs until the pair's first answer. Every backup
+ * any policy sends carries `landable`, the first test, so the report counts those that could not land.
  */
 import { quantileOf, STEPS, tailGainSchedule } from "./expected-gain.js";
 import type { TailGainSchedule } from "./expected-gain.js";

@@ -1,19 +1,12 @@
 /**
- * What a backup is worth, from the censored CDFs of the two replicas (independent replicas assumed: a
- * stall shared by both makes the real gain smaller, and the ledger then sees the cost).
- *
- * With the primary out for `age` ms and R ms to the deadline, let X be its residual latency given it is
- * still out (S_X(u) = S_p(age + u) / S_p(age): the conditional tail) and Y the backup's latency. The caller
- * waits min(X, R) without a backup and min(X, Y, R) with one (a miss counts as the whole remaining budget):
+ * What a backup is worth, from the two replicas' censored CDFs (assumed independent: a stall shared by
+ * both makes the real gain smaller, and the ledger then sees the cost). With the primary out for `age`
+ * and R ms to the deadline, X its residual latency (S_X(u) = S_p(age + u) / S_p(age)) and Y the backup's:
  *   gain = E[min(X, R)] − E[min(X, Y, R)] = ∫₀ᴿ S_X(u) · (1 − S_Y(u)) du      (caller ms saved)
  *   work = E[min(X, Y, R)]               = ∫₀ᴿ S_X(u) · S_Y(u) du              (the backup's run time)
- * — the pair runs until the first answers and the loser is cut then, so `work` is the expected lost work
- * of the backup's branch. The miss probability is S_X(R).
- *
- * `tailGainSchedule` gives these for a backup sent now and at each later step j·h (h = R / STEPS), if the
- * primary is still out then (probability `stillOut[j]`), from one grid of each CDF: a rule that sends only
- * when now is worth at least as much as any later moment does not spend a backup on a primary that would
- * most likely answer in the next few ms.
+ * The miss probability is S_X(R). `tailGainSchedule` gives these for a backup sent now and at each later
+ * step, with the chance the primary is still out then, so a rule can wait rather than spend a backup on
+ * a primary that would most likely answer in the next few ms.
  */
 import type { PeerId } from "../estimate/types.js";
 

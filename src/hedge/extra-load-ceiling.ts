@@ -2,16 +2,10 @@
  * The extra-load ceiling (like Finagle's `maxExtraLoad`): in every window of `windowMs`, the backups of
  * the fan-outs started in it never exceed `maxExtraLoad × their primary branches + minBackupsPerWindow`.
  *
- * A backup is counted with its fan-out, at the fan-out's start, so a fan-out's primaries and backups
- * enter and leave a window together. Then the bound holds for *every* window, not only the trailing one
- * at each admission: a window's count changes only when a fan-out starts in it (primaries, which only
- * loosen it) or when a backup of one of its fan-outs is admitted — and `admit` checks every window that
- * contains the fan-out's start with what is known (later fan-outs add primaries, and their own backups
- * are checked then). The windows containing a start s are (w, w + windowMs] for w in [s − windowMs, s);
- * the counts change only at w = t − windowMs or w = t for the starts t, so those are the windows checked.
- *
- * Cost: O(m log m) per admission for the m fan-outs of the last two windows (prefix sums and binary
- * searches); a backup is rare, and a fan-out start is O(1) amortised.
+ * A backup counts with its fan-out, at the fan-out's start, so the bound holds for *every* window, not
+ * only the trailing one: a window's count grows only when one of its fan-outs admits a backup, and `admit`
+ * checks every window holding that start — (w, w + windowMs] for the w where a count changes. O(m log m)
+ * per admission for the m fan-outs of the last two windows; a start is O(1) amortised.
  *
  * @example
  * const ceiling = new ExtraLoadCeiling({ maxExtraLoad: 0.05 });

@@ -174,7 +174,7 @@ export class GrpcTransport implements PeerTransport {
    * The payload's JSON, encoded once for all the branches a fan-out issues in one synchronous loop
    * (same task object); the cache lives until the next microtask, so later mutation is never missed.
    * The microtask is a promise reaction: `queueMicrotask` creates an AsyncResource per call, which
-   * cost more than the JSON itself on a fan-out's first branch (~14 µs cold on a loaded 2-core machine).
+   * can cost more than the JSON itself on a fan-out's first branch.
    */
   #encode(task: Task): Buffer {
     if (this.#lastTask === task && this.#lastPayload !== undefined) return this.#lastPayload;
@@ -253,8 +253,7 @@ export class GrpcTransport implements PeerTransport {
    * Why later: grpc-js only queues a call's frames; HTTP/2 writes them when the event loop reaches
    * its check phase, where Node runs its native immediates (the write) before JavaScript ones (this).
    * On a fan-out's first branch, with cold caches, adding the listener and its WeakMap and Set entries
-   * measured ~18 µs on a loaded 2-core machine; done inline it delayed every request of the fan-out,
-   * here it runs after they left. A branch that settled in between is skipped; an abort in between is
+   * is slow enough that done inline it delayed every request of the fan-out; here it runs after they left. A branch that settled in between is skipped; an abort in between is
    * caught by `signal.aborted`, and its abandon goes out one turn later than it would have (abandons
    * are batched per turn anyway).
    */

@@ -1,19 +1,15 @@
 /**
- * The node's routing, from its `routing.*` config keys: a src/routing Router behind the engine's
- * `router` option (RouteAdapter), a PeerViewBook fed by the state peers piggyback on Branch replies
- * (`onLoad` for GrpcTransport) and by State polls of peers no branch went to lately, and — for the
- * policies that read primitives (mabp, cost-bp) when none are given — Learn-MABP: every answered branch
- * is an observation of the serving peer's work, penalty and successors at its compatibility signature
- * (`observeAnswer`), so later scores use what peers were seen to do. Primitives are given by the caller
- * (`deps.primitives`) or by the config file (`routing.primitives`, `configuredPrimitives`), in that
- * order; given ones are used as they are and nothing is learned.
+ * The node's routing, from its `routing.*` config keys: a src/routing Router behind the engine's `router`
+ * option (RouteAdapter), and a PeerViewBook fed by the state peers piggyback on Branch replies (`onLoad`)
+ * and by State polls of peers no branch went to lately. Primitives come from the caller
+ * (`deps.primitives`), else the config file (`routing.primitives`), and are then used as given; else the
+ * policies that read them (mabp, cost-bp) learn them (Learn-MABP: `observeAnswer` on every answer).
  *
- * Wiring in the daemon (four lines):
- *   const routing = createNodeRouting(config.routing, { pool, peers: () => live peers with addresses });
- *   const transport = new GrpcTransport({ pool, onLoad: routing.onLoad, ... });
- *   new Coordinator({ transport: routing.wrapTransport(transport), ... });
- *   coordinator.fanOut(task, { peers, ...routing.fanoutOptions(peers.length), ... });
- * and `routing.start()` / `routing.stop()` with the node.
+ * @example
+ * const routing = createNodeRouting(config.routing, { pool, peers: () => livePeersWithAddresses });
+ * const transport = new GrpcTransport({ pool, onLoad: routing.onLoad });
+ * new Coordinator({ transport: routing.wrapTransport(transport), ... });
+ * coordinator.fanOut(task, { peers, ...routing.fanoutOptions(peers.length) }); // start()/stop() with the node
  */
 import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";

@@ -1,17 +1,11 @@
 /**
- * The `context` workload: a worker whose work depends on resident context (the MABP paper's stateful service).
- *
- * A request carries a request class and a context (`{ requestClass: "rag", context: "c17" }`); its
- * memory object is `contextSignature(requestClass, context)`. The memory stage (queue key `class/0`)
- * costs 1 unit of work when the object is resident when service starts (a hit) and K units when not (a
- * miss), and a miss creates the object, which is then retained — or not — by the peer's retention
- * policy within its memory budget. A completed memory stage creates a verifier job (queue key
- * `class/1`, `verifyWork` units, on this peer) with probability `verifyOnHit` or `verifyOnMiss`: memory
- * shapes the successor law. The answer comes when the request's last stage completes.
- *
- * The peer serves `capacity` jobs at once, FIFO, each for `work × unitMs`; beyond `maxBacklog` jobs
- * waiting or in service a request is refused (RESOURCE_EXHAUSTED: a drop). It advertises its routing
- * state (`routingState()`): jobs per queue key, resident signatures, memory use and budget, capacity.
+ * The `context` workload: a worker whose work depends on resident context (the MABP paper's stateful
+ * service). A request `{ requestClass, context }` has the memory object `contextSignature(requestClass,
+ * context)`; its memory stage (queue `class/0`) costs 1 unit when the object is resident (a hit) and K
+ * when not, and a miss creates it for the peer's retention policy to keep or not. A completed memory stage
+ * creates a verifier job (queue `class/1`) with probability `verifyOnHit` or `verifyOnMiss`: memory shapes
+ * the successor law. `capacity` jobs run at once, FIFO; past `maxBacklog` a request is refused
+ * (RESOURCE_EXHAUSTED). `routingState()` advertises queues, resident signatures and memory.
  *
  * @example
  * handlers:

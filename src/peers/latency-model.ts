@@ -1,27 +1,16 @@
 /**
- * A seeded latency model for synthetic peers, pure and importable (the synthetic handler and the
- * testbed both use it):
+ * A seeded latency model for synthetic peers (the synthetic handler and the testbed share it): a
+ * lognormal body (median, sigma in log space); with `probability`, a Pareto(scale, shape) tail excess;
+ * and a gateway — episodic correlated queueing, where a request arriving during an episode of its group
+ * waits until the episode ends, like peers behind one NAT gateway.
  *
- * - body: lognormal with a median and a sigma (the log-space standard deviation);
- * - tail: with `probability`, a Pareto(scale, shape) excess is added to the body (heavy tail);
- * - gateway: episodic correlated queueing. Episodes of a named group start as a Poisson process
- *   (`episodesPerSecond`) and last `durationMs.min..max` (uniform). Every request that arrives during
- *   an episode waits until the episode (and any episode overlapping it) ends — all peers configured
- *   with the same group and seed queue together, like peers behind one NAT gateway.
- *
- * Episodes are a pure function of (seed, group, time): time is cut into 1 s buckets, each bucket's
- * episodes are drawn from an RNG keyed by (seed, group, bucket index). Processes that share the seed
- * and a wall clock see the same episodes without talking to each other.
+ * Episodes are a pure function of (seed, group, time): each 1 s bucket's episodes are drawn from an RNG
+ * keyed by (seed, group, bucket), so processes that share the seed and a wall clock see the same
+ * episodes without talking to each other.
  *
  * @example
- * const model = createLatencyModel({
- *   seed: "run-1",
- *   body: { medianMs: 8, sigma: 0.4 },
- *   tail: { probability: 0.01, scaleMs: 50, shape: 1.5 },
- *   gateway: { group: "nat-eu", episodesPerSecond: 0.2, durationMs: { min: 200, max: 600 } },
- * });
- * const rng = createRng(mixSeed(seedOf("run-1"), hash32("peer-3")));
- * const { queueMs, serviceMs } = model.sample(Date.now(), rng);
+ * const model = createLatencyModel({ seed: "run-1", body: { medianMs: 8, sigma: 0.4 } });
+ * const { queueMs, serviceMs } = model.sample(Date.now(), createRng(seedOf("run-1")));
  */
 import { hash32 } from "../util/hash.js";
 import { numberAbove, numberRange } from "../util/range.js";

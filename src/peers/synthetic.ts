@@ -1,25 +1,18 @@
 /**
- * The `synthetic` workload: waits as long as a seeded latency model says (src/peers/latency-model.ts:
- * lognormal body, Pareto tail, correlated gateway queueing), then answers — by itself
- * (`{ queueMs, serviceMs }`) or by running the handler it wraps (e.g. `vote`).
- * It stops the moment its signal aborts (abandon, deadline, shutdown): the time spent until then is
- * the work the peer lost. If the deadline comes before the modelled latency, it stops at the deadline.
+ * The `synthetic` workload: waits as long as a seeded latency model says (src/peers/latency-model.ts),
+ * then answers by itself (`{ queueMs, serviceMs }`) or by running the handler it wraps (e.g. `vote`). It
+ * stops when its signal aborts (abandon, deadline, shutdown): the time spent until then is the work the
+ * peer lost.
  *
- * `replayShift: true` (for testbeds) lets a task's payload carry `modelClockShiftMs` (0..60000): the
- * model is read at `now − shift`. A testbed that sends one request to several policies at staggered
- * moments shifts the later copies back by their delay, so every copy meets the gateway state of the
- * request's own moment, without the copies' fan-outs landing on the machine at the same instant.
+ * `replayShift: true` (testbeds) lets a payload carry `modelClockShiftMs` (0..60000), reading the model at
+ * `now − shift`: the staggered copies of one request sent to several policies then all meet the gateway
+ * state of the request's own moment, without landing on the host at the same instant.
  *
  * @example
  * handlers:
  *   - kind: vote
  *     use: synthetic
- *     options:
- *       seed: 1
- *       body: { medianMs: 8, sigma: 0.4 }
- *       tail: { probability: 0.01, scaleMs: 50, shape: 1.5 }
- *       gateway: { group: nat-eu, episodesPerSecond: 0.2, durationMs: { min: 200, max: 600 } }
- *       wrap: { use: vote, options: { informed: true } }
+ *     options: { seed: 1, body: { medianMs: 8, sigma: 0.4 }, wrap: { use: vote } }
  */
 import { sleep } from "../clock/clock.js";
 import { TailswarmError, invalid } from "../errors.js";

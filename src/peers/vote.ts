@@ -1,16 +1,9 @@
 /**
- * The `vote` workload: answers a decision question from the peer's local evidence, as `{ vote }`
- * (the shape the quorum-vote decision model parses).
- *
- * Payload: `{ question: string, options?: string[], truth?: string }`. `truth` models an event that
- * only some peers have seen yet: a peer configured `informed: true` answers it; the others answer
- * from their local evidence:
- * - `stance`: a fixed answer (used when it is one of the options, or when there are no options);
- * - `weights`: a seeded draw among the options, weighted, deterministic per (seed, node, question);
- * - otherwise a seeded uniform draw among the options (`["yes", "no"]` when none are given).
- *
- * Modelling the founding note's scenario ("slow peers behind a gateway see events first"): give the peers behind
- * the gateway `informed: true` and a synthetic latency with that gateway, the others a stance.
+ * The `vote` workload: answers `{ question, options?, truth? }` as `{ vote }` (what quorum-vote parses).
+ * A peer with `informed: true` answers `truth` (an event only some peers have seen yet); the others
+ * answer their `stance`, else a seeded draw by `weights`, else a seeded uniform draw (deterministic per
+ * seed, node and question). The slow-but-informed peers behind a gateway of docs/background.md: give
+ * them `informed: true` and a synthetic latency with that gateway, the others a stance.
  *
  * @example
  * handlers:

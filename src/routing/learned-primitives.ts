@@ -1,20 +1,12 @@
 /**
  * Learn-MABP: primitives profiled online from observed outcomes, per (peer, queue key, compatibility
- * signature), as running means. A pair never observed takes no-reuse values, as in the paper, so a
- * peer must be seen reusing an object before the router credits the reuse. The no-reuse values are
- * themselves learned; the lookup falls back in this order:
+ * signature), as running means. A pair never observed takes no-reuse values, as in the paper, so a peer
+ * must be seen reusing an object before the router credits the reuse. The lookup falls back from (peer,
+ * key, compat) to the peer's no-reuse profile, then to the key's no-reuse profile over all peers (so an
+ * unobserved peer does not look cheaper than the observed ones), then to the prior's no-reuse entry.
  *
- *   1. the profile of (peer, key, compat);
- *   2. the peer's no-reuse profile (peer, key, NO_MEMORY) — an object it holds but was never seen reusing;
- *   3. the no-reuse profile of the key over all peers — a peer not yet observed on this key;
- *   4. the prior's no-reuse entry — a key nobody has been observed serving.
- *
- * (Step 3 keeps a peer nobody has observed yet from looking cheaper, at the prior, than the peers whose
- * real cost has been measured; it is the average of what peers showed without memory.)
- *
- * `get` runs for every candidate of every route call: it allocates nothing (profiles are nested maps
- * by key, peer and signature, no composite string key) and returns the entry object built once per
- * profile after its last observation.
+ * `get` runs for every candidate of every route call: it allocates nothing (nested maps, no composite
+ * string key) and returns the entry built once per profile after its last observation.
  */
 import type { PeerId } from "../estimate/types.js";
 import type { PrimitiveEntry, Primitives, Successor } from "./primitives.js";

@@ -1,19 +1,13 @@
 /**
- * Learn-MABP's observation of one answered branch: what the peer's reply says about the primitives
- * `w, p, P` of the action it served, and the compatibility signature they were served at. Pure: the
- * node feeds it the task and the transport's result (src/node/routing-setup.ts).
+ * Learn-MABP's observation of one answered branch: the primitives `w, p, P` of the action the peer
+ * served, and the compatibility signature they were served at. Pure: the node feeds it the task and the
+ * transport's result (src/node/routing-setup.ts).
  *
- * - A `context` answer (`{ hit, work, downstream, stageWork?, penalty? }`, src/peers/context-worker.ts)
- *   is keyed at the task's memory object when the peer reports a hit — the object was resident when
- *   service started — and at `NO_MEMORY` on a miss. Work is the memory stage's units (`stageWork`; a peer
- *   that does not report it gives `work`, which includes its downstream jobs), the penalty is what the
- *   answer reports or else that work (the context workload's penalty is the compute it spends, as in
- *   `contextWorkerPrimitives`), and each downstream job is a successor on the next stage's queue key.
- * - Any other answer is a unit of work without memory: work is the peer's service time in ms, penalty
- *   0, no successors. Per peer, that ranks a slower server lower at the same queue pressure.
- *
- * Failed, refused, abandoned and expired branches are not observations (nothing was served, or not
- * to the end).
+ * A `context` answer (src/peers/context-worker.ts) is keyed at the task's memory object on a hit and at
+ * `NO_MEMORY` on a miss; its work is the memory stage's units (`stageWork`, else `work`), its penalty
+ * what it reports or else that work, and each downstream job a successor on the next stage's queue.
+ * Any other answer is a unit of work without memory: the service time in ms, penalty 0, no successors.
+ * Failed, refused, abandoned and expired branches are not observations.
  */
 import { queueKey } from "./commodity.js";
 import type { ObservedOutcome } from "./learned-primitives.js";

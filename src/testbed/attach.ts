@@ -1,20 +1,11 @@
 /**
  * The testbed against a swarm that is already running (`tailswarm testbed --attach
- * coord-90ms=host:port,...`): the containerised swarm of docker/testbed.sh, or any deployment. Nothing
- * is launched; the same load generator, policy interleaving and report writer as `runTestbed` drive
- * the scenario's coordinators at the given addresses, and the report is the same report.json /
- * report.html / report.txt with one more section, `attached`:
- *
- * - `membership_events`: every change of a coordinator's view of a peer seen by polling the
- *   coordinators' `NodeStatus` (up → down after failed probes, or gone from DNS), so a killed peer
- *   shows as marked down, with when and by whom;
- * - `lost_peers`: for each peer that went down, when it last answered a branch and how the fan-outs
- *   sent after that resolved (answered, within the caller's budget, deadline misses, failures) per
- *   coordinator — the check that fan-outs still resolve by their deadlines when a peer dies;
- * - `branches`: how many branches peers answered (each a call from a coordinator to another node).
- *
- * The scenario must be the one the swarm was built from (docker/testbed.sh generates both from the
- * same file): peer ids, gateway groups and decision weights come from it.
+ * coord-90ms=host:port,...`): nothing is launched; the same load generator, policy interleaving and
+ * report drive the scenario's coordinators at the given addresses, and the report gains an `attached`
+ * section (docs/testbed.md, "In containers"): membership changes seen by polling the coordinators'
+ * `NodeStatus`, how fan-outs resolved after each lost peer went down, and the branches peers answered.
+ * The scenario must be the one the swarm was built from: peer ids, gateway groups and decision weights
+ * come from it.
  */
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";

@@ -1,21 +1,13 @@
 /**
- * The containerised swarm of a scenario, generated from the scenario file so that the scenario stays
- * the one source of truth (`tailswarm testbed --scenario NAME --emit-compose DIR`):
+ * The containerised swarm of a scenario, generated from the scenario file so that the scenario stays the
+ * one source of truth (`tailswarm testbed --scenario NAME --emit-compose DIR`): `DIR/compose.yml` (one
+ * service per peer and coordinator with `planPeers`' ids, models and keys, a network per region plus the
+ * shared `wan`, and the `--profile run` load generator), `DIR/nodes/<id>.json` (each node's config), the
+ * scenario file for the load generator, and the observability overlay (compose-observability.ts).
  *
- * - `DIR/compose.yml`: one service per scenario peer and per coordinator (the same ids, latency
- *   models, gateway groups and node keys as the process testbed's `planPeers`), a network per region
- *   plus the shared `wan`, and the load generator (`--profile run`) that drives the coordinators with
- *   `tailswarm testbed --attach` and writes the same report as the process testbed;
- * - `DIR/nodes/<id>.json`: each node's config (mounted read-only at /etc/tailswarm);
- * - `DIR/nodes/scenario.<ext>`: the scenario file itself, for the load generator;
- * - `DIR/compose.observability.yml` and `DIR/observability/`: the overlay that turns telemetry on and
- *   adds Prometheus (scraping every generated node), the collector and Grafana
- *   (src/testbed/compose-observability.ts; docker/testbed.sh --observability).
- *
- * Discovery is by service DNS: on `wan` every peer carries the aliases `peers` and
- * `peers-<region>`; docker's DNS answers one A record per running container of an alias (a
- * headless service), and the coordinators resolve those names (`dns:` in their config). A killed
- * container leaves the records and fails its probes; either way it leaves the coordinators' view.
+ * Discovery is by service DNS: on `wan` every peer carries the aliases `peers` and `peers-<region>`, and
+ * docker's DNS answers one A record per running container of an alias, which the coordinators resolve
+ * (`dns:` in their config).
  */
 import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";

@@ -1,18 +1,10 @@
 /**
- * The observability overlay of a generated swarm (`DIR/compose.observability.yml`, written beside
- * `DIR/compose.yml` by `tailswarm testbed --emit-compose DIR`):
- *
- * - every peer and coordinator service gets `OTEL_SDK_DISABLED=false` (telemetry is off in the base
- *   file) and `TAILSWARM_METRICS_PROMETHEUS_PORT` (the env form of `metrics.prometheusPort`);
- * - `prometheus` scrapes every generated node by its service name (`DIR/observability/prometheus.yml`:
- *   docker/prometheus.yml's settings plus one target per node, labelled with node, region and gateway);
- * - `otel-collector` and `jaeger` (compose profile `traces`) receive the nodes' OTLP traces;
- * - `grafana` (profile `grafana`) with docker/grafana/'s data sources and dashboard.
- *
- * Prometheus runs without a profile: with no image registry it is the one that can be had (Debian's
- * package on the offline base, docker/observability-images.sh); the others come with their profiles
- * when their images are at hand. The files that are copied, not generated (docker/otel-collector.yaml,
- * docker/grafana/), are listed in OBSERVABILITY_COPIES; emitCompose copies them.
+ * The observability overlay of a generated swarm (`DIR/compose.observability.yml` beside the
+ * `--emit-compose` output): telemetry on in every node (`OTEL_SDK_DISABLED=false`, a Prometheus port),
+ * `prometheus` scraping every generated node by service name (labelled with node, region and gateway),
+ * and, under compose profiles, `otel-collector` + `jaeger` (`traces`) and `grafana` (`grafana`).
+ * Prometheus has no profile: with no image registry it is the one that can be had (Debian's package,
+ * docker/observability-images.sh). The files copied rather than generated are OBSERVABILITY_COPIES.
  */
 import { parse, stringify } from "yaml";
 import { invalid } from "../errors.js";

@@ -1,9 +1,8 @@
 /**
  * How far apart two policies are on the same requests, and how sure the run is of it. Every request
  * of the stream goes to its coordinator once per policy (docs/testbed.md), so a measure can be read
- * as a difference per request, a − b, and its mean given with a 95% interval (Student's t). A
- * point estimate alone says nothing of that: a 12 s run has about 31 requests per policy, where a
- * margin of 10 net value per fan-out is inside the noise (the interval's half-width was 12–20 there).
+ * as a difference per request, a − b, and its mean given with a 95% interval (Student's t): a point
+ * estimate alone says nothing of how sure a short run is of it.
  */
 import { createRng } from "../util/rng.js";
 import type { ScoredCall } from "./score-call.js";
