@@ -2,10 +2,10 @@
  * Options of `Coordinator.fanOut` and their validation. Every invalid option throws
  * `TailswarmError("INVALID_ARGUMENT")` naming the option, the value and what was expected.
  */
-import { TailswarmError } from "../errors.js";
+import { invalid } from "../errors.js";
 import type { PeerId, Requirement } from "../estimate/types.js";
 import type { DecisionModel } from "../decision/types.js";
-import { isPolicyName } from "../policy/types.js";
+import { DEFAULT_POLICY, isPolicyName } from "../policy/types.js";
 import type { PolicyName } from "../policy/types.js";
 import type { FanoutRouter } from "./fanout-router.js";
 
@@ -27,7 +27,7 @@ export interface FanoutOptions<Answer = unknown, Action = unknown> {
   fallback?: () => Action;
   /** With no fallback, degrade to `model.decide(no answers)` (the model's prior) instead of throwing. */
   usePriorOnDegrade?: boolean;
-  /** Default "p99-boundary" (the rule). */
+  /** Default `DEFAULT_POLICY`, "p99-boundary" (the rule). */
   policy?: PolicyName;
   /** The caller gave up: abandons every branch and rejects with ABORTED. */
   signal?: AbortSignal;
@@ -113,7 +113,7 @@ export function normalizeOptions<Answer, Action>(
   fn("fallback", options.fallback);
   fn("continuation", options.continuation);
   fn("router", options.router);
-  const policy = options.policy ?? "p99-boundary";
+  const policy = options.policy ?? DEFAULT_POLICY;
   if (!isPolicyName(policy)) bad("policy", policy, "a PolicyName");
   const parentHop = options.parentHop;
   if (parentHop !== undefined && (!Number.isInteger(parentHop) || parentHop < 0)) {
@@ -141,11 +141,5 @@ function fn(field: string, value: unknown): void {
 }
 
 function bad(field: string, value: unknown, expected: string): never {
-  let shown: string;
-  try {
-    shown = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
-  } catch {
-    shown = String(value);
-  }
-  throw new TailswarmError("INVALID_ARGUMENT", `fanOut option ${field}: got ${shown}, expected ${expected}`);
+  throw invalid(`fanOut option ${field}`, value, expected);
 }

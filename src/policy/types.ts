@@ -45,6 +45,9 @@ export const POLICY_NAMES = ["p99-boundary", "naive-p50", "always-sync", "never"
 
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
+/** The policy of a fan-out that names none, in the engine and in a node's config: the rule. */
+export const DEFAULT_POLICY: PolicyName = "p99-boundary";
+
 /** True when `value` names a policy (for config and CLI parsing). */
 export function isPolicyName(value: unknown): value is PolicyName {
   return typeof value === "string" && (POLICY_NAMES as readonly string[]).includes(value);

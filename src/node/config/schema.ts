@@ -17,7 +17,7 @@ import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/me
 import { ADMISSION_DEFAULTS, ADMISSION_RANGES } from "../../mesh/admission.js";
 import { CONNECTION_DEFAULTS, CONNECTION_RANGES } from "../../mesh/connection-limits.js";
 import { SERVER_DEFAULTS, SERVER_RANGES } from "../../mesh/server-limits.js";
-import { POLICY_NAMES } from "../../policy/types.js";
+import { DEFAULT_POLICY, POLICY_NAMES } from "../../policy/types.js";
 import type { PolicyName } from "../../policy/types.js";
 import { PEER_VIEW_BOOK_DEFAULTS, PEER_VIEW_BOOK_RANGES } from "../../routing/peer-view-book.js";
 import { ROUTER_DEFAULTS, ROUTER_RANGES, ROUTING_POLICIES } from "../../routing/router.js";
@@ -237,7 +237,7 @@ export const nodeConfigSchema = z.strictObject({
       .meta(doc("Peers whose estimates are kept at most; past it the least recently used leaves (logged).")),
   }),
   policy: oneOfField(POLICY_NAMES as unknown as readonly [PolicyName, ...PolicyName[]])
-    .default("p99-boundary")
+    .default(DEFAULT_POLICY)
     .meta(doc("Default speculation policy.")),
   routing: group({
     policy: oneOfField(["none", ...ROUTING_POLICIES] as unknown as readonly ["none", ...RoutingPolicyName[]])
