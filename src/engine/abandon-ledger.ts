@@ -253,16 +253,16 @@ export class AbandonLedger {
     for (const b of fanout.branches) {
       if (b.probe === true) {
         this.#probeBranches++;
-        this.#probeWorkMs += positive(b.probeWorkMs);
+        this.#probeWorkMs += positivePart(b.probeWorkMs);
         continue;
       }
       if (b.measurement === true) {
         this.#measurementBranches++;
-        this.#measurementWorkMs += positive(b.measurementWorkMs);
+        this.#measurementWorkMs += positivePart(b.measurementWorkMs);
         continue;
       }
       if (b.outcome !== "abandoned" && b.outcome !== "late") continue;
-      const ms = positive(b.lostWorkMs);
+      const ms = positivePart(b.lostWorkMs);
       const peer = this.#peer(b.peer);
       if (b.outcome === "abandoned") peer.abandoned++;
       else peer.late++;
@@ -337,7 +337,8 @@ export class AbandonLedger {
   }
 }
 
-function positive(ms: number | undefined): number {
+/** The positive part of a reported work figure: 0 when it is missing, not finite, or <= 0. */
+function positivePart(ms: number | undefined): number {
   return ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : 0;
 }
 
