@@ -9,6 +9,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LATENCY_BOOK_DEFAULTS } from "../../estimate/options.js";
 import { NodeClient } from "../../node/client.js";
 import { freePorts } from "../../testbed/free-port.js";
 import { Launcher } from "../../testbed/launcher.js";
@@ -56,8 +57,11 @@ const PEERS = [
   },
 ] as const;
 
-/** The coordinator's estimator: the node's defaults, spelled out because the demo's text quotes them. */
-export const DEMO_ESTIMATOR = { windowMs: 10_000, minSamples: 20 } as const;
+/** The coordinator's estimator: the node's defaults, named because the demo's text quotes them. */
+export const DEMO_ESTIMATOR = {
+  windowMs: LATENCY_BOOK_DEFAULTS.windowMs,
+  minSamples: LATENCY_BOOK_DEFAULTS.minSamples,
+} as const;
 
 /** Starts the swarm and waits until the coordinator answers and sees every peer up. */
 export async function startDemoSwarm(signal: AbortSignal, readyTimeoutMs = 30_000): Promise<DemoSwarm> {
