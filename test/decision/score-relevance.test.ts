@@ -20,7 +20,7 @@ describe("scoreRelevance (leave-one-out)", () => {
     );
   });
 
-  it("scores redundant commits as not relevant: the seed's low-information commits", () => {
+  it("scores redundant commits as not relevant: the founding note's low-information commits", () => {
     const m = quorumVote({ prior: "no" });
     const score = scoreRelevance(m, votes(["a", "yes"], ["b", "yes"], ["c", "yes"], ["d", "no"]));
     expect(score.action).toBe("yes");

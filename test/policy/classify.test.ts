@@ -5,7 +5,7 @@ import { classify } from "../../src/policy/classify.js";
 import type { Mode } from "../../src/policy/types.js";
 import { SpeculationBudgetViolation } from "../../src/policy/violation.js";
 
-/** The seed's reference code, transcribed literally: should_speculate + issue_branch. */
+/** The founding note's reference code, transcribed literally: should_speculate + issue_branch. */
 function reference(budget: number, p50: number, p99: number, abandon: number, relevant: boolean): Mode {
   const shouldSpeculate = (): boolean => {
     if (budget <= 0) throw new Error("violation: budget");
@@ -17,7 +17,7 @@ function reference(budget: number, p50: number, p99: number, abandon: number, re
     return false;
   };
   if (shouldSpeculate()) return "speculate";
-  if (budget <= p50) return "degrade"; // the seed raises here: "must fall back to local/cached decision"
+  if (budget <= p50) return "degrade"; // the note's code raises here: "must fall back to local/cached decision"
   return "synchronous";
 }
 
@@ -34,7 +34,7 @@ const budgetArb = fc.oneof(
 const ORDER: Record<Mode, number> = { degrade: 0, synchronous: 1, speculate: 2 };
 
 describe("classify", () => {
-  it("decides exactly as the seed's reference code, violations included", () => {
+  it("decides exactly as the founding note's reference code, violations included", () => {
     fc.assert(
       fc.property(budgetArb, ms, ms, ms, fc.boolean(), (budget, p50, p99, abandon, relevant) => {
         let expected: Mode | "violation";
@@ -129,7 +129,7 @@ describe("classify", () => {
     expect(classify(11, 10, 10, 0, true).mode).toBe("speculate");
   });
 
-  it("reproduces the seed's observed case: a 90 ms budget against p50 22 / p99 340 is synchronous", () => {
+  it("reproduces the founding note's observed case: a 90 ms budget against p50 22 / p99 340 is synchronous", () => {
     expect(classify(90, 22, 340, 0, true)).toEqual({
       mode: "synchronous",
       reason: "budget-between-p50-and-p99-plus-abandon-cost",
@@ -196,7 +196,7 @@ describe("classify violations", () => {
     );
   });
 
-  it("names the numbers in the message, like the seed", () => {
+  it("names the numbers in the message, like the founding note", () => {
     expect(catchError(() => classify(0, 22, 340, 0, true))?.message).toMatch(
       /negative or zero budget \(budgetMs = 0 ms/,
     );

@@ -155,7 +155,7 @@ describe("decide, p99-boundary (the rule)", () => {
     );
   });
 
-  it("without a fallback, a degrade at or below p50 is the seed's violation", () => {
+  it("without a fallback, a degrade at or below p50 is the founding note's violation", () => {
     const err = catchError(() => decideWith("p99-boundary", 20, seedCase, 0, true, { hasFallback: false }));
     expect(err).toBeInstanceOf(SpeculationBudgetViolation);
     expect(err).toMatchObject({ kind: "budget-at-or-below-p50", budgetMs: 20, p50Ms: 22, p99Ms: 340 });
@@ -243,7 +243,7 @@ describe("decide, every policy", () => {
     expect(decideWith("p99-boundary", 400, seedCase, 5, true).mode).toBe("speculate");
   });
 
-  it("naive-p50 reproduces the seed's failure: speculates whenever budget > p50", () => {
+  it("naive-p50 reproduces the founding note's failure: speculates whenever budget > p50", () => {
     expect(decideWith("naive-p50", 90, seedCase, 50, false)).toMatchObject({
       mode: "speculate",
       reason: "naive-budget-exceeds-p50",

@@ -1,13 +1,11 @@
 /**
- * The seed scenario as real processes, short: the report's fields, the orderings the seed predicts,
- * and no testbed process alive afterwards. Runs the built CLI (npm run build first).
+ * The founding note's scenario as real processes, short: the report's fields, the orderings the note
+ * predicts, and no testbed process alive afterwards. Runs the built CLI (npm run build first).
  *
- * The orderings are asserted only when the run reproduced the seed's regime: the measured all-of-40
- * fan-out p50 below the seed coordinator's 90 ms budget and the p99 above it (what makes coord-90ms
- * the seed's coordinator). On a machine so loaded that the median fan-out no longer fits 90 ms, the
- * run measures the machine, and the test says so instead of asserting on it. (Until 2026-11-30 the
- * bar was 3x the model's p50, 64.5 ms: it skipped about one short run in three on an idle 2-core
- * machine, although the orderings held in every run measured, up to a p50 of 88 ms.)
+ * The orderings are asserted only when the run reproduced the note's regime: the measured all-of-40
+ * fan-out p50 below the 90 ms budget of the note's coordinator (coord-90ms) and the p99 above it. On
+ * a machine so loaded that the median fan-out no longer fits 90 ms, the run measures the machine, and
+ * the test says so instead of asserting on it.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -16,7 +14,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const MAIN = resolve("dist/cli/main.js");
-const SEED_BUDGET_MS = 90; // coord-90ms, the seed's coordinator (testbed/scenarios/seed-nat-tail.yaml)
+const SEED_BUDGET_MS = 90; // coord-90ms, the founding note's coordinator (testbed/scenarios/seed-nat-tail.yaml)
 
 function runCli(args: string[], interruptAfterMs?: number): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done) => {
@@ -53,7 +51,7 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
   "tailswarm testbed (real processes)",
   () => {
     it(
-      "runs the seed scenario, reports every field, and leaves no process behind",
+      "runs the founding note's scenario, reports every field, and leaves no process behind",
       { timeout: 240_000 },
       async (ctx) => {
         const out = mkdtempSync(join(tmpdir(), "tailswarm-testbed-"));
@@ -96,7 +94,7 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         console.info(`measured fan-out p50 ${p50} ms, p99 ${p99} ms`);
         if (!(p50 < SEED_BUDGET_MS && p99 > SEED_BUDGET_MS)) {
           ctx.skip(
-            `orderings not asserted: measured fan-out p50 ${p50} ms, p99 ${p99} ms, not around the seed's ${SEED_BUDGET_MS} ms budget (p50 < budget < p99) — the machine, not the scenario, set the latency`,
+            `orderings not asserted: measured fan-out p50 ${p50} ms, p99 ${p99} ms, not around the founding note's ${SEED_BUDGET_MS} ms budget (p50 < budget < p99) — the machine, not the scenario, set the latency`,
           );
         }
         const naive = r.policies["naive-p50"];
