@@ -5,6 +5,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { swarmService } from "../mesh/proto.js";
+import { grpcStatusName } from "../mesh/status.js";
 import type { BranchReply__Output } from "../mesh/gen/tailswarm/v1/BranchReply.js";
 import type { CoordinateReply__Output } from "../mesh/gen/tailswarm/v1/CoordinateReply.js";
 import type { ProbeReply__Output } from "../mesh/gen/tailswarm/v1/ProbeReply.js";
@@ -103,7 +104,7 @@ export class SwarmClient {
             if (err !== null || value === undefined) {
               resolve({
                 ok: false,
-                code: grpc.status[err?.code ?? grpc.status.UNKNOWN] ?? "UNKNOWN",
+                code: grpcStatusName(err?.code ?? grpc.status.UNKNOWN),
                 message: err?.details ?? "no reply",
                 rttMs,
               });
