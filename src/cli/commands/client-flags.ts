@@ -9,6 +9,18 @@ import { expectation } from "../../errors.js";
 import { EXIT, numberFlag, UsageError } from "../args.js";
 import { CliError } from "../verb-errors.js";
 
+/** What a read-only verb (`status`, `decisions`) waits for an answer by default, ms. */
+const READ_TIMEOUT_MS = 5_000;
+
+/** The deadline flag of the read-only verbs, read by `askNode`. */
+export const timeoutFlag = {
+  "timeout-ms": {
+    type: "string",
+    valueName: "MS",
+    description: `deadline of the call (default ${READ_TIMEOUT_MS})`,
+  },
+} as const;
+
 export const tlsFlags = {
   "tls-ca": {
     type: "string",
@@ -154,9 +166,6 @@ export function callFailure(ctx: CallContext, err: unknown): CliError {
   }
   return fail(`${address}: ${status}: ${details}`);
 }
-
-/** What a read-only verb (`status`, `decisions`) waits for an answer by default, ms. */
-const READ_TIMEOUT_MS = 5_000;
 
 /**
  * A read-only verb's call to the node at `address`: `--timeout-ms` (default 5000) is the call's

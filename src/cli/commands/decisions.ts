@@ -12,7 +12,7 @@ import { expectation } from "../../errors.js";
 import { formatDecisions } from "../../telemetry/format-decisions.js";
 import { EXIT, formatHelp, numberFlag, parseFlags, UsageError } from "../args.js";
 import { guard } from "../verb-errors.js";
-import { askNode, nodeAddress, tlsFlags } from "./client-flags.js";
+import { askNode, nodeAddress, timeoutFlag, tlsFlags } from "./client-flags.js";
 
 const FLAGS = {
   last: {
@@ -21,7 +21,7 @@ const FLAGS = {
     description: "how many decisions, newest first (default: all kept)",
   },
   json: { type: "boolean", description: "print one JSON object with the decisions" },
-  "timeout-ms": { type: "string", valueName: "MS", description: "give up after this long (default 5000)" },
+  ...timeoutFlag,
   ...tlsFlags,
 } as const;
 

@@ -5,11 +5,11 @@
 import type { StatusReply__Output } from "../../mesh/gen/tailswarm/v1/StatusReply.js";
 import { EXIT, formatHelp, parseFlags } from "../args.js";
 import { guard } from "../verb-errors.js";
-import { askNode, nodeAddress, tlsFlags } from "./client-flags.js";
+import { askNode, nodeAddress, timeoutFlag, tlsFlags } from "./client-flags.js";
 
 const spec = {
   json: { type: "boolean", description: "print the status as one JSON object" },
-  "timeout-ms": { type: "string", valueName: "MS", description: "deadline of the call (default 5000)" },
+  ...timeoutFlag,
   ...tlsFlags,
 } as const;
 
