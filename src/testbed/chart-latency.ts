@@ -4,7 +4,15 @@
  * wide enough to hold about ten fan-outs per coordinator and policy.
  */
 import * as Plot from "@observablehq/plot";
-import { chartBlock, logDomain, logTicks, missingBlock, policyColor } from "./charts.js";
+import {
+  chartBlock,
+  coordinatorLabel,
+  logAxis,
+  logDomain,
+  missingBlock,
+  policyColor,
+  runTimeAxis,
+} from "./charts.js";
 import { coordinatorsByBudget } from "./report-view.js";
 import type { ReportView } from "./report-view.js";
 
@@ -74,15 +82,7 @@ export function peerLatencyChart(r: ReportView): string {
       marginTop: 30,
       marginRight: 70,
       marginBottom: 42,
-      x: {
-        type: "log",
-        domain: [lo, hi],
-        ticks: logTicks(lo, hi),
-        tickFormat: (d: number) => String(d),
-        label: "latency (ms, log scale) →",
-        labelAnchor: "center",
-        grid: true,
-      },
+      x: { ...logAxis(lo, hi, "latency (ms, log scale) →"), labelAnchor: "center" },
       y: { domain: groups, label: null },
       color: { domain: groups, range: GROUP_COLORS },
       marks: [
@@ -134,19 +134,8 @@ export function groupLatencyChart(r: ReportView): string {
       marginLeft: 56,
       marginRight: 170,
       marginBottom: 42,
-      y: {
-        type: "log",
-        domain: [lo, hi],
-        ticks: logTicks(lo, hi),
-        tickFormat: (d: number) => String(d),
-        label: "↑ p99 (ms, log scale)",
-        grid: true,
-      },
-      x: {
-        domain: [0, Math.max(r.duration_s, r.series.bucket_s)],
-        label: "time into the measured run (s) →",
-        labelAnchor: "center",
-      },
+      y: logAxis(lo, hi, "↑ p99 (ms, log scale)"),
+      x: runTimeAxis(r),
       color: { domain: groups, range: GROUP_COLORS, legend: true },
       marks: [
         ...budgetMarks(r, "y"),
@@ -180,7 +169,6 @@ export function speculateOverTimeChart(r: ReportView): string {
       pts.map(([t, share]) => ({ policy, coordinator, t, share })),
     ),
   );
-  const label = (c: string): string => `${c} · ${r.series.budgets[c]} ms`;
   return chartBlock(
     "speculate-over-time",
     heading,
@@ -191,14 +179,10 @@ export function speculateOverTimeChart(r: ReportView): string {
       marginRight: 46,
       marginTop: 30,
       marginBottom: 42,
-      fx: { domain: coords, tickFormat: label, label: null, padding: 0.08 },
+      fx: { domain: coords, tickFormat: (c: string) => coordinatorLabel(r, c), label: null, padding: 0.08 },
       fy: { domain: policies, label: null, axis: "left", padding: 0.2 },
       y: { domain: [0, 1], ticks: [0, 0.5, 1], tickFormat: "%", label: null, grid: true, axis: "right" },
-      x: {
-        domain: [0, Math.max(r.duration_s, r.series.bucket_s)],
-        label: "time into the measured run (s) →",
-        labelAnchor: "center",
-      },
+      x: runTimeAxis(r),
       color: policyColor(policies),
       marks: [
         Plot.frame({ stroke: "#ddd" }),

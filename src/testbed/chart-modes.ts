@@ -4,7 +4,7 @@
  * coordinator and policy (by mode where the report counts them so).
  */
 import * as Plot from "@observablehq/plot";
-import { chartBlock, facetTitles, MODE_COLORS, MODES, pct, policyColor } from "./charts.js";
+import { chartBlock, coordinatorLabel, facetTitles, MODE_COLORS, MODES, pct, policyColor } from "./charts.js";
 import { coordinatorsByBudget } from "./report-view.js";
 import type { ReportView } from "./report-view.js";
 
@@ -15,8 +15,6 @@ interface Segment {
   readonly share: number;
 }
 
-const label = (r: ReportView, c: string): string => `${c} · ${r.series.budgets[c]} ms`;
-
 export function modeMixChart(r: ReportView): string {
   const policies = Object.keys(r.policies);
   const coords = coordinatorsByBudget(r);
@@ -25,7 +23,8 @@ export function modeMixChart(r: ReportView): string {
     for (const p of policies) {
       const mix = r.by_coordinator[p]?.[c]?.mode_mix;
       if (mix === undefined) continue;
-      for (const m of MODES) segs.push({ coordinator: label(r, c), policy: p, mode: m, share: mix[m] ?? 0 });
+      for (const m of MODES)
+        segs.push({ coordinator: coordinatorLabel(r, c), policy: p, mode: m, share: mix[m] ?? 0 });
     }
   return chartBlock(
     "mode-mix",
@@ -44,7 +43,7 @@ export function modeMixChart(r: ReportView): string {
         tickFormat: "%",
       },
       y: { domain: policies, label: null },
-      fy: { domain: coords.map((c) => label(r, c)), axis: null, padding: 0.3 },
+      fy: { domain: coords.map((c) => coordinatorLabel(r, c)), axis: null, padding: 0.3 },
       color: { domain: [...MODES], range: MODE_COLORS, legend: true },
       marks: [
         Plot.barX(
@@ -71,7 +70,7 @@ export function modeMixChart(r: ReportView): string {
           }),
         ),
         facetTitles(
-          coords.map((c) => label(r, c)),
+          coords.map((c) => coordinatorLabel(r, c)),
           -96,
           -18,
         ),
@@ -133,9 +132,19 @@ export function deadlineMissChart(r: ReportView): string {
       if (modes !== undefined) {
         byMode = true;
         for (const m of MODES)
-          rows.push({ coordinator: label(r, c), policy: p, mode: m, share: (modes[m] ?? 0) / s.fanouts });
+          rows.push({
+            coordinator: coordinatorLabel(r, c),
+            policy: p,
+            mode: m,
+            share: (modes[m] ?? 0) / s.fanouts,
+          });
       } else
-        rows.push({ coordinator: label(r, c), policy: p, mode: "all", share: s.deadline_misses / s.fanouts });
+        rows.push({
+          coordinator: coordinatorLabel(r, c),
+          policy: p,
+          mode: "all",
+          share: s.deadline_misses / s.fanouts,
+        });
     }
   const top = Math.max(0.05, ...sumBy(rows));
   return chartBlock(
@@ -156,7 +165,7 @@ export function deadlineMissChart(r: ReportView): string {
         grid: true,
       },
       y: { domain: policies, label: null },
-      fy: { domain: coords.map((c) => label(r, c)), axis: null, padding: 0.3 },
+      fy: { domain: coords.map((c) => coordinatorLabel(r, c)), axis: null, padding: 0.3 },
       color: byMode ? { domain: [...MODES], range: MODE_COLORS, legend: true } : policyColor(policies),
       marks: [
         Plot.barX(
@@ -179,7 +188,7 @@ export function deadlineMissChart(r: ReportView): string {
           ),
         ),
         facetTitles(
-          coords.map((c) => label(r, c)),
+          coords.map((c) => coordinatorLabel(r, c)),
           -96,
           -18,
         ),

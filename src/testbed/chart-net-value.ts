@@ -6,7 +6,7 @@
  */
 import * as Plot from "@observablehq/plot";
 import { ALL_COORDINATORS } from "./net-value-intervals.js";
-import { missingBlock, multiplesBlock, policyColor } from "./charts.js";
+import { coordinatorLabel, missingBlock, multiplesBlock, policyColor } from "./charts.js";
 import { coordinatorsByBudget } from "./report-view.js";
 import type { ReportView } from "./report-view.js";
 import { leadOf, leadShown } from "./verdict.js";
@@ -40,7 +40,7 @@ export function netValueChart(r: ReportView): string {
     const off = rows.filter((d) => d.mean < lo - pad || d.mean > hi + pad);
     const first = i === 0;
     return {
-      title: g === ALL_COORDINATORS ? "all coordinators" : `${g} · ${r.series.budgets[g]} ms`,
+      title: g === ALL_COORDINATORS ? "all coordinators" : coordinatorLabel(r, g),
       subtitle: lead === null ? "" : `${lead.best} best${leadShown(lead) ? "" : " (not shown)"}`,
       width: first ? 250 : 170,
       height: 50 + policies.length * 32,

@@ -5,6 +5,7 @@
  */
 import { esc, plotFigure } from "../sim/svg-chart.js";
 import * as Plot from "@observablehq/plot";
+import type { ReportView } from "./report-view.js";
 
 const POLICY_COLORS: Readonly<Record<string, string>> = {
   "p99-boundary": "#1f5fbf",
@@ -53,6 +54,32 @@ export function logDomain(values: readonly number[]): [number, number] {
     return [1, 2, 5, 10].map((m) => m * e).find((t) => t >= v) ?? 10 * e;
   };
   return [down(lo), up(hi)];
+}
+
+/** A log axis over [lo, hi] with 1-2-5 ticks printed as plain numbers. */
+export function logAxis(lo: number, hi: number, label: string): Plot.ScaleOptions {
+  return {
+    type: "log",
+    domain: [lo, hi],
+    ticks: logTicks(lo, hi),
+    tickFormat: (d: number) => String(d),
+    label,
+    grid: true,
+  };
+}
+
+/** The time axis of the measured run, s. */
+export function runTimeAxis(r: ReportView): Plot.ScaleOptions {
+  return {
+    domain: [0, Math.max(r.duration_s, r.series.bucket_s)],
+    label: "time into the measured run (s) →",
+    labelAnchor: "center",
+  };
+}
+
+/** A coordinator as the charts name it: with its budget. */
+export function coordinatorLabel(r: ReportView, c: string): string {
+  return `${c} · ${r.series.budgets[c]} ms`;
 }
 
 /** One chart in the page: its heading, the figure, and a caption that says how to read it. */
