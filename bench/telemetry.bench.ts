@@ -206,11 +206,15 @@ async function serverSpans(
   for (let i = 0; i < n; i++) {
     const md = new Metadata();
     if (flags !== "none") md.set("traceparent", traceparent);
-    const rpc = startServerRpcSpan("tailswarm.v1.Swarm/Branch", md, undefined, {
-      parent: extractTraceContext(md),
-      tracer,
-      sampling,
-    });
+    const rpc = startServerRpcSpan(
+      "tailswarm.v1.Swarm/Branch",
+      { metadata: md },
+      {
+        parent: extractTraceContext(md),
+        tracer,
+        sampling,
+      },
+    );
     await context.with(rpc.context, () => Promise.resolve());
     if (rpc.span.isRecording()) {
       rpc.span.setAttributes({

@@ -65,6 +65,3 @@ export const ATTR = {
 
 /** Event recorded on the fan-out span when a SpeculationBudgetViolation was turned into degrade. */
 export const EVENT_VIOLATION = "tailswarm.violation";
-
-/** `error.type` from the general semantic conventions (failed branches, failed RPCs). */
-export const ATTR_ERROR_TYPE = "error.type";

@@ -242,6 +242,11 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
           "tailswarm.branch.id": parent.attributes["tailswarm.branch.id"],
           "tailswarm.branch.status": "answered",
         });
+        // where it was served (the :authority a dialled) and where it came from (a's socket)
+        const served = nodes.find((n) => n.id === node(s))!.address;
+        expect(`${String(s.attributes["server.address"])}:${num(s.attributes["server.port"])}`).toBe(served);
+        expect(s.attributes["client.address"]).toBe("127.0.0.1");
+        expect(num(s.attributes["client.port"])).toBeGreaterThan(0);
         expect(s.status).not.toBe("STATUS_CODE_ERROR");
       }
       // Three processes in one trace.

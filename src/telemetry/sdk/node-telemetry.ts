@@ -17,7 +17,7 @@ import type { EstimateSource } from "../peer-gauges.js";
 import type { RoutingTelemetrySource } from "../routing-telemetry.js";
 import { createTelemetry } from "../telemetry.js";
 import type { Telemetry } from "../telemetry.js";
-import { ATTR_CLOUD_REGION } from "./semconv.js";
+import { ATTR_CLOUD_REGION } from "../semconv.js";
 import { startTelemetry } from "./setup.js";
 import type { TelemetrySdk, TelemetrySetupOptions } from "./setup.js";
 
