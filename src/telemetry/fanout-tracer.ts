@@ -232,7 +232,7 @@ export class FanoutTracer implements FanoutObserver {
     }
     span.setAttribute(ATTR.answered, outcome.answered);
     span.setAttribute(ATTR.lostWorkMs, outcome.abandonCostMs);
-    span.setAttribute(ATTR.decisionChanged, outcome.decisionChanged);
+    span.setAttribute(ATTR.decisionRelevant, outcome.decisionChanged);
     span.setAttribute(ATTR.degraded, outcome.degraded);
     span.setAttribute(ATTR.deadlineMissed, outcome.deadlineMissed);
     span.setAttribute(ATTR.elapsedMs, outcome.elapsedMs);
@@ -322,7 +322,7 @@ function decisionAttributes(fanoutId: string, c: Classification, e: FanoutEstima
     [ATTR.fanoutId]: fanoutId,
     [ATTR.mode]: c.mode,
     [ATTR.reason]: c.reason,
-    [ATTR.decisionRelevant]: c.relevant,
+    [ATTR.canFlip]: c.relevant,
     [ATTR.fanoutSize]: e.size,
     [ATTR.requirement]: e.requirement.kind,
     [ATTR.estimateStatus]: e.status,
@@ -347,7 +347,7 @@ function endBranchSpan(span: Span, r: BranchRecord): void {
   if (span.isRecording()) {
     span.setAttribute(ATTR.branchOutcome, r.outcome);
     span.setAttribute(ATTR.branchLatencyMs, r.latencyMs);
-    span.setAttribute(ATTR.decisionRelevant, r.decisionRelevant);
+    span.setAttribute(ATTR.branchPivotal, r.decisionRelevant);
     if (r.lostWorkMs > 0) span.setAttribute(ATTR.branchLostWorkMs, r.lostWorkMs);
     const res = r.result;
     if (res.kind === "failed") {

@@ -276,12 +276,13 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
       expect(num(a["tailswarm.fanout.p50_ms"])).toBeCloseTo(r.fanoutP50Ms, 6);
       expect(num(a["tailswarm.fanout.p99_ms"])).toBeCloseTo(r.fanoutP99Ms, 6);
       expect(num(a["tailswarm.fanout.p99_ms"])).toBeGreaterThanOrEqual(num(a["tailswarm.fanout.p50_ms"]));
-      expect(num(a["tailswarm.abandon_cost_ms"])).toBeGreaterThanOrEqual(0);
-      expect(typeof a["tailswarm.decision_relevant"]).toBe("boolean");
+      expect(num(a["tailswarm.fanout.abandon_cost_ms"])).toBeGreaterThanOrEqual(0);
+      expect(typeof a["tailswarm.fanout.can_flip"]).toBe("boolean");
+      expect(typeof a["tailswarm.fanout.decision_relevant"]).toBe("boolean");
       expect(a["tailswarm.fanout.size"]).toBe(2);
       expect(a["tailswarm.estimate.status"]).toBe("fresh");
       expect(num(a["tailswarm.estimate.min_samples"])).toBeGreaterThanOrEqual(3);
-      expect(a["tailswarm.branches.committed"]).toBe(2);
+      expect(a["tailswarm.fanout.branches.committed"]).toBe(2);
       expect(a["tailswarm.task.kind"]).toBe("vote");
       expect(fanout.resource).toMatchObject({
         "service.name": "tailswarm-node",

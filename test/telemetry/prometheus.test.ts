@@ -125,7 +125,7 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
   });
 
   it("finds fan-outs by mode and reason, branches by outcome and relevance, with non-zero values", async () => {
-    const fanouts = await until('tailswarm_fanouts_total{job="tailswarm"}');
+    const fanouts = await until('tailswarm_fanout_decisions_total{job="tailswarm"}');
     const modes = fanouts.map((s) => `${s.metric["tailswarm_mode"]}/${s.metric["tailswarm_reason"]}`).sort();
     expect(modes).toEqual([
       "degrade/budget-at-or-below-p50",
@@ -135,21 +135,23 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
     expect(Number(spec.value[1])).toBe(2);
 
     // outcomes depend on timing on a loaded machine; their labels and totals do not
-    const branches = await until("tailswarm_branches_total");
+    const branches = await until("tailswarm_branch_outcomes_total");
     for (const b of branches) {
       expect(["committed", "partial", "abandoned", "late", "failed"]).toContain(
         b.metric["tailswarm_branch_outcome"],
       );
-      expect(["true", "false"]).toContain(b.metric["tailswarm_decision_relevant"]);
+      expect(["true", "false"]).toContain(b.metric["tailswarm_branch_pivotal"]);
       expect(Number(b.value[1])).toBeGreaterThan(0);
     }
     expect(branches.reduce((n, s) => n + Number(s.value[1]), 0)).toBe(5);
-    const used = await until('tailswarm_branches_total{tailswarm_branch_outcome=~"committed|partial"}');
+    const used = await until(
+      'tailswarm_branch_outcomes_total{tailswarm_branch_outcome=~"committed|partial"}',
+    );
     expect(used.length).toBeGreaterThan(0);
   });
 
   it("computes the commit rate and the decision-relevant commit rate in PromQL", async () => {
-    const all = await until("tailswarm_branches_total");
+    const all = await until("tailswarm_branch_outcomes_total");
     const count = (f: (m: Record<string, string>) => boolean): number =>
       all.filter((s) => f(s.metric)).reduce((n, s) => n + Number(s.value[1]), 0);
     const committed = count((m) => m["tailswarm_branch_outcome"] === "committed");
@@ -157,24 +159,24 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
     const relevantN = count(
       (m) =>
         ["committed", "partial"].includes(m["tailswarm_branch_outcome"]!) &&
-        m["tailswarm_decision_relevant"] === "true",
+        m["tailswarm_branch_pivotal"] === "true",
     );
     const commit = await query(
-      'sum(tailswarm_branches_total{tailswarm_branch_outcome="committed"}) / sum(tailswarm_branches_total)',
+      'sum(tailswarm_branch_outcomes_total{tailswarm_branch_outcome="committed"}) / sum(tailswarm_branch_outcomes_total)',
     );
     if (committed > 0) expect(Number(commit[0]!.value[1])).toBeCloseTo(committed / 5);
     const relevant = await query(
-      'sum(tailswarm_branches_total{tailswarm_branch_outcome=~"committed|partial",tailswarm_decision_relevant="true"})' +
-        ' / sum(tailswarm_branches_total{tailswarm_branch_outcome=~"committed|partial"})',
+      'sum(tailswarm_branch_outcomes_total{tailswarm_branch_outcome=~"committed|partial",tailswarm_branch_pivotal="true"})' +
+        ' / sum(tailswarm_branch_outcomes_total{tailswarm_branch_outcome=~"committed|partial"})',
     );
     if (relevantN > 0) expect(Number(relevant[0]!.value[1])).toBeCloseTo(relevantN / usedN);
   });
 
   it("has per-peer p99 and sample gauges from the estimator", async () => {
-    const p99 = await until("tailswarm_peer_latency_p99");
+    const p99 = await until("tailswarm_branch_estimate_p99");
     expect(p99.map((s) => s.metric["tailswarm_peer"]).sort()).toEqual(["fast-1", "fast-2", "slow"]);
     expect(p99.every((s) => Number(s.value[1]) > 0)).toBe(true);
-    const samples = await until('tailswarm_peer_latency_samples{tailswarm_peer="fast-1"}');
+    const samples = await until('tailswarm_branch_estimate_samples{tailswarm_peer="fast-1"}');
     expect(Number(samples[0]!.value[1])).toBeGreaterThanOrEqual(20);
     const budget = await until("tailswarm_fanout_budget_count");
     expect(budget.length).toBeGreaterThan(0);
@@ -186,7 +188,7 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
   });
 
   it("evaluates every query of the Grafana dashboard", async () => {
-    await until("tailswarm_fanouts_total");
+    await until("tailswarm_fanout_decisions_total");
     const dash = JSON.parse(readFileSync("docker/grafana/dashboards/tailswarm.json", "utf8")) as {
       panels: { title: string; targets: { expr: string }[] }[];
     };
