@@ -12,6 +12,7 @@ import { BRANCH_DURATION } from "../../src/telemetry/branch-durations.js";
 import { FanoutMetrics, METRIC } from "../../src/telemetry/metrics.js";
 import { instrumentTransport } from "../../src/telemetry/instrument-transport.js";
 import { PEER_METRIC } from "../../src/telemetry/peer-gauges.js";
+import { predicateModel } from "../../src/decision/predicate-model.js";
 import { collectModel, rig, task } from "./helpers.js";
 
 function setup() {
@@ -163,6 +164,48 @@ describe("FanoutMetrics", () => {
     expect(cost.descriptor.unit).toBe("s");
     const gain = m.get(METRIC.informationGain)!;
     expect(gain.descriptor.unit).toBe("bit");
+  });
+
+  it("counts a committed fan-out whose answers leave the local decision as it was as not decision-relevant", async () => {
+    const h = setup();
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.warm("a", 10);
+    // the action is "none" with or without answers: the fan-out changed nothing
+    const unmoved = predicateModel<string, string>({
+      name: "unmoved",
+      prior: "none",
+      decide: () => "none",
+      canFlip: (_answers, outstanding) => outstanding.length > 0,
+      parseAnswer: (raw) => String(raw),
+    });
+    await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers: ["a"], budgetMs: 200, model: unmoved }),
+    );
+    await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["a"],
+        budgetMs: 200,
+        model: collectModel(),
+        policy: "always-sync",
+      }),
+    );
+    const m = await h.collect();
+    const committed = m.get(METRIC.committed)!;
+    expect(
+      valueOf(committed, {
+        [ATTR.mode]: "speculate",
+        [ATTR.policy]: "p99-boundary",
+        [ATTR.decisionRelevant]: false,
+      }),
+    ).toBe(1);
+    expect(
+      valueOf(committed, {
+        [ATTR.mode]: "synchronous",
+        [ATTR.policy]: "always-sync",
+        [ATTR.decisionRelevant]: true,
+      }),
+    ).toBe(1);
+    expect(valueOf(m.get(METRIC.relevantCommitRatio), {})).toBe(0.5);
   });
 
   it("counts branches in flight while a fan-out waits", async () => {

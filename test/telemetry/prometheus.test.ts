@@ -203,6 +203,18 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
         ' / sum(tailswarm_branch_outcomes_total{job="tailswarm",tailswarm_branch_outcome=~"committed|partial"})',
     );
     if (relevantN > 0) expect(Number(relevant[0]!.value[1])).toBeCloseTo(relevantN / usedN);
+
+    // the headline: both speculative fan-outs decided on answers ("a,b"), not the model's prior ("none")
+    const committedFanouts = await until('tailswarm_fanout_committed_total{job="tailswarm"}');
+    expect(committedFanouts.map((x) => [x.metric["tailswarm_mode"], x.metric["tailswarm_policy"]])).toEqual([
+      ["speculate", "p99-boundary"],
+    ]);
+    const headline = await query(
+      'sum(tailswarm_fanout_committed_total{job="tailswarm",tailswarm_fanout_decision_relevant="true"})' +
+        ' / sum(tailswarm_fanout_committed_total{job="tailswarm"})',
+    );
+    expect(Number(headline[0]!.value[1])).toBe(1);
+    expect(Number(committedFanouts[0]!.value[1])).toBe(2);
   });
 
   it("has per-peer p99 and sample gauges from the estimator", async () => {
