@@ -1,12 +1,8 @@
 /**
- * Telemetry of routing (memory-augmented backpressure): the score components of each pick on its
- * branch span, and per-peer routing state as observable instruments read from the PeerViewBook when a
- * reader collects (nothing is recorded per branch on the metrics side). `createTelemetry({ routing })`
- * wires both; a node does so whenever its routing is on.
- *
- * `routeSpanTransport` wraps the transport *inside* `instrumentTransport`, where the branch span is the
- * active span while the branch is sent (with a context manager registered, as the SDK setup does —
- * the same condition under which the branch span reaches the peer).
+ * Telemetry of routing (memory-augmented backpressure): each pick's score components on its branch
+ * span, and per-peer routing state read from the PeerViewBook when a reader collects.
+ * `routeSpanTransport` goes *inside* `instrumentTransport`, where the branch span is the active span
+ * while the branch is sent.
  */
 import { trace } from "@opentelemetry/api";
 import type { Attributes, BatchObservableResult, Meter } from "@opentelemetry/api";
