@@ -290,6 +290,7 @@ export class Coordinator {
     const outcome: FanoutOutcome<Action> = {
       fanoutId,
       classification,
+      policy: o.policy,
       estimate,
       action,
       priorAction,
@@ -432,6 +433,7 @@ export class Coordinator {
     const outcome: FanoutOutcome<Action> = {
       fanoutId,
       classification,
+      policy: o.policy,
       estimate,
       action,
       priorAction: action,

@@ -71,7 +71,7 @@ function logicalDeadline(core: ServerCore, call: Call, req: BranchRequest__Outpu
 
 export function makeBranchHandler(core: ServerCore): (call: Call, callback: Reply) => void {
   return (call, callback) => {
-    const rpc = startServerRpcSpan(BRANCH_METHOD, call.metadata, undefined, {
+    const rpc = startServerRpcSpan(BRANCH_METHOD, call, {
       parent: extractTraceContext(call.metadata, call.request.traceparent),
       sampling: core.sampling,
     });

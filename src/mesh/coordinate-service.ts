@@ -32,7 +32,7 @@ export function makeCoordinateHandler(
   coordinate: CoordinateFn | undefined,
 ): (call: Call, callback: Reply) => void {
   return (call, reply) => {
-    const rpc = startServerRpcSpan(COORDINATE_METHOD, call.metadata, undefined, {
+    const rpc = startServerRpcSpan(COORDINATE_METHOD, call, {
       parent: extractTraceContext(call.metadata),
       sampling: core.sampling,
     });

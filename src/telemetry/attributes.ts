@@ -10,12 +10,13 @@ export const INSTRUMENTATION_SCOPE = "tailswarm";
 export const SPAN_FANOUT = "tailswarm.fanout";
 export const SPAN_BRANCH = "tailswarm.branch";
 
-/** Attributes of the fan-out span (and, for mode/reason/outcome/relevance, of metrics). */
+/** Attributes of the fan-out span (and, for mode/reason/policy/outcome/relevance, of metrics). */
 export const ATTR = {
   fanoutId: "tailswarm.fanout.id",
   taskKind: "tailswarm.task.kind",
   mode: "tailswarm.mode",
   reason: "tailswarm.reason",
+  policy: "tailswarm.policy",
   probeState: "tailswarm.probe.state",
   budgetMs: "tailswarm.budget_ms",
   fanoutP50Ms: "tailswarm.fanout.p50_ms",
@@ -23,8 +24,8 @@ export const ATTR = {
   fanoutP50Kind: "tailswarm.fanout.p50_kind",
   fanoutP99Kind: "tailswarm.fanout.p99_kind",
   estimateHorizonMs: "tailswarm.estimate.horizon_ms",
-  abandonCostMs: "tailswarm.abandon_cost_ms",
-  decisionRelevant: "tailswarm.decision_relevant",
+  abandonCostMs: "tailswarm.fanout.abandon_cost_ms",
+  canFlip: "tailswarm.fanout.can_flip",
   fanoutSize: "tailswarm.fanout.size",
   requirement: "tailswarm.fanout.requirement",
   quorumK: "tailswarm.fanout.quorum_k",
@@ -36,18 +37,18 @@ export const ATTR = {
   estimateUnknownPeers: "tailswarm.estimate.unknown_peers",
   // set when the fan-out ends
   answered: "tailswarm.answered",
-  lostWorkMs: "tailswarm.abandon.lost_work_ms",
-  decisionChanged: "tailswarm.decision_changed",
+  lostWorkMs: "tailswarm.fanout.lost_work_ms",
+  decisionRelevant: "tailswarm.fanout.decision_relevant",
   degraded: "tailswarm.degraded",
   deadlineMissed: "tailswarm.deadline_missed",
   elapsedMs: "tailswarm.elapsed_ms",
   infoGainBits: "tailswarm.information_gain_bits",
   violationCode: "tailswarm.violation.code",
-  branchesCommitted: "tailswarm.branches.committed",
-  branchesPartial: "tailswarm.branches.partial",
-  branchesAbandoned: "tailswarm.branches.abandoned",
-  branchesLate: "tailswarm.branches.late",
-  branchesFailed: "tailswarm.branches.failed",
+  branchesCommitted: "tailswarm.fanout.branches.committed",
+  branchesPartial: "tailswarm.fanout.branches.partial",
+  branchesAbandoned: "tailswarm.fanout.branches.abandoned",
+  branchesLate: "tailswarm.fanout.branches.late",
+  branchesFailed: "tailswarm.fanout.branches.failed",
   // branch span
   peer: "tailswarm.peer",
   branchId: "tailswarm.branch.id",
@@ -57,6 +58,7 @@ export const ATTR = {
   branchOutcome: "tailswarm.branch.outcome",
   branchLatencyMs: "tailswarm.branch.latency_ms",
   branchLostWorkMs: "tailswarm.branch.lost_work_ms",
+  branchPivotal: "tailswarm.branch.pivotal",
   // the peer's Branch server span (with branchId, hop, taskKind, branchLostWorkMs)
   branchStatus: "tailswarm.branch.status",
   branchServiceMs: "tailswarm.branch.service_ms",
@@ -65,6 +67,3 @@ export const ATTR = {
 
 /** Event recorded on the fan-out span when a SpeculationBudgetViolation was turned into degrade. */
 export const EVENT_VIOLATION = "tailswarm.violation";
-
-/** `error.type` from the general semantic conventions (failed branches, failed RPCs). */
-export const ATTR_ERROR_TYPE = "error.type";

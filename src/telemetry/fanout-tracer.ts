@@ -15,16 +15,10 @@ import type { FanoutEstimate, PeerId } from "../estimate/types.js";
 import type { BranchRecord, FanoutObserver, FanoutOutcome } from "../engine/outcome.js";
 import type { BranchRequest } from "../engine/transport.js";
 import type { Classification } from "../policy/types.js";
-import {
-  ATTR,
-  ATTR_ERROR_TYPE,
-  EVENT_VIOLATION,
-  INSTRUMENTATION_SCOPE,
-  SPAN_BRANCH,
-  SPAN_FANOUT,
-} from "./attributes.js";
+import { ATTR, EVENT_VIOLATION, INSTRUMENTATION_SCOPE, SPAN_BRANCH, SPAN_FANOUT } from "./attributes.js";
 import { unsampledSpan } from "./sampling-hints.js";
 import type { SamplingHints } from "./sampling-hints.js";
+import { ATTR_ERROR_TYPE, ATTR_EXCEPTION_MESSAGE } from "./semconv.js";
 
 export interface FanoutTracerOptions {
   /** Default: `trace.getTracer("tailswarm")` (a no-op until an SDK registers a provider). */
@@ -193,7 +187,7 @@ export class FanoutTracer implements FanoutObserver {
     open.violated = true;
     open.span.addEvent(EVENT_VIOLATION, {
       [ATTR.violationCode]: code,
-      "exception.message": violation.message,
+      [ATTR_EXCEPTION_MESSAGE]: violation.message,
     });
     open.span.setAttribute(ATTR.violationCode, code);
     queueMicrotask(() => {
@@ -238,7 +232,7 @@ export class FanoutTracer implements FanoutObserver {
     }
     span.setAttribute(ATTR.answered, outcome.answered);
     span.setAttribute(ATTR.lostWorkMs, outcome.abandonCostMs);
-    span.setAttribute(ATTR.decisionChanged, outcome.decisionChanged);
+    span.setAttribute(ATTR.decisionRelevant, outcome.decisionChanged);
     span.setAttribute(ATTR.degraded, outcome.degraded);
     span.setAttribute(ATTR.deadlineMissed, outcome.deadlineMissed);
     span.setAttribute(ATTR.elapsedMs, outcome.elapsedMs);
@@ -253,7 +247,7 @@ export class FanoutTracer implements FanoutObserver {
       span.setAttribute(ATTR.violationCode, outcome.violation.code);
       span.addEvent(EVENT_VIOLATION, {
         [ATTR.violationCode]: outcome.violation.code,
-        "exception.message": outcome.violation.message,
+        [ATTR_EXCEPTION_MESSAGE]: outcome.violation.message,
       });
     }
     if (outcome.deadlineMissed) {
@@ -328,7 +322,7 @@ function decisionAttributes(fanoutId: string, c: Classification, e: FanoutEstima
     [ATTR.fanoutId]: fanoutId,
     [ATTR.mode]: c.mode,
     [ATTR.reason]: c.reason,
-    [ATTR.decisionRelevant]: c.relevant,
+    [ATTR.canFlip]: c.relevant,
     [ATTR.fanoutSize]: e.size,
     [ATTR.requirement]: e.requirement.kind,
     [ATTR.estimateStatus]: e.status,
@@ -353,7 +347,7 @@ function endBranchSpan(span: Span, r: BranchRecord): void {
   if (span.isRecording()) {
     span.setAttribute(ATTR.branchOutcome, r.outcome);
     span.setAttribute(ATTR.branchLatencyMs, r.latencyMs);
-    span.setAttribute(ATTR.decisionRelevant, r.decisionRelevant);
+    span.setAttribute(ATTR.branchPivotal, r.decisionRelevant);
     if (r.lostWorkMs > 0) span.setAttribute(ATTR.branchLostWorkMs, r.lostWorkMs);
     const res = r.result;
     if (res.kind === "failed") {

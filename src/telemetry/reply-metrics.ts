@@ -34,8 +34,8 @@ export class ReplyMetrics {
     });
     this.#reserve = meter.createHistogram(REPLY_METRIC.reserve, {
       description: "Reserve kept from the caller's deadline for the reply (measured overhead p99, bounded)",
-      unit: "ms",
-      advice: { explicitBucketBoundaries: [0.5, 1, 2, 3, 5, 10, 20, 50, 100] },
+      unit: "s",
+      advice: { explicitBucketBoundaries: [0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.05, 0.1] },
     });
   }
 
@@ -48,6 +48,6 @@ export class ReplyMetrics {
     }
     this.#replies.add(1, a);
     if (missed) this.#misses.add(1, a);
-    this.#reserve.record(reserveMs, a);
+    this.#reserve.record(reserveMs / 1000, a);
   }
 }

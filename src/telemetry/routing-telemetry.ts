@@ -1,21 +1,18 @@
 /**
- * Telemetry of routing (memory-augmented backpressure): the score components of each pick on its
- * branch span, and per-peer routing state as observable instruments read from the PeerViewBook when a
- * reader collects (nothing is recorded per branch on the metrics side). `createTelemetry({ routing })`
- * wires both; a node does so whenever its routing is on.
- *
- * `routeSpanTransport` wraps the transport *inside* `instrumentTransport`, where the branch span is the
- * active span while the branch is sent (with a context manager registered, as the SDK setup does —
- * the same condition under which the branch span reaches the peer).
+ * Telemetry of routing (memory-augmented backpressure): each pick's score components on its branch
+ * span, and per-peer routing state read from the PeerViewBook when a reader collects.
+ * `routeSpanTransport` goes *inside* `instrumentTransport`, where the branch span is the active span
+ * while the branch is sent.
  */
-import { trace, ValueType } from "@opentelemetry/api";
-import type { Attributes, BatchObservableResult, Meter, Observable } from "@opentelemetry/api";
+import { trace } from "@opentelemetry/api";
+import type { Attributes, BatchObservableResult, Meter } from "@opentelemetry/api";
 import type { Clock } from "../clock/clock.js";
 import type { RouteExplanation } from "../engine/route-adapter.js";
 import type { BranchCallOptions, BranchRequest, BranchResult, PeerTransport } from "../engine/transport.js";
 import type { PeerId } from "../estimate/types.js";
 import type { PeerViewBook } from "../routing/peer-view-book.js";
 import { PerPeerGauges } from "./per-peer-gauges.js";
+import type { PeerInstrument } from "./per-peer-gauges.js";
 
 /** Branch span attributes of a routed branch. */
 export const ROUTE_ATTR = {
@@ -32,13 +29,35 @@ export const ROUTE_ATTR = {
   speculationFeasible: "tailswarm.route.speculation_feasible",
 } as const;
 
-/** Per-peer routing instruments. */
-export const ROUTE_METRIC = {
-  backlog: "tailswarm.route.peer.backlog",
-  memoryUsed: "tailswarm.route.peer.memory_used",
-  hitRatio: "tailswarm.route.peer.hit_ratio",
-  churn: "tailswarm.route.peer.churn",
-} as const;
+const ROUTE_GAUGES = {
+  backlog: {
+    name: "tailswarm.route.peer.backlog",
+    description: "Jobs waiting or in service at the peer, as it last advertised",
+    unit: "{job}",
+  },
+  memoryUsed: {
+    name: "tailswarm.route.peer.memory_used",
+    description: "Memory the peer's resident context objects use, in object-size units",
+    unit: "{size_unit}",
+  },
+  hitRatio: {
+    name: "tailswarm.route.peer.hit_ratio",
+    description: "Share of the peer's memory-stage jobs whose context was resident (since it started)",
+    unit: "1",
+  },
+  churn: {
+    name: "tailswarm.route.peer.churn",
+    description: "Memory objects the peer inserted or evicted (since it started)",
+    unit: "{object}",
+    int: true,
+    counter: true,
+  },
+} as const satisfies Record<string, PeerInstrument>;
+
+/** Names of the per-peer routing instruments. */
+export const ROUTE_METRIC = Object.fromEntries(Object.entries(ROUTE_GAUGES).map(([k, v]) => [k, v.name])) as {
+  readonly [K in keyof typeof ROUTE_GAUGES]: (typeof ROUTE_GAUGES)[K]["name"];
+};
 
 function routeAttributes(e: RouteExplanation): Attributes {
   const a: Attributes = {
@@ -93,46 +112,23 @@ export function routeSpanTransport(inner: PeerTransport, explainer: RouteExplain
  * Per-peer backlog and memory use (advertised), hit ratio and churn (cumulative, as the peer reports
  * them) from a PeerViewBook.
  */
-export class RoutingGauges extends PerPeerGauges<PeerViewBook> {
-  readonly #backlog: Observable;
-  readonly #memoryUsed: Observable;
-  readonly #hitRatio: Observable;
-  readonly #churn: Observable;
-
+export class RoutingGauges extends PerPeerGauges<PeerViewBook, keyof typeof ROUTE_GAUGES> {
   constructor(meter: Meter, clock: Clock, views?: PeerViewBook) {
-    super(meter, clock, views);
-    this.#backlog = meter.createObservableGauge(ROUTE_METRIC.backlog, {
-      description: "Jobs waiting or in service at the peer, as it last advertised",
-      unit: "{job}",
-    });
-    this.#memoryUsed = meter.createObservableGauge(ROUTE_METRIC.memoryUsed, {
-      description: "Memory the peer's resident context objects use, in object-size units",
-      unit: "1",
-    });
-    this.#hitRatio = meter.createObservableGauge(ROUTE_METRIC.hitRatio, {
-      description: "Share of the peer's memory-stage jobs whose context was resident (since it started)",
-      unit: "1",
-    });
-    this.#churn = meter.createObservableCounter(ROUTE_METRIC.churn, {
-      description: "Memory objects the peer inserted or evicted (since it started)",
-      unit: "{object}",
-      valueType: ValueType.INT,
-    });
-    this.register([this.#backlog, this.#memoryUsed, this.#hitRatio, this.#churn]);
+    super(meter, clock, views, ROUTE_GAUGES);
   }
 
   protected observe(r: BatchObservableResult, views: PeerViewBook, now: number): void {
+    const g = this.instruments;
     for (const peer of views.peers()) {
       const held = views.latest(peer);
       if (held === undefined || views.freshness(peer, now) === "unknown") continue;
       const a = this.attrsOf(peer);
       const view = views.view(peer, now);
-      r.observe(this.#backlog, view.backlog, a);
-      r.observe(this.#memoryUsed, view.memoryUsed, a);
+      r.observe(g.backlog, view.backlog, a);
+      r.observe(g.memoryUsed, view.memoryUsed, a);
       const { served, hits, churn: c } = held.advert;
-      if (served !== undefined && served > 0 && hits !== undefined)
-        r.observe(this.#hitRatio, hits / served, a);
-      if (c !== undefined) r.observe(this.#churn, c, a);
+      if (served !== undefined && served > 0 && hits !== undefined) r.observe(g.hitRatio, hits / served, a);
+      if (c !== undefined) r.observe(g.churn, c, a);
     }
   }
 }

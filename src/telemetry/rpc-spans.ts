@@ -1,29 +1,29 @@
 /**
- * Server spans for the mesh's gRPC calls, following the current OpenTelemetry RPC semantic conventions
- * (gRPC): span name = fully-qualified method (`tailswarm.v1.Swarm/Branch`), kind SERVER,
- * `rpc.system.name` = "grpc", `rpc.method` = the fully-qualified method, `rpc.response.status_code` =
- * the status code's name ("OK", "DEADLINE_EXCEEDED"), `server.*` and `client.*` when known, and
- * `error.type` when the call failed. The caller's W3C trace context comes from the metadata
- * (src/mesh/trace.ts). The client side has no RPC span: the branch span is what goes out.
- *
- * Records through @opentelemetry/api only; without an SDK every call here is a cheap no-op.
+ * Server spans for the mesh's gRPC calls, after OpenTelemetry's RPC semantic conventions (gRPC): named
+ * by the fully-qualified method, kind SERVER, with `rpc.*`, `server.*` (from `:authority`) and
+ * `client.*` (the remote socket), and `error.type` on a server fault. The parent is the caller's W3C
+ * context from the metadata (src/mesh/trace.ts). The client side has no RPC span: the branch span is
+ * what goes out. Through @opentelemetry/api only; without an SDK every call here is a cheap no-op.
  */
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import type { Context, Span, Tracer } from "@opentelemetry/api";
+import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
 import { grpcStatusName } from "../mesh/status.js";
 import { extractTraceContext } from "../mesh/trace.js";
 import type { MetadataReader } from "../mesh/trace.js";
-import { ATTR_ERROR_TYPE, INSTRUMENTATION_SCOPE } from "./attributes.js";
+import { INSTRUMENTATION_SCOPE } from "./attributes.js";
 import { unsampledSpan } from "./sampling-hints.js";
 import type { SamplingHints } from "./sampling-hints.js";
-
-const ATTR_RPC_SYSTEM_NAME = "rpc.system.name";
-const ATTR_RPC_METHOD = "rpc.method";
-const ATTR_RPC_RESPONSE_STATUS_CODE = "rpc.response.status_code";
-const ATTR_SERVER_ADDRESS = "server.address";
-const ATTR_SERVER_PORT = "server.port";
-const ATTR_CLIENT_ADDRESS = "client.address";
-const ATTR_CLIENT_PORT = "client.port";
+import {
+  ATTR_CLIENT_ADDRESS,
+  ATTR_CLIENT_PORT,
+  ATTR_ERROR_TYPE,
+  ATTR_RPC_METHOD,
+  ATTR_RPC_RESPONSE_STATUS_CODE,
+  ATTR_RPC_SYSTEM_NAME,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  RPC_SYSTEM_NAME_VALUE_GRPC,
+} from "./semconv.js";
 
 /** Server-side codes that mark a server span as an error (the gRPC semantic conventions' list). */
 const SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15]);
@@ -32,6 +32,49 @@ const SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15]);
 export interface RpcEndpoint {
   readonly address: string;
   readonly port?: number;
+}
+
+/**
+ * What the server knows of an incoming call (grpc-js's server calls have all three). The host and peer
+ * are read only when a span is really started.
+ */
+export interface ServerCallInfo {
+  readonly metadata: MetadataReader;
+  /** `:authority` as the client sent it (`host`, `host:port`, `[v6]:port`): `server.address`/`.port`. */
+  getHost?(): string;
+  /** The remote socket as grpc-js gives it (`address:port`, `unknown`): `client.address`/`.port`. */
+  getPeer?(): string;
+}
+
+function port(text: string): number | undefined {
+  if (!/^\d{1,5}$/.test(text)) return undefined;
+  const n = Number(text);
+  return n > 0 && n <= 65535 ? n : undefined;
+}
+
+/** `host[:port]` or `[v6][:port]` (an authority); undefined when empty. */
+export function authorityEndpoint(authority: string): RpcEndpoint | undefined {
+  if (authority === "") return undefined;
+  if (authority.startsWith("[")) {
+    const close = authority.indexOf("]");
+    if (close < 0) return { address: authority };
+    const p = authority[close + 1] === ":" ? port(authority.slice(close + 2)) : undefined;
+    return { address: authority.slice(1, close), ...(p !== undefined && { port: p }) };
+  }
+  const colon = authority.indexOf(":");
+  // more than one colon without brackets: a bare IPv6 address, no port
+  if (colon < 0 || authority.indexOf(":", colon + 1) >= 0) return { address: authority };
+  const p = port(authority.slice(colon + 1));
+  return { address: authority.slice(0, colon), ...(p !== undefined && { port: p }) };
+}
+
+/** grpc-js's `getPeer()`: `address:port` (IPv6 unbracketed: the port follows the last colon). */
+export function peerEndpoint(peer: string): RpcEndpoint | undefined {
+  if (peer === "" || peer === "unknown") return undefined;
+  if (peer.startsWith("[")) return authorityEndpoint(peer);
+  const colon = peer.lastIndexOf(":");
+  const p = colon > 0 ? port(peer.slice(colon + 1)) : undefined;
+  return p === undefined ? { address: peer } : { address: peer.slice(0, colon), port: p };
 }
 
 /** A started RPC span and the context to run the call in (the span active in it). */
@@ -46,25 +89,26 @@ function tracerOf(tracer?: Tracer): Tracer {
   return tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE);
 }
 
+function setEndpoint(a: Attributes, e: RpcEndpoint | undefined, address: string, portKey: string): void {
+  if (e === undefined) return;
+  a[address] = e.address;
+  if (e.port !== undefined) a[portKey] = e.port;
+}
+
 function startRpcSpan(
   method: string,
-  server: RpcEndpoint | undefined,
+  call: ServerCallInfo,
   parent: Context,
   tracer: Tracer | undefined,
-  client?: RpcEndpoint,
 ): RpcSpan {
-  const attributes: Record<string, string | number> = {
-    [ATTR_RPC_SYSTEM_NAME]: "grpc",
+  const attributes: Attributes = {
+    [ATTR_RPC_SYSTEM_NAME]: RPC_SYSTEM_NAME_VALUE_GRPC,
     [ATTR_RPC_METHOD]: method,
   };
-  if (server !== undefined) {
-    attributes[ATTR_SERVER_ADDRESS] = server.address;
-    if (server.port !== undefined) attributes[ATTR_SERVER_PORT] = server.port;
-  }
-  if (client !== undefined) {
-    attributes[ATTR_CLIENT_ADDRESS] = client.address;
-    if (client.port !== undefined) attributes[ATTR_CLIENT_PORT] = client.port;
-  }
+  if (call.getHost !== undefined)
+    setEndpoint(attributes, authorityEndpoint(call.getHost()), ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT);
+  if (call.getPeer !== undefined)
+    setEndpoint(attributes, peerEndpoint(call.getPeer()), ATTR_CLIENT_ADDRESS, ATTR_CLIENT_PORT);
   const span = tracerOf(tracer).startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
   return new StartedRpcSpan(span, trace.setSpan(parent, span));
 }
@@ -95,11 +139,11 @@ class StartedRpcSpan implements RpcSpan {
 }
 
 /**
- * Starts the SERVER span of an incoming call as a child of the caller's span found in `metadata`.
+ * Starts the SERVER span of an incoming call as a child of the caller's span found in its metadata.
  * Run the handler with `context.with(rpc.context, ...)` so fan-outs it starts join the same trace.
  *
  * @example
- * const rpc = startServerRpcSpan("tailswarm.v1.Swarm/Branch", call.metadata, { address: "0.0.0.0", port });
+ * const rpc = startServerRpcSpan("tailswarm.v1.Swarm/Branch", call); // a grpc-js ServerUnaryCall
  * try {
  *   const reply = await context.with(rpc.context, () => serve(call.request));
  *   rpc.end(0);
@@ -107,18 +151,16 @@ class StartedRpcSpan implements RpcSpan {
  */
 export function startServerRpcSpan(
   method: string,
-  metadata: MetadataReader,
-  server?: RpcEndpoint,
+  call: ServerCallInfo,
   options: ServerRpcSpanOptions = {},
 ): RpcSpan {
-  const parent = options.parent ?? extractTraceContext(metadata);
+  const parent = options.parent ?? extractTraceContext(call.metadata);
   const unsampled = unsampledSpan(parent, options.sampling);
   if (unsampled !== undefined) return new StartedRpcSpan(unsampled.span, unsampled.ctx);
-  return startRpcSpan(method, server, parent, options.tracer, options.client);
+  return startRpcSpan(method, call, parent, options.tracer);
 }
 
 export interface ServerRpcSpanOptions {
-  readonly client?: RpcEndpoint;
   readonly tracer?: Tracer;
   /**
    * The caller's context when the server already extracted it (e.g. with a fallback `traceparent`

@@ -55,7 +55,7 @@ async function observe(url: string): Promise<Seen> {
   const fanouts = new Map<string, number>();
   for (const r of await instant(
     url,
-    'sum by (node) (tailswarm_fanouts_total{job="tailswarm-coordinators"})',
+    'sum by (node) (tailswarm_fanout_decisions_total{job="tailswarm-coordinators"})',
   )) {
     fanouts.set(r.metric.node ?? "", Number(r.value[1]));
   }

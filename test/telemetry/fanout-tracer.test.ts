@@ -70,7 +70,7 @@ describe("FanoutTracer", () => {
     expect(a[ATTR.fanoutP99Ms]).toBe(outcome.classification.fanoutP99Ms);
     expect(a[ATTR.fanoutP99Ms]).toBeGreaterThanOrEqual(20);
     expect(a[ATTR.abandonCostMs]).toBe(0);
-    expect(a[ATTR.decisionRelevant]).toBe(true);
+    expect(a[ATTR.canFlip]).toBe(true);
     expect(a[ATTR.fanoutSize]).toBe(3);
     expect(a[ATTR.requirement]).toBe("all");
     expect(a[ATTR.estimateStatus]).toBe("fresh");
@@ -79,7 +79,7 @@ describe("FanoutTracer", () => {
     expect(a[ATTR.taskKind]).toBe("echo");
     expect(a[ATTR.answered]).toBe(3);
     expect(a[ATTR.branchesCommitted]).toBe(3);
-    expect(a[ATTR.decisionChanged]).toBe(true);
+    expect(a[ATTR.decisionRelevant]).toBe(true);
     expect(a[ATTR.deadlineMissed]).toBe(false);
 
     const branches = byName(SPAN_BRANCH);
@@ -89,7 +89,7 @@ describe("FanoutTracer", () => {
       expect(b.spanContext().traceId).toBe(fan!.spanContext().traceId);
       expect(b.attributes[ATTR.branchOutcome]).toBe("committed");
       expect(b.attributes[ATTR.branchDeadline]).toBe(START + 200);
-      expect(b.attributes[ATTR.decisionRelevant]).toBe(true);
+      expect(b.attributes[ATTR.branchPivotal]).toBe(true);
       // the branch span was the active context while the transport sent the branch
       const sent = h.sent.get(b.attributes[ATTR.branchId] as string)!;
       expect(sent.span?.spanContext().spanId).toBe(b.spanContext().spanId);

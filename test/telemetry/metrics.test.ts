@@ -8,9 +8,11 @@ import {
 import type { DataPoint, Histogram, MetricData } from "@opentelemetry/sdk-metrics";
 import { describe, expect, it } from "vitest";
 import { ATTR } from "../../src/telemetry/attributes.js";
+import { BRANCH_DURATION } from "../../src/telemetry/branch-durations.js";
 import { FanoutMetrics, METRIC } from "../../src/telemetry/metrics.js";
 import { instrumentTransport } from "../../src/telemetry/instrument-transport.js";
 import { PEER_METRIC } from "../../src/telemetry/peer-gauges.js";
+import { predicateModel } from "../../src/decision/predicate-model.js";
 import { collectModel, rig, task } from "./helpers.js";
 
 function setup() {
@@ -77,7 +79,7 @@ describe("FanoutMetrics", () => {
     expect(h.book.estimate("slow", h.clock.now()).samples).toBe(1); // the late answer, as a sample
   });
 
-  it("counts fan-outs by mode and reason and branches by outcome and decision relevance", async () => {
+  it("counts fan-outs by mode and reason, committed fan-outs by relevance, branches by outcome and pivotality", async () => {
     const h = setup();
     for (const [p, ms] of [
       ["a", 10],
@@ -102,7 +104,7 @@ describe("FanoutMetrics", () => {
     await h.clock.runUntilIdle();
     const m = await h.collect();
 
-    const fanouts = m.get(METRIC.fanouts)!;
+    const fanouts = m.get(METRIC.decisions)!;
     expect(fanouts.descriptor.unit).toBe("{fanout}");
     expect(fanouts.dataPointType).toBe(DataPointType.SUM);
     expect(
@@ -110,31 +112,100 @@ describe("FanoutMetrics", () => {
     ).toBe(4);
     expect(valueOf(fanouts, { [ATTR.mode]: "degrade", [ATTR.reason]: "budget-at-or-below-p50" })).toBe(1);
 
-    const branches = m.get(METRIC.branches)!;
+    // the four speculative fan-outs decided on answers, each an action other than the model's prior
+    // (collectModel decides "" with no answers, the answers joined otherwise); the degraded one is not
+    // committed
+    const committed = m.get(METRIC.committed)!;
+    expect(committed.descriptor.unit).toBe("{fanout}");
+    expect(points(committed)).toHaveLength(1);
+    expect(
+      valueOf(committed, {
+        [ATTR.mode]: "speculate",
+        [ATTR.policy]: "p99-boundary",
+        [ATTR.decisionRelevant]: true,
+      }),
+    ).toBe(4);
+    expect(valueOf(m.get(METRIC.relevantCommitRatio), {})).toBe(1);
+
+    const branches = m.get(METRIC.outcomes)!;
     expect(
       valueOf(branches, {
         [ATTR.mode]: "speculate",
         [ATTR.branchOutcome]: "committed",
-        [ATTR.decisionRelevant]: true,
+        [ATTR.branchPivotal]: true,
       }),
     ).toBe(8);
-    expect(valueOf(branches, { [ATTR.branchOutcome]: "abandoned", [ATTR.decisionRelevant]: false })).toBe(1);
+    expect(valueOf(branches, { [ATTR.branchOutcome]: "abandoned", [ATTR.branchPivotal]: false })).toBe(1);
 
     // peer c lost 100 ms of work when its branch was abandoned at the deadline
-    expect(valueOf(m.get(METRIC.lostWork), { [ATTR.branchOutcome]: "abandoned" })).toBe(100);
-    expect(m.get(METRIC.lostWork)!.descriptor.unit).toBe("ms");
+    expect(valueOf(m.get(METRIC.lostWork), { [ATTR.branchOutcome]: "abandoned" })).toBe(0.1);
+    expect(m.get(METRIC.lostWork)!.descriptor.unit).toBe("s");
 
     expect(valueOf(m.get(METRIC.commitRatio), {})).toBeCloseTo(8 / 9);
-    expect(valueOf(m.get(METRIC.relevantCommitRatio), {})).toBe(1);
+    expect(valueOf(m.get(METRIC.pivotalCommitRatio), {})).toBe(1);
+
+    // branch durations: the 8 answers of a and b, in seconds; c's abandoned branch is censored, not here
+    const durations = m.get(BRANCH_DURATION)!;
+    expect(durations.descriptor.unit).toBe("s");
+    const a = points(durations).find((p) => p.attributes[ATTR.peer] === "a")!.value as unknown as Histogram;
+    expect(a.count).toBe(4);
+    expect(a.sum).toBeCloseTo(0.04);
+    expect(
+      points(durations)
+        .map((p) => p.attributes[ATTR.peer])
+        .sort(),
+    ).toEqual(["a", "b"]);
     expect(valueOf(m.get(METRIC.inFlight), {})).toBe(0);
 
     const budget = points(m.get(METRIC.budget)).find((p) => p.attributes[ATTR.mode] === "speculate")!;
     expect((budget.value as unknown as Histogram).count).toBe(4);
-    expect((budget.value as unknown as Histogram).sum).toBe(700);
+    expect((budget.value as unknown as Histogram).sum).toBeCloseTo(0.7);
     const cost = m.get(METRIC.costEstimate)!;
-    expect(cost.descriptor.unit).toBe("ms");
+    expect(cost.descriptor.unit).toBe("s");
     const gain = m.get(METRIC.informationGain)!;
     expect(gain.descriptor.unit).toBe("bit");
+  });
+
+  it("counts a committed fan-out whose answers leave the local decision as it was as not decision-relevant", async () => {
+    const h = setup();
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.warm("a", 10);
+    // the action is "none" with or without answers: the fan-out changed nothing
+    const unmoved = predicateModel<string, string>({
+      name: "unmoved",
+      prior: "none",
+      decide: () => "none",
+      canFlip: (_answers, outstanding) => outstanding.length > 0,
+      parseAnswer: (raw) => String(raw),
+    });
+    await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers: ["a"], budgetMs: 200, model: unmoved }),
+    );
+    await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["a"],
+        budgetMs: 200,
+        model: collectModel(),
+        policy: "always-sync",
+      }),
+    );
+    const m = await h.collect();
+    const committed = m.get(METRIC.committed)!;
+    expect(
+      valueOf(committed, {
+        [ATTR.mode]: "speculate",
+        [ATTR.policy]: "p99-boundary",
+        [ATTR.decisionRelevant]: false,
+      }),
+    ).toBe(1);
+    expect(
+      valueOf(committed, {
+        [ATTR.mode]: "synchronous",
+        [ATTR.policy]: "always-sync",
+        [ATTR.decisionRelevant]: true,
+      }),
+    ).toBe(1);
+    expect(valueOf(m.get(METRIC.relevantCommitRatio), {})).toBe(0.5);
   });
 
   it("counts branches in flight while a fan-out waits", async () => {
@@ -186,7 +257,7 @@ describe("FanoutMetrics", () => {
       }
     };
     const count = (m: Map<string, MetricData>): number | undefined =>
-      valueOf(m.get(METRIC.fanouts), { [ATTR.mode]: "speculate" });
+      valueOf(m.get(METRIC.decisions), { [ATTR.mode]: "speculate" });
     await run(150); // two batches of 64, and 22 queued
     let m = await h.collect();
     expect(count(m)).toBe(150);
@@ -207,12 +278,12 @@ describe("FanoutMetrics", () => {
     await h.clock.advance(250);
     const m = await h.collect();
     const p99 = m.get(PEER_METRIC.p99)!;
-    expect(p99.descriptor.unit).toBe("ms");
-    expect(valueOf(p99, { [ATTR.peer]: "a" })).toBeGreaterThanOrEqual(9.5);
-    expect(valueOf(p99, { [ATTR.peer]: "a" })).toBeLessThanOrEqual(10.5);
+    expect(p99.descriptor.unit).toBe("s");
+    expect(valueOf(p99, { [ATTR.peer]: "a" })).toBeGreaterThanOrEqual(0.0095);
+    expect(valueOf(p99, { [ATTR.peer]: "a" })).toBeLessThanOrEqual(0.0105);
     expect(valueOf(m.get(PEER_METRIC.samples), { [ATTR.peer]: "a" })).toBe(50);
     expect(valueOf(m.get(PEER_METRIC.samples), { [ATTR.peer]: "b" })).toBe(10);
-    expect(valueOf(m.get(PEER_METRIC.age), { [ATTR.peer]: "a" })).toBe(250);
+    expect(valueOf(m.get(PEER_METRIC.age), { [ATTR.peer]: "a" })).toBe(0.25);
     expect(valueOf(m.get(PEER_METRIC.fresh), { [ATTR.peer]: "a" })).toBe(1);
     expect(valueOf(m.get(PEER_METRIC.fresh), { [ATTR.peer]: "b" })).toBe(0);
   });

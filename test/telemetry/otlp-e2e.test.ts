@@ -242,6 +242,11 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
           "tailswarm.branch.id": parent.attributes["tailswarm.branch.id"],
           "tailswarm.branch.status": "answered",
         });
+        // where it was served (the :authority a dialled) and where it came from (a's socket)
+        const served = nodes.find((n) => n.id === node(s))!.address;
+        expect(`${String(s.attributes["server.address"])}:${num(s.attributes["server.port"])}`).toBe(served);
+        expect(s.attributes["client.address"]).toBe("127.0.0.1");
+        expect(num(s.attributes["client.port"])).toBeGreaterThan(0);
         expect(s.status).not.toBe("STATUS_CODE_ERROR");
       }
       // Three processes in one trace.
@@ -271,12 +276,13 @@ describe.each(["async-hooks", "sync"])("context manager %s", (contextManager) =>
       expect(num(a["tailswarm.fanout.p50_ms"])).toBeCloseTo(r.fanoutP50Ms, 6);
       expect(num(a["tailswarm.fanout.p99_ms"])).toBeCloseTo(r.fanoutP99Ms, 6);
       expect(num(a["tailswarm.fanout.p99_ms"])).toBeGreaterThanOrEqual(num(a["tailswarm.fanout.p50_ms"]));
-      expect(num(a["tailswarm.abandon_cost_ms"])).toBeGreaterThanOrEqual(0);
-      expect(typeof a["tailswarm.decision_relevant"]).toBe("boolean");
+      expect(num(a["tailswarm.fanout.abandon_cost_ms"])).toBeGreaterThanOrEqual(0);
+      expect(typeof a["tailswarm.fanout.can_flip"]).toBe("boolean");
+      expect(typeof a["tailswarm.fanout.decision_relevant"]).toBe("boolean");
       expect(a["tailswarm.fanout.size"]).toBe(2);
       expect(a["tailswarm.estimate.status"]).toBe("fresh");
       expect(num(a["tailswarm.estimate.min_samples"])).toBeGreaterThanOrEqual(3);
-      expect(a["tailswarm.branches.committed"]).toBe(2);
+      expect(a["tailswarm.fanout.branches.committed"]).toBe(2);
       expect(a["tailswarm.task.kind"]).toBe("vote");
       expect(fanout.resource).toMatchObject({
         "service.name": "tailswarm-node",

@@ -4,7 +4,7 @@ import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@open
 import { describe, expect, it } from "vitest";
 import { grpcStatusName } from "../../src/mesh/status.js";
 import { injectTraceContext } from "../../src/mesh/trace.js";
-import { startServerRpcSpan } from "../../src/telemetry/rpc-spans.js";
+import { authorityEndpoint, peerEndpoint, startServerRpcSpan } from "../../src/telemetry/rpc-spans.js";
 import { useAsyncContextAndW3C } from "./helpers.js";
 
 const exporter = new InMemorySpanExporter();
@@ -20,9 +20,10 @@ describe("RPC spans (OpenTelemetry RPC semantic conventions, gRPC)", () => {
     context.with(trace.setSpan(context.active(), branch), () => injectTraceContext(md));
     expect(md.get("traceparent")[0]).toContain(branch.spanContext().spanId);
 
-    const server = startServerRpcSpan(method, md, { address: "127.0.0.1", port: 7001 }, { tracer });
+    const call = { metadata: md, getHost: () => "127.0.0.1:7001", getPeer: () => "127.0.0.1:53210" };
+    const server = startServerRpcSpan(method, call, { tracer });
     server.end(0);
-    const late = startServerRpcSpan(method, md, { address: "127.0.0.1", port: 7001 }, { tracer });
+    const late = startServerRpcSpan(method, call, { tracer });
     late.end(4, { message: "deadline" });
     branch.end();
 
@@ -36,6 +37,8 @@ describe("RPC spans (OpenTelemetry RPC semantic conventions, gRPC)", () => {
       "rpc.method": method,
       "server.address": "127.0.0.1",
       "server.port": 7001,
+      "client.address": "127.0.0.1",
+      "client.port": 53210,
       "rpc.response.status_code": "OK",
     });
     expect(s!.status.code).toBe(0);
@@ -49,8 +52,8 @@ describe("RPC spans (OpenTelemetry RPC semantic conventions, gRPC)", () => {
   it("server spans count only server-side faults as errors", () => {
     exporter.reset();
     const md = new Metadata();
-    startServerRpcSpan("tailswarm.v1.Swarm/Branch", md, undefined, { tracer }).end(3); // INVALID_ARGUMENT
-    startServerRpcSpan("tailswarm.v1.Swarm/Branch", md, undefined, { tracer }).end(13); // INTERNAL
+    startServerRpcSpan("tailswarm.v1.Swarm/Branch", { metadata: md }, { tracer }).end(3); // INVALID_ARGUMENT
+    startServerRpcSpan("tailswarm.v1.Swarm/Branch", { metadata: md }, { tracer }).end(13); // INTERNAL
     const [bad, internal] = exporter.getFinishedSpans();
     expect(bad!.status.code).toBe(0);
     expect(bad!.attributes["rpc.response.status_code"]).toBe("INVALID_ARGUMENT");
@@ -58,5 +61,18 @@ describe("RPC spans (OpenTelemetry RPC semantic conventions, gRPC)", () => {
     // no caller context in the metadata: a new trace
     expect(bad!.parentSpanContext).toBeUndefined();
     expect(grpcStatusName(99)).toBe("99");
+  });
+
+  it("reads server.* from :authority and client.* from grpc-js's peer string", () => {
+    expect(authorityEndpoint("node-b:7000")).toEqual({ address: "node-b", port: 7000 });
+    expect(authorityEndpoint("node-b")).toEqual({ address: "node-b" });
+    expect(authorityEndpoint("[::1]:7000")).toEqual({ address: "::1", port: 7000 });
+    expect(authorityEndpoint("[::1]")).toEqual({ address: "::1" });
+    expect(authorityEndpoint("node-b:http")).toEqual({ address: "node-b" });
+    expect(authorityEndpoint("")).toBeUndefined();
+    expect(peerEndpoint("127.0.0.1:53210")).toEqual({ address: "127.0.0.1", port: 53210 });
+    expect(peerEndpoint("::ffff:10.0.0.2:4100")).toEqual({ address: "::ffff:10.0.0.2", port: 4100 });
+    expect(peerEndpoint("unknown")).toBeUndefined();
+    expect(peerEndpoint("/run/node.sock")).toEqual({ address: "/run/node.sock" });
   });
 });

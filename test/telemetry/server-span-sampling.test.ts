@@ -40,10 +40,14 @@ const sampledCaller = `00-${TRACE_ID}-${SPAN_ID}-01`;
 describe("server RPC spans with sampling hints", () => {
   it("an unsampled caller under a parent-based sampler: no SDK span, the caller's context", () => {
     const s = sdk();
-    const rpc = startServerRpcSpan(METHOD, metadataWith(unsampledCaller), undefined, {
-      tracer: s.tracer,
-      sampling: { parentBased: true },
-    });
+    const rpc = startServerRpcSpan(
+      METHOD,
+      { metadata: metadataWith(unsampledCaller) },
+      {
+        tracer: s.tracer,
+        sampling: { parentBased: true },
+      },
+    );
     expect(s.started()).toBe(0);
     expect(rpc.span.isRecording()).toBe(false);
     const sc = trace.getSpanContext(rpc.context)!;
@@ -58,14 +62,22 @@ describe("server RPC spans with sampling hints", () => {
 
   it("a sampled caller, or a sampler not parent-based: the SDK decides, as without hints", () => {
     const s = sdk();
-    startServerRpcSpan(METHOD, metadataWith(sampledCaller), undefined, {
-      tracer: s.tracer,
-      sampling: { parentBased: true },
-    }).end(0);
-    startServerRpcSpan(METHOD, metadataWith(unsampledCaller), undefined, {
-      tracer: s.tracer,
-      sampling: { parentBased: false },
-    }).end(0);
+    startServerRpcSpan(
+      METHOD,
+      { metadata: metadataWith(sampledCaller) },
+      {
+        tracer: s.tracer,
+        sampling: { parentBased: true },
+      },
+    ).end(0);
+    startServerRpcSpan(
+      METHOD,
+      { metadata: metadataWith(unsampledCaller) },
+      {
+        tracer: s.tracer,
+        sampling: { parentBased: false },
+      },
+    ).end(0);
     expect(s.started()).toBe(2);
     const spans = s.exporter.getFinishedSpans();
     expect(spans.map((x) => x.parentSpanContext?.spanId)).toEqual([SPAN_ID, SPAN_ID]);
@@ -76,8 +88,8 @@ describe("server RPC spans with sampling hints", () => {
     const s = sdk();
     let declines = true;
     const hints: SamplingHints = { parentBased: true, declinesRoot: () => declines };
-    const a = startServerRpcSpan(METHOD, metadataWith(), undefined, { tracer: s.tracer, sampling: hints });
-    const b = startServerRpcSpan(METHOD, metadataWith(), undefined, { tracer: s.tracer, sampling: hints });
+    const a = startServerRpcSpan(METHOD, { metadata: metadataWith() }, { tracer: s.tracer, sampling: hints });
+    const b = startServerRpcSpan(METHOD, { metadata: metadataWith() }, { tracer: s.tracer, sampling: hints });
     expect(s.started()).toBe(0);
     const sa = trace.getSpanContext(a.context)!;
     const sb = trace.getSpanContext(b.context)!;
@@ -85,7 +97,7 @@ describe("server RPC spans with sampling hints", () => {
     expect(sa.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(sa.traceId).not.toBe(sb.traceId);
     declines = false;
-    startServerRpcSpan(METHOD, metadataWith(), undefined, { tracer: s.tracer, sampling: hints }).end(0);
+    startServerRpcSpan(METHOD, { metadata: metadataWith() }, { tracer: s.tracer, sampling: hints }).end(0);
     expect(s.started()).toBe(1);
     expect(s.exporter.getFinishedSpans()).toHaveLength(1);
   });

@@ -1,12 +1,7 @@
 /**
- * Telemetry of a swarm node in one call: the SDK (startTelemetry, with the node's Prometheus port and
- * id), the fan-out tracer, metrics with per-peer gauges read from the node's status, the flight
- * recorder, and the routing's span attributes and per-peer instruments when the node routes. Shaped as src/node's `TelemetrySetup` (structurally: this file does not import src/node).
- *
- * The node wires three things:
- *   const t = await nodeTelemetry()(ctx);          // before the Coordinator is built
- *   transport: t.wrapTransport(grpcTransport)      // branch spans active while the mesh sends
- *   observer: t.observer;  addDecisionsService(server, t.decisions)  // flight recorder over gRPC
+ * A swarm node's telemetry in one call: the SDK (with the node's Prometheus port, id and region), the
+ * fan-out tracer, the metrics with per-peer gauges, the flight recorder, and routing's span attributes
+ * and instruments when the node routes. Shaped as src/node's `TelemetrySetup` without importing it.
  */
 import type { FanoutObserver } from "../../engine/outcome.js";
 import type { PeerTransport } from "../../engine/transport.js";
@@ -17,7 +12,7 @@ import type { EstimateSource } from "../peer-gauges.js";
 import type { RoutingTelemetrySource } from "../routing-telemetry.js";
 import { createTelemetry } from "../telemetry.js";
 import type { Telemetry } from "../telemetry.js";
-import { ATTR_CLOUD_REGION } from "./semconv.js";
+import { ATTR_CLOUD_REGION } from "../semconv.js";
 import { startTelemetry } from "./setup.js";
 import type { TelemetrySdk, TelemetrySetupOptions } from "./setup.js";
 

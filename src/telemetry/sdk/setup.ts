@@ -1,29 +1,9 @@
 /**
- * The OpenTelemetry SDK for the node daemon and the CLI (the library itself records through
- * @opentelemetry/api only). Configured by the standard OTEL_* variables, plus the node's Prometheus
- * port:
- *
- * - OTEL_SDK_DISABLED=true: nothing is installed;
- * - OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES: the resource (they win over `serviceName`);
- * - OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER: comma lists of otlp | console | none (| prometheus for
- *   metrics). Default: otlp when an OTLP endpoint is configured, none otherwise (a node without a
- *   collector stays quiet);
- * - OTEL_EXPORTER_OTLP_PROTOCOL (and _TRACES_/_METRICS_ variants): grpc | http/protobuf | http/json,
- *   default http/protobuf; the endpoint, headers, timeout and compression variables are read by the
- *   exporters themselves;
- * - OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: the specification's samplers (sampler-from-env.ts).
- *   Unset, tailswarm's default: parent-based, with a root sampler that starts at most
- *   `tracesPerSecond` new traces per second (RateLimitingSampler; every trace at lower rates).
- *   `OTEL_TRACES_SAMPLER=parentbased_always_on` traces every fan-out at any rate;
- * - OTEL_BSP_SCHEDULE_DELAY, _EXPORT_TIMEOUT, _MAX_QUEUE_SIZE, _MAX_EXPORT_BATCH_SIZE: the batch span
- *   processor (batch-options.ts);
- * - OTEL_METRIC_EXPORT_INTERVAL, OTEL_METRIC_EXPORT_TIMEOUT: the periodic OTLP/console reader;
- * - OTEL_EXPORTER_PROMETHEUS_HOST / _PORT: the Prometheus endpoint when `prometheus` is listed;
- * - OTEL_PROPAGATORS: tracecontext,baggage (default) or none;
- * - OTEL_LOG_LEVEL: the SDK's own diagnostics on stderr.
- *
- * Registers globally: the tracer and meter providers, the W3C trace-context (and baggage) propagator
- * and the context manager (the SDK's AsyncLocalStorage one, or SyncContextManager with `contextManager: "sync"`).
+ * The OpenTelemetry SDK for the node daemon and the CLI (the library records through
+ * @opentelemetry/api only). Configured by the standard OTEL_* variables (docs/telemetry.md lists
+ * them) plus the node's Prometheus port; without an OTLP endpoint a node exports nothing unless told
+ * to, so a node without a collector stays quiet. Registers globally the tracer and meter providers, the
+ * W3C propagators and the context manager; `shutdown()` flushes and unregisters them.
  */
 import { context, diag, DiagConsoleLogger, metrics, propagation, trace, ValueType } from "@opentelemetry/api";
 import type { Attributes, TextMapPropagator } from "@opentelemetry/api";

@@ -11,8 +11,7 @@ import type { Context, ContextManager } from "@opentelemetry/api";
  * carry the context into code that runs later — a handler that awaits something and then calls another
  * node starts a new trace unless it passes `ctx.traceContext` on itself, and log lines after an await
  * carry no trace id. The node's opt-in (`telemetry.contextManager: sync`); the default is the SDK's
- * AsyncLocalStorage manager, which on Node 20 cost ≈ 12% of a coordinator's CPU per gRPC fan-out in
- * the telemetry bench (async hooks on every promise) and on Node 24 runs without async hooks.
+ * AsyncLocalStorage manager. docs/telemetry.md compares the two.
  *
  * @example
  * context.setGlobalContextManager(new SyncContextManager().enable());
