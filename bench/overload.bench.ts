@@ -6,7 +6,9 @@
  * deadlines, over 48 connections (a connection carries at most connections.maxConcurrentStreams calls,
  * the rest would wait in the client, not at the node). Reported: calls answered (ok or
  * RESOURCE_EXHAUSTED) by their deadline + 100 ms, the codes, the rate served during the burst against
- * the sustainable one, and the coordinator's peak RSS (VmHWM) against its idle RSS. Needs `npm run build`.
+ * the sustainable one, and the coordinator's peak RSS (VmHWM) against its idle RSS. The CPU the burst
+ * cost the coordinator and this (client) process, and this process's event-loop delay, show which side
+ * was the bottleneck: a client that lags reads answers late. Needs `npm run build`.
  *
  *   npm run build && npm run bench -- overload
  */
@@ -14,6 +16,7 @@ import { execFileSync, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { swarmService } from "../src/mesh/proto.js";
@@ -64,6 +67,12 @@ async function start(name: string, args: string[]): Promise<Proc> {
 const rssMiB = (p: Proc, key: "VmRSS" | "VmHWM"): number =>
   Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${p.child.pid}/status`, "utf8"))?.[1]) /
   1024;
+
+/** CPU time (user + system) of a process so far, ms (/proc/PID/stat, clock ticks of 10 ms). */
+const cpuMs = (p: Proc): number => {
+  const fields = readFileSync(`/proc/${p.child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -127,11 +136,17 @@ export async function run(): Promise<void> {
     await sleep(2_000);
     const idleAfterWarm = rssMiB(coord, "VmRSS");
 
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const cpu0 = { client: process.cpuUsage(), coordinator: cpuMs(coord) };
     const t0 = Date.now();
     const results = await Promise.all(
       Array.from({ length: CALLS }, (_, i) => coordinate(clients[i % CONNECTIONS]!, DEADLINE_MS)),
     );
     const wall = (Date.now() - t0) / 1000;
+    loop.disable();
+    const clientCpu = process.cpuUsage(cpu0.client);
+    const coordCpuMs = cpuMs(coord) - cpu0.coordinator;
     const peak = rssMiB(coord, "VmHWM");
     const codes = new Map<string, number>();
     for (const r of results) {
@@ -151,12 +166,30 @@ export async function run(): Promise<void> {
         note: `${WARM_CALLERS} callers, ${WARM_S} s`,
       },
       "burst calls": { value: CALLS, unit: "calls" },
-      "answered ok or RESOURCE_EXHAUSTED by deadline + 100 ms": { value: inTime, unit: "calls" },
+      "answered ok or RESOURCE_EXHAUSTED by deadline + 100 ms": {
+        value: inTime,
+        unit: "calls",
+        target: CALLS,
+        higherIsBetter: true,
+      },
       "burst served ok": { value: ok, unit: "calls" },
-      "burst served rate": { value: ok / wall, unit: "calls/s", note: `over ${wall.toFixed(2)} s` },
+      "burst served rate": {
+        value: ok / wall,
+        unit: "calls/s",
+        target: sustainable,
+        higherIsBetter: true,
+        note: `over ${wall.toFixed(2)} s`,
+      },
       "latest answer": { value: latest, unit: "ms" },
+      "coordinator CPU during the burst": { value: coordCpuMs, unit: "ms", note: `of ${wall.toFixed(2)} s` },
+      "client CPU during the burst": {
+        value: (clientCpu.user + clientCpu.system) / 1000,
+        unit: "ms",
+        note: "this process: issues the calls, reads the answers",
+      },
+      "client event-loop delay p99": { value: loop.percentile(99) / 1e6, unit: "ms" },
       "coordinator idle RSS": { value: Math.min(idle, idleAfterWarm), unit: "MiB" },
-      "coordinator peak RSS (VmHWM)": { value: peak, unit: "MiB" },
+      "coordinator peak RSS (VmHWM)": { value: peak, unit: "MiB", target: 2 * Math.min(idle, idleAfterWarm) },
     };
     console.log(`codes: ${[...codes].map(([k, v]) => `${k}=${v}`).join(" ")}`);
     recordFigures(

@@ -57,6 +57,7 @@ export class Admission {
   readonly #what: string;
   readonly #onShedding: (shedding: boolean) => void;
   #meanServiceMs: number | undefined;
+  #arriving = 0;
   #shedUntil = 0;
   #holdTimer: TimerHandle | undefined;
 
@@ -99,36 +100,37 @@ export class Admission {
 
   /** Wait a call arriving now would spend in the queue, ms (0 while a slot is free or nothing is known). */
   predictedWaitMs(): number {
-    const q = this.#queue;
-    if (q.inFlight < q.capacity && q.queueDepth === 0) return 0;
-    return ((q.queueDepth + 1) / q.capacity) * (this.#meanServiceMs ?? 0);
+    const waiting = this.#ahead() - this.#queue.capacity;
+    if (waiting < 0) return 0;
+    return ((waiting + 1) / this.#queue.capacity) * (this.#meanServiceMs ?? 0);
   }
 
   /**
-   * Takes a slot for a call with `remainingMs` to its deadline, or throws `AdmissionRefused`. The
-   * promise form rejects with the signal's reason when the call's deadline (or cancel) comes first: a
-   * queued call that expired is dropped, never run. Give every slot back with `release(startedAt)`.
+   * Admission on a call's metadata, before its request is read or decoded: throws `AdmissionRefused`
+   * where `acquire` would refuse, so a refusal under a flood costs no decoding and no handler. A call
+   * let through counts as arriving (ahead of later calls) until the returned `leave` is called, when
+   * it reaches `acquire` or ends: calls whose headers come in one burst see each other.
+   */
+  admitEarly(remainingMs: number): () => void {
+    this.#check(remainingMs);
+    this.#arriving++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.#arriving--;
+    };
+  }
+
+  /**
+   * Takes a slot for a call with `remainingMs` to its deadline, or throws `AdmissionRefused` when the
+   * queue is full or the predicted wait is past the deadline. The promise form rejects with the
+   * signal's reason when the call's deadline (or cancel) comes first: a queued call that expired is
+   * dropped, never run. Give every slot back with `release(serviceMs)`.
    */
   acquire(signal: AbortSignal, remainingMs: number): true | Promise<void> {
-    const q = this.#queue;
-    const wait = this.predictedWaitMs();
-    if (wait > 0 && wait >= remainingMs) {
-      this.#refuse(
-        `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${q.queueDepth} waiting, ${q.inFlight} running) is past the ${remainingMs.toFixed(0)} ms left to the deadline`,
-        wait,
-        "predicted-wait",
-      );
-    }
-    try {
-      return q.acquire(signal);
-    } catch (error) {
-      if (!TailswarmError.is(error, "RESOURCE_EXHAUSTED")) throw error;
-      return this.#refuse(
-        `${this.#what}: ${q.queueDepth} waiting and ${q.inFlight} running, limit is ${q.maxQueue} waiting (${this.#what}.maxQueue)`,
-        wait,
-        "queue-full",
-      );
-    }
+    this.#check(remainingMs);
+    return this.#queue.acquire(signal);
   }
 
   /** Gives a slot back; `serviceMs` (how long the call held it) feeds the wait prediction. */
@@ -146,12 +148,39 @@ export class Admission {
     this.#holdTimer = undefined;
   }
 
+  /** Calls running, waiting, and let in on their metadata but not yet at `acquire`. */
+  #ahead(): number {
+    return this.#queue.inFlight + this.#queue.queueDepth + this.#arriving;
+  }
+
+  #check(remainingMs: number): void {
+    const q = this.#queue;
+    if (this.#ahead() < q.capacity) return;
+    const wait = this.predictedWaitMs();
+    const state = `${q.inFlight} running, ${q.queueDepth} queued, ${this.#arriving} arriving`;
+    if (wait > 0 && wait >= remainingMs) {
+      this.#refuse(
+        `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${state}) is past the ${remainingMs.toFixed(0)} ms left to the deadline`,
+        wait,
+        "predicted-wait",
+      );
+    }
+    if (this.#ahead() - q.capacity >= q.maxQueue) {
+      this.#refuse(
+        `${this.#what}: ${state}; limit is ${q.capacity} running and ${q.maxQueue} waiting (${this.#what}.maxQueue)`,
+        wait,
+        "queue-full",
+      );
+    }
+  }
+
   #refuse(message: string, waitMs: number, cause: string): never {
     const retryAfterMs = Math.max(1, Math.ceil(waitMs > 0 ? waitMs : (this.#meanServiceMs ?? 100)));
     this.#log.report(`${this.#what}.admission`, {
       cause,
       running: this.#queue.inFlight,
       queued: this.#queue.queueDepth,
+      arriving: this.#arriving,
       retryAfterMs,
     });
     this.#shedUntil = this.#clock.now() + this.limits.shedHoldMs;

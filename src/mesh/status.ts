@@ -3,6 +3,7 @@ import { Metadata, status as Status } from "@grpc/grpc-js";
 import type { ServiceError } from "@grpc/grpc-js";
 import { clip, MAX_DETAILS_CHARS, TailswarmError } from "../errors.js";
 import type { TailswarmErrorCode } from "../errors.js";
+import { AdmissionRefused } from "./admission.js";
 
 const toGrpc: Record<TailswarmErrorCode, Status> = {
   SPECULATION_BUDGET_VIOLATION: Status.FAILED_PRECONDITION,
@@ -32,11 +33,15 @@ export function boundedDetails(details: string): string {
   return clip(details, MAX_DETAILS_CHARS);
 }
 
-/** A `ServiceError`-shaped object for a server callback, from any thrown value. */
+/**
+ * A `ServiceError`-shaped object for a server callback, from any thrown value. An admission refusal
+ * carries its retry hint as the `grpc-retry-pushback-ms` trailer (gRFC A6).
+ */
 export function toServiceError(error: unknown, context: string): Partial<ServiceError> {
   const metadata = new Metadata();
   if (TailswarmError.is(error) && error.code in toGrpc) {
     metadata.set("tailswarm-error-code", error.code);
+    if (error instanceof AdmissionRefused) metadata.set("grpc-retry-pushback-ms", String(error.retryAfterMs));
     return { code: toGrpc[error.code], details: boundedDetails(error.message), metadata };
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -99,7 +99,10 @@ describe("Coordinate admission", () => {
     refused.push(...settled);
     for (const r of refused) {
       expect(r.err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-      expect(r.err?.details).toMatch(/^coordinate: 2 waiting and 2 running, limit is 2 waiting/);
+      // Refused on their metadata: the first four were let in and had not reached the handler yet.
+      expect(r.err?.details).toMatch(
+        /^coordinate: \d running, \d queued, \d arriving; limit is 2 running and 2 waiting \(coordinate\.maxQueue\)$/,
+      );
       expect(r.ms).toBeLessThan(1_000);
       expect(Number(r.trailer?.get("grpc-retry-pushback-ms")[0])).toBeGreaterThan(0);
     }
