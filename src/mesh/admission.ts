@@ -39,13 +39,19 @@ export const ADMISSION_RANGES: Readonly<Record<keyof AdmissionLimits, NumberRang
 /** Weight of the newest service time in the running mean the wait is predicted from. */
 const SERVICE_EWMA = 0.1;
 
-/** A refusal: the error to send and the retry hint for `grpc-retry-pushback-ms`. */
-export class AdmissionRefused extends TailswarmError {
-  constructor(
-    message: string,
-    readonly retryAfterMs: number,
-  ) {
-    super("RESOURCE_EXHAUSTED", message);
+/** Why a call was refused, and the retry hint for `grpc-retry-pushback-ms`, ms. */
+export interface Refused {
+  readonly message: string;
+  readonly retryAfterMs: number;
+}
+
+/** A refusal thrown by `acquire`: RESOURCE_EXHAUSTED with its retry hint. */
+export class AdmissionRefused extends TailswarmError implements Refused {
+  readonly retryAfterMs: number;
+
+  constructor(refused: Refused) {
+    super("RESOURCE_EXHAUSTED", refused.message);
+    this.retryAfterMs = refused.retryAfterMs;
   }
 }
 
@@ -106,13 +112,15 @@ export class Admission {
   }
 
   /**
-   * Admission on a call's metadata, before its request is read or decoded: throws `AdmissionRefused`
-   * where `acquire` would refuse, so a refusal under a flood costs no decoding and no handler. A call
-   * let through counts as arriving (ahead of later calls) until the returned `leave` is called, when
-   * it reaches `acquire` or ends: calls whose headers come in one burst see each other.
+   * Admission on a call's metadata, before its request is read or decoded: the refusal `acquire` would
+   * throw, as a plain value (no error, no stack: a flood's refusals are the cheap path), or, for a
+   * call let through, a `leave` function. Such a call counts as arriving (ahead of later calls) until
+   * `leave` is called, when it reaches `acquire` or ends: calls whose headers come in one burst see
+   * each other.
    */
-  admitEarly(remainingMs: number): () => void {
-    this.#check(remainingMs);
+  admitEarly(remainingMs: number): Refused | (() => void) {
+    const refused = this.#check(remainingMs);
+    if (refused !== undefined) return refused;
     this.#arriving++;
     let left = false;
     return () => {
@@ -129,7 +137,8 @@ export class Admission {
    * dropped, never run. Give every slot back with `release(serviceMs)`.
    */
   acquire(signal: AbortSignal, remainingMs: number): true | Promise<void> {
-    this.#check(remainingMs);
+    const refused = this.#check(remainingMs);
+    if (refused !== undefined) throw new AdmissionRefused(refused);
     return this.#queue.acquire(signal);
   }
 
@@ -153,28 +162,29 @@ export class Admission {
     return this.#queue.inFlight + this.#queue.queueDepth + this.#arriving;
   }
 
-  #check(remainingMs: number): void {
+  #check(remainingMs: number): Refused | undefined {
     const q = this.#queue;
-    if (this.#ahead() < q.capacity) return;
+    if (this.#ahead() < q.capacity) return undefined;
     const wait = this.predictedWaitMs();
     const state = `${q.inFlight} running, ${q.queueDepth} queued, ${this.#arriving} arriving`;
     if (wait > 0 && wait >= remainingMs) {
-      this.#refuse(
+      return this.#refuse(
         `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${state}) is past the ${remainingMs.toFixed(0)} ms left to the deadline`,
         wait,
         "predicted-wait",
       );
     }
     if (this.#ahead() - q.capacity >= q.maxQueue) {
-      this.#refuse(
+      return this.#refuse(
         `${this.#what}: ${state}; limit is ${q.capacity} running and ${q.maxQueue} waiting (${this.#what}.maxQueue)`,
         wait,
         "queue-full",
       );
     }
+    return undefined;
   }
 
-  #refuse(message: string, waitMs: number, cause: string): never {
+  #refuse(message: string, waitMs: number, cause: string): Refused {
     const retryAfterMs = Math.max(1, Math.ceil(waitMs > 0 ? waitMs : (this.#meanServiceMs ?? 100)));
     this.#log.report(`${this.#what}.admission`, {
       cause,
@@ -188,7 +198,7 @@ export class Admission {
       this.#onShedding(true);
       this.#armHold();
     }
-    throw new AdmissionRefused(message, retryAfterMs);
+    return { message, retryAfterMs };
   }
 
   #armHold(): void {

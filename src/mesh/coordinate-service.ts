@@ -15,7 +15,7 @@ import type { CoordinateReply__Output } from "./gen/tailswarm/v1/CoordinateReply
 import type { CoordinateRequest__Output } from "./gen/tailswarm/v1/CoordinateRequest.js";
 import { abortReason } from "./server-core.js";
 import type { ServerCore } from "./server-core.js";
-import { serviceError, toServiceError } from "./status.js";
+import { refusedStatus, serviceError, toServiceError } from "./status.js";
 import { extractTraceContext } from "./trace.js";
 import { SWARM_SERVICE_NAME } from "./proto.js";
 import type { Admit } from "./rpc-guard.js";
@@ -36,12 +36,8 @@ const COORDINATE_PATH = `/${COORDINATE_METHOD}`;
 export function coordinateAdmit(core: ServerCore): Admit {
   return ({ path, call }) => {
     if (path !== COORDINATE_PATH || core.draining) return undefined;
-    try {
-      return core.coordinateAdmission.admitEarly(remainingMs(call));
-    } catch (error) {
-      const e = toServiceError(error, "coordinate");
-      return { code: e.code ?? Status.UNKNOWN, details: e.details ?? "", metadata: e.metadata };
-    }
+    const admitted = core.coordinateAdmission.admitEarly(remainingMs(call));
+    return typeof admitted === "function" ? admitted : refusedStatus(admitted);
   };
 }
 
