@@ -91,7 +91,7 @@ interface SessionState {
 export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, log: LimitLog): () => void {
   h2.maxConnections = limits.maxConnections;
   h2.on("drop", (data?: { remoteAddress?: string }) => {
-    log.report("maxConnections", { limit: limits.maxConnections, remoteAddress: data?.remoteAddress });
+    log.report("maxConnections", { max: limits.maxConnections, remoteAddress: data?.remoteAddress });
   });
   const perAddress = new Map<string, number>();
   const waiting = new Map<string, NodeJS.Timeout>();
@@ -108,7 +108,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
     });
     if (n > limits.maxConnectionsPerAddress) {
       log.report("maxConnectionsPerAddress", {
-        limit: limits.maxConnectionsPerAddress,
+        max: limits.maxConnectionsPerAddress,
         remoteAddress: address,
       });
       socket.destroy();
@@ -117,7 +117,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
     const key = `${address}:${socket.remotePort}`;
     const timer = setTimeout(() => {
       waiting.delete(key);
-      log.report("handshakeTimeoutMs", { limit: limits.handshakeTimeoutMs, remoteAddress: address });
+      log.report("handshakeTimeoutMs", { max: limits.handshakeTimeoutMs, remoteAddress: address });
       socket.destroy();
     }, limits.handshakeTimeoutMs);
     timer.unref();
@@ -156,7 +156,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
         s.pings = 0;
       }
       if (++s.pings > limits.maxPingsPerKeepalive) {
-        log.report("maxPingsPerKeepalive", { limit: limits.maxPingsPerKeepalive, remoteAddress: address });
+        log.report("maxPingsPerKeepalive", { max: limits.maxPingsPerKeepalive, remoteAddress: address });
         close(s);
       }
     });
@@ -183,14 +183,14 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
         continue;
       }
       if (s.open.size === 0 && now - s.idleSince > limits.idleTimeoutMs) {
-        log.report("idleTimeoutMs", { limit: limits.idleTimeoutMs, remoteAddress: s.address });
+        log.report("idleTimeoutMs", { max: limits.idleTimeoutMs, remoteAddress: s.address });
         close(s);
         continue;
       }
       const pending = pendingBytes(s);
       if (pending > limits.maxPendingSendBytes) {
         log.report("maxPendingSendBytes", {
-          limit: limits.maxPendingSendBytes,
+          max: limits.maxPendingSendBytes,
           pending,
           remoteAddress: s.address,
         });
@@ -201,7 +201,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
       s.pending = pending;
       if (pending > 0 && now - s.pendingSince > limits.sendStallTimeoutMs) {
         log.report("sendStallTimeoutMs", {
-          limit: limits.sendStallTimeoutMs,
+          max: limits.sendStallTimeoutMs,
           pending,
           remoteAddress: s.address,
         });
