@@ -80,6 +80,8 @@ interface SessionState {
   readonly session: http2.ServerHttp2Session;
   readonly address: string;
   readonly open: Set<http2.ServerHttp2Stream>;
+  /** Most streams open at once so far. */
+  mostOpen: number;
   idleSince: number;
   pings: number;
   pingWindowStart: number;
@@ -137,6 +139,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
       session,
       address,
       open: new Set(),
+      mostOpen: 0,
       idleSince: now,
       pings: 0,
       pingWindowStart: now,
@@ -162,10 +165,22 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
     });
     session.on("stream", (stream: http2.ServerHttp2Stream) => {
       s.open.add(stream);
+      s.mostOpen = Math.max(s.mostOpen, s.open.size);
       stream.once("close", () => {
         s.open.delete(stream);
         if (s.open.size === 0) s.idleSince = Date.now();
       });
+    });
+    // A client that opens more streams than it was allowed (SETTINGS_MAX_CONCURRENT_STREAMS, which it
+    // acknowledged) is cut off by HTTP/2 itself: GOAWAY PROTOCOL_ERROR, which Node reports only as a
+    // session "Protocol error". Reported as this limit when the session had reached it.
+    session.on("error", () => {
+      if (s.mostOpen >= limits.maxConcurrentStreams) {
+        log.report("maxConcurrentStreams", {
+          max: limits.maxConcurrentStreams,
+          remoteAddress: address,
+        });
+      }
     });
     session.once("close", () => sessions.delete(s));
   });
