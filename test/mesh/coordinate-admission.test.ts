@@ -119,6 +119,36 @@ describe("Coordinate admission", () => {
     expect(await health()).toBe(1);
   });
 
+  it("calls let in on their metadata and then refused or cancelled hold no place", async () => {
+    started = 0;
+    const junk = (): Promise<grpc.ServiceError | null> =>
+      new Promise((resolve) =>
+        client.makeUnaryRequest(
+          swarmService().Coordinate.path,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]),
+          new grpc.Metadata(),
+          { deadline: Date.now() + 5_000 },
+          (err) => resolve(err),
+        ),
+      );
+    // one after another: each is let in on its metadata, then refused as undecodable
+    for (let i = 0; i < 10; i++) expect((await junk())?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    // one that runs and is stopped at its deadline
+    expect((await coordinate(30)).err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    started = 0;
+    // 2 slots and 2 places in the queue: all four are free again.
+    const running = [coordinate(5_000), coordinate(5_000), coordinate(5_000), coordinate(5_000)];
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBe(2);
+    for (const r of release.splice(0)) r();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBe(4);
+    for (const r of release.splice(0)) r();
+    for (const r of await Promise.all(running)) expect(r.err?.code).not.toBe(grpc.status.RESOURCE_EXHAUSTED);
+  });
+
   it("a call whose predicted wait is past its deadline is refused on arrival", async () => {
     // The calls before held their slots ~hundreds of ms: that is the service time now known.
     started = 0;
