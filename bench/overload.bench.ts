@@ -16,6 +16,7 @@
  *
  *   npm run build && npm run bench -- overload
  *
+ * OVERLOAD_NODE_ARGS="--coordinate-max-queue 1024" gives the coordinator extra flags (space-separated).
  * OVERLOAD_PROFILE_DIR=dir writes the coordinator's CPU profile of the whole run there (it is stopped
  * with SIGTERM, then); read it with bench/profile-summary.ts.
  */
@@ -87,6 +88,10 @@ const cpuMs = (p: Proc): number => {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
+/** The q-quantile of ascending `sorted` (nearest rank); 0 when empty. */
+const quantile = (sorted: readonly number[], q: number): number =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** One Coordinate's gRPC frame (the same request for every call). */
@@ -120,7 +125,13 @@ export async function run(): Promise<void> {
     for (let i = 0; i < PEERS; i++) procs.push(await start(`peer-${i}`, []));
     const coord = await start(
       "coordinator",
-      ["--peers", procs.map((p) => p.address).join(","), "--probe-interval-ms", "1000"],
+      [
+        "--peers",
+        procs.map((p) => p.address).join(","),
+        "--probe-interval-ms",
+        "1000",
+        ...(process.env.OVERLOAD_NODE_ARGS ?? "").split(" ").filter((a) => a !== ""),
+      ],
       PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`],
     );
     procs.push(coord);
@@ -175,6 +186,10 @@ export async function run(): Promise<void> {
     ).length;
     const ok = codes.get("OK") ?? 0;
     const latest = Math.max(...results.map((r) => r.ms));
+    const refusedMs = results
+      .filter((r) => r.code === RESOURCE_EXHAUSTED)
+      .map((r) => r.ms)
+      .sort((a, b) => a - b);
     const lastOkS = Math.max(0, ...results.filter((r) => r.code === OK).map((r) => r.ms)) / 1000;
     const figures: Record<string, Figure> = {
       "sustainable rate": {
@@ -198,6 +213,12 @@ export async function run(): Promise<void> {
         note: `${ok} ok by ${lastOkS.toFixed(2)} s`,
       },
       "latest answer": { value: latest, unit: "ms" },
+      "late ok (past deadline + 100 ms)": {
+        value: results.filter((r) => r.code === OK && r.ms > DEADLINE_MS + 100).length,
+        unit: "calls",
+      },
+      "RESOURCE_EXHAUSTED answer p99": { value: quantile(refusedMs, 0.99), unit: "ms" },
+      "latest RESOURCE_EXHAUSTED answer": { value: refusedMs.at(-1) ?? 0, unit: "ms" },
       "coordinator CPU during the burst": { value: coordCpuMs, unit: "ms", note: `of ${wall.toFixed(2)} s` },
       "client CPU during the burst": {
         value: (clientCpu.user + clientCpu.system) / 1000,
