@@ -376,7 +376,7 @@ describe("a node under hostile clients", () => {
         sessions.map((s) => {
           const closed = closedIn(s);
           let sent = 0;
-          for (let i = 0; i < 16; i++) {
+          for (let i = 0; i < 4; i++) {
             const req = s.request({
               ":method": "POST",
               ":path": swarmService().Branch.path,
@@ -401,9 +401,9 @@ describe("a node under hostile clients", () => {
       const s = await session(node!.address, "127.0.0.13");
       try {
         const all: RawStatus[] = [];
-        // 40 × 50 ids of 16 KB: 32 MB of ids against a 1 MiB bound
-        for (let i = 0; i < 40; i++) {
-          const ids = Array.from({ length: 50 }, (_, j) => `${i}-${j}-${"i".repeat(16_000)}`);
+        // 25 × 40 ids of 16 KB: 16 MB of ids against a 1 MiB bound
+        for (let i = 0; i < 25; i++) {
+          const ids = Array.from({ length: 40 }, (_, j) => `${i}-${j}-${"i".repeat(16_000)}`);
           all.push(await call(s, "Abandon", frameOf("Abandon", { branchIds: ids })));
         }
         return all;
@@ -427,12 +427,12 @@ describe("a node under hostile clients", () => {
     });
     const outcome = await underAttack(target(), async () => {
       const sessions = await Promise.all(
-        Array.from({ length: 32 }, () => session(node!.address, "127.0.0.14")),
+        Array.from({ length: 20 }, () => session(node!.address, "127.0.0.14")),
       );
       try {
-        // each connection carries at most its stream limit at once: 32 × 32 ≥ 1,000
+        // 30 calls a connection, within its stream limit
         return await Promise.all(
-          Array.from({ length: 1_000 }, (_, i) =>
+          Array.from({ length: 600 }, (_, i) =>
             call(sessions[i % sessions.length]!, "Coordinate", frame, 3_000),
           ),
         );
@@ -442,7 +442,7 @@ describe("a node under hostile clients", () => {
     });
     const refused = outcome.result.filter((r) => r.code === RESOURCE_EXHAUSTED);
     const ok = outcome.result.filter((r) => r.code === OK);
-    expect(ok.length + refused.length).toBe(1_000);
+    expect(ok.length + refused.length).toBe(600);
     expect(outcome.result.filter((r) => r.code === NO_ANSWER)).toEqual([]);
     expect(ok.length).toBeGreaterThanOrEqual(LIMITS.coordinateMaxConcurrent);
     for (const r of refused) {
