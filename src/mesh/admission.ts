@@ -64,6 +64,9 @@ export class Admission {
   readonly #onShedding: (shedding: boolean) => void;
   #meanServiceMs: number | undefined;
   #arriving = 0;
+  /** Turns whose arriving calls have been forgotten; a `leave` from an earlier one does nothing. */
+  #arrivals = 0;
+  #arrivalReset: TimerHandle | undefined;
   #shedUntil = 0;
   #holdTimer: TimerHandle | undefined;
 
@@ -115,16 +118,25 @@ export class Admission {
    * Admission on a call's metadata, before its request is read or decoded: the refusal `acquire` would
    * throw, as a plain value (no error, no stack: a flood's refusals are the cheap path), or, for a
    * call let through, a `leave` function. Such a call counts as arriving (ahead of later calls) until
-   * `leave` is called, when it reaches `acquire` or ends: calls whose headers come in one burst see
-   * each other.
+   * `leave` is called, when it reaches `acquire` or ends, so calls whose headers are read together
+   * see each other; but only until the event loop's next turn: a call whose request comes later (or
+   * never: a client could hold places so) is then left to `acquire`'s own check.
    */
   admitEarly(remainingMs: number): Refused | (() => void) {
     const refused = this.#check(remainingMs);
     if (refused !== undefined) return refused;
     this.#arriving++;
+    if (this.#arrivalReset === undefined) {
+      this.#arrivalReset = this.#clock.setTimer(() => {
+        this.#arrivalReset = undefined;
+        this.#arriving = 0;
+        this.#arrivals++;
+      }, 0);
+    }
+    const arrivals = this.#arrivals;
     let left = false;
     return () => {
-      if (left) return;
+      if (left || arrivals !== this.#arrivals) return;
       left = true;
       this.#arriving--;
     };
@@ -151,10 +163,12 @@ export class Admission {
     this.#queue.release();
   }
 
-  /** Stops the hold timer (server shutdown). */
+  /** Stops the timers (server shutdown). */
   close(): void {
     this.#holdTimer?.cancel();
     this.#holdTimer = undefined;
+    this.#arrivalReset?.cancel();
+    this.#arrivalReset = undefined;
   }
 
   /** Calls running, waiting, and let in on their metadata but not yet at `acquire`. */

@@ -3,6 +3,7 @@
  * RESOURCE_EXHAUSTED at once with a retry hint, a queued call whose deadline passes is never run,
  * and health reads NOT_SERVING while the node sheds, SERVING again after the hold.
  */
+import * as http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { swarmService } from "../../src/mesh/proto.js";
@@ -147,6 +148,32 @@ describe("Coordinate admission", () => {
     expect(started).toBe(4);
     for (const r of release.splice(0)) r();
     for (const r of await Promise.all(running)) expect(r.err?.code).not.toBe(grpc.status.RESOURCE_EXHAUSTED);
+  });
+
+  it("Coordinates that send their headers but never their request hold no place", async () => {
+    started = 0;
+    const session = http2.connect(`http://${s.address}`);
+    session.on("error", () => undefined);
+    try {
+      for (let i = 0; i < 10; i++) {
+        const req = session.request({
+          ":method": "POST",
+          ":path": swarmService().Coordinate.path,
+          "content-type": "application/grpc",
+          te: "trailers",
+          "grpc-timeout": "60S",
+        });
+        req.on("error", () => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const running = [coordinate(5_000), coordinate(5_000)];
+      await new Promise((r) => setTimeout(r, 100));
+      expect(started).toBe(2);
+      for (const r of release.splice(0)) r();
+      await Promise.all(running);
+    } finally {
+      session.destroy();
+    }
   });
 
   it("a call whose predicted wait is past its deadline is refused on arrival", async () => {
