@@ -3,7 +3,9 @@
  * queue (a `WorkQueue`), and a refusal at arrival — never after work began — when the queue is full or
  * the predicted wait in it is longer than the call's remaining deadline (it could only expire there).
  * A refusal carries a retry hint (the predicted wait, ms). While it refuses, the node is "shedding"
- * until `shedHoldMs` after the last refusal, so health does not flap with every call.
+ * until `shedHoldMs` after the last refusal, so health does not flap with every call. A call is
+ * checked on its metadata (`admitEarly`, before its request is decoded) and again when its handler
+ * takes a slot (`acquire`).
  *
  * The limit is fixed, not adaptive: a fan-out's latency is mostly its peers' time, so a gradient
  * limit on measured latency would shrink when peers are slow, not when this node is overloaded.
