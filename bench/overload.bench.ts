@@ -3,16 +3,16 @@
  * `node dist/cli/main.js node`, on loopback. First the sustainable rate: for OVERLOAD_WARM_S seconds
  * (default 5), coordinate.maxConcurrent callers each send Coordinates back to back (1 s deadline);
  * answered per second is the rate. Then OVERLOAD_CALLS (default 10,000) Coordinates at once, 5 s
- * deadlines, over 48 connections (a connection carries at most connections.maxConcurrentStreams calls,
- * the rest would wait in the client, not at the node). The calls are plain HTTP/2 requests with a
- * `grpc-timeout` (test/support/raw-grpc.ts), not grpc-js client calls: a grpc-js client spends more
- * CPU per call than the node spends refusing it, lags, and then reads in-time answers late. A call is
- * timed from its request to its status; one the node does not answer by deadline + 2 s is given up
- * (NO_ANSWER). Reported: calls answered (ok or
- * RESOURCE_EXHAUSTED) by their deadline + 100 ms, the codes, the rate served during the burst (ok
- * calls over the time to the last ok answer) against the sustainable one, and the coordinator's peak RSS (VmHWM) against its idle RSS. The CPU the burst
- * cost the coordinator and this (client) process, and this process's event-loop delay, show which side
- * was the bottleneck: a client that lags reads answers late. Needs `npm run build`.
+ * deadlines, over 48 connections (a connection may carry at most connections.maxConcurrentStreams
+ * calls at once: 48 × 256 holds 10,000). The calls are plain HTTP/2 requests with a `grpc-timeout`
+ * (test/support/raw-grpc.ts), not grpc-js client calls: a grpc-js client spends more CPU per call than
+ * the node spends refusing it, lags, and then reads in-time answers late. A call is timed from its
+ * request to its status; one the node does not answer by deadline + 2 s is given up (NO_ANSWER).
+ * Reported: calls answered (ok or RESOURCE_EXHAUSTED) by their deadline + 100 ms, the codes, the rate
+ * served during the burst (ok calls over the time to the last ok answer) against the sustainable one,
+ * and the coordinator's peak RSS during the burst (VmHWM, reset before it) against its idle RSS. The
+ * CPU the burst cost the coordinator and this (client) process, and this process's event-loop delay,
+ * show which side was the bottleneck: a client that lags reads answers late. Needs `npm run build`.
  *
  *   npm run build && npm run bench -- overload
  *
@@ -23,7 +23,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import * as http2 from "node:http2";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -163,6 +163,8 @@ export async function run(): Promise<void> {
     console.log(`sustainable: ${sustainable.toFixed(1)} calls/s; burst of ${CALLS}`);
     await sleep(2_000);
     const idleAfterWarm = rssMiB(coord, "VmRSS");
+    // VmHWM from here on: the burst's peak, not the warm-up's
+    writeFileSync(`/proc/${coord.child.pid}/clear_refs`, "5");
 
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
