@@ -3,21 +3,35 @@
  * `node dist/cli/main.js node`, on loopback. First the sustainable rate: for OVERLOAD_WARM_S seconds
  * (default 5), coordinate.maxConcurrent callers each send Coordinates back to back (1 s deadline);
  * answered per second is the rate. Then OVERLOAD_CALLS (default 10,000) Coordinates at once, 5 s
- * deadlines, over 48 connections (a connection carries at most connections.maxConcurrentStreams calls,
- * the rest would wait in the client, not at the node). Reported: calls answered (ok or
- * RESOURCE_EXHAUSTED) by their deadline + 100 ms, the codes, the rate served during the burst against
- * the sustainable one, and the coordinator's peak RSS (VmHWM) against its idle RSS. Needs `npm run build`.
+ * deadlines, over 48 connections (a connection may carry at most connections.maxConcurrentStreams
+ * calls at once: 48 × 256 holds 10,000). The calls are plain HTTP/2 requests with a `grpc-timeout`
+ * (test/support/raw-grpc.ts), not grpc-js client calls: a grpc-js client spends more CPU per call than
+ * the node spends refusing it, lags, and then reads in-time answers late. A call is timed from its
+ * request to its status; one the node does not answer by deadline + 2 s is given up (NO_ANSWER).
+ * Reported: calls answered (ok or RESOURCE_EXHAUSTED) by their deadline + 100 ms, the codes, the rate
+ * served during the burst (ok calls over the time to the last ok answer) against the sustainable one,
+ * and the coordinator's peak RSS during the burst (VmHWM, reset before it) against its idle RSS. The
+ * CPU the burst cost the coordinator and this (client) process, and this process's event-loop delay,
+ * show which side was the bottleneck: a client that lags reads answers late. Needs `npm run build`.
  *
  *   npm run build && npm run bench -- overload
+ *
+ * OVERLOAD_NODE_ARGS="--coordinate-max-queue 1024" gives the coordinator extra flags (space-separated).
+ * OVERLOAD_PROFILE_DIR=dir writes the coordinator's CPU profile of the whole run there (it is stopped
+ * with SIGTERM, then); read it with bench/profile-summary.ts.
  */
 import { execFileSync, spawn } from "node:child_process";
+import * as http2 from "node:http2";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import * as grpc from "@grpc/grpc-js";
+import { status as Status } from "@grpc/grpc-js";
 import { swarmService } from "../src/mesh/proto.js";
 import { NodeClient } from "../src/node/client.js";
+import { grpcFrame, NO_ANSWER, rawUnary } from "../test/support/raw-grpc.js";
+import type { RawStatus } from "../test/support/raw-grpc.js";
 import { recordFigures } from "./report.js";
 import type { Figure } from "./report.js";
 
@@ -29,16 +43,19 @@ const DEADLINE_MS = 5_000;
 const CONNECTIONS = 48;
 const WARM_CALLERS = 64;
 const PEERS = 3;
+const PROFILE_DIR = process.env.OVERLOAD_PROFILE_DIR;
+const OK: number = Status.OK;
+const RESOURCE_EXHAUSTED: number = Status.RESOURCE_EXHAUSTED;
 
 interface Proc {
   readonly child: ChildProcess;
   readonly address: string;
 }
 
-async function start(name: string, args: string[]): Promise<Proc> {
+async function start(name: string, args: string[], nodeArgs: string[] = []): Promise<Proc> {
   const child = spawn(
     process.execPath,
-    [MAIN, "node", "--node-id", name, "--listen", "127.0.0.1:0", ...args],
+    [...nodeArgs, MAIN, "node", "--node-id", name, "--listen", "127.0.0.1:0", ...args],
     {
       env: {
         PATH: process.env.PATH ?? "",
@@ -65,48 +82,68 @@ const rssMiB = (p: Proc, key: "VmRSS" | "VmHWM"): number =>
   Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${p.child.pid}/status`, "utf8"))?.[1]) /
   1024;
 
+/** CPU time (user + system) of a process so far, ms (/proc/PID/stat, clock ticks of 10 ms). */
+const cpuMs = (p: Proc): number => {
+  const fields = readFileSync(`/proc/${p.child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+/** The q-quantile of ascending `sorted` (nearest rank); 0 when empty. */
+const quantile = (sorted: readonly number[], q: number): number =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function coordinate(client: grpc.Client, deadlineMs: number): Promise<{ code: grpc.status; ms: number }> {
-  const m = swarmService().Coordinate;
-  const t0 = Date.now();
-  return new Promise((resolve) =>
-    client.makeUnaryRequest(
-      m.path,
-      m.requestSerialize as (v: unknown) => Buffer,
-      m.responseDeserialize as (b: Buffer) => unknown,
-      { kind: "vote", payload: Buffer.from(JSON.stringify({ question: "ship?" })), required: PEERS },
-      new grpc.Metadata(),
-      { deadline: t0 + deadlineMs },
-      (err) => resolve({ code: err?.code ?? grpc.status.OK, ms: Date.now() - t0 }),
-    ),
+/** One Coordinate's gRPC frame (the same request for every call). */
+const coordinateFrame = (): Buffer =>
+  grpcFrame(
+    swarmService().Coordinate.requestSerialize({
+      kind: "vote",
+      payload: Buffer.from(JSON.stringify({ question: "ship?" })),
+      required: PEERS,
+    }),
   );
-}
+
+/** A Coordinate as a plain HTTP/2 request, given up at its deadline + 2 s. */
+const coordinate = (
+  session: http2.ClientHttp2Session,
+  frame: Buffer,
+  deadlineMs: number,
+): Promise<RawStatus> =>
+  rawUnary(session, swarmService().Coordinate.path, frame, {
+    timeoutMs: deadlineMs,
+    giveUpMs: deadlineMs + 2_000,
+  });
 
 export async function run(): Promise<void> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: npm run build first`);
   console.log(`uptime: ${execFileSync("uptime").toString().trim()}`);
   const procs: Proc[] = [];
-  const clients: grpc.Client[] = [];
+  const sessions: http2.ClientHttp2Session[] = [];
+  const frame = coordinateFrame();
   try {
     for (let i = 0; i < PEERS; i++) procs.push(await start(`peer-${i}`, []));
-    const coord = await start("coordinator", [
-      "--peers",
-      procs.map((p) => p.address).join(","),
-      "--probe-interval-ms",
-      "1000",
-    ]);
+    const coord = await start(
+      "coordinator",
+      [
+        "--peers",
+        procs.map((p) => p.address).join(","),
+        "--probe-interval-ms",
+        "1000",
+        ...(process.env.OVERLOAD_NODE_ARGS ?? "").split(" ").filter((a) => a !== ""),
+      ],
+      PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`],
+    );
     procs.push(coord);
     const status = new NodeClient(coord.address);
     for (let i = 0; i < 100 && (await status.status()).peers.filter((p) => p.up).length < PEERS; i++)
       await sleep(100);
     status.close();
-    for (let i = 0; i < CONNECTIONS; i++)
-      clients.push(
-        new grpc.Client(coord.address, grpc.credentials.createInsecure(), {
-          "grpc.use_local_subchannel_pool": 1,
-        }),
-      );
+    for (let i = 0; i < CONNECTIONS; i++) {
+      const session = http2.connect(`http://${coord.address}`);
+      session.on("error", () => undefined);
+      sessions.push(session);
+    }
     console.log(`peers up; idle`);
     await sleep(3_000);
     const idle = rssMiB(coord, "VmRSS");
@@ -117,8 +154,8 @@ export async function run(): Promise<void> {
     await Promise.all(
       Array.from({ length: WARM_CALLERS }, async (_, i) => {
         while (Date.now() < warmEnd) {
-          const r = await coordinate(clients[i % CONNECTIONS]!, 1_000);
-          if (r.code === grpc.status.OK) served++;
+          const r = await coordinate(sessions[i % CONNECTIONS]!, frame, 1_000);
+          if (r.code === OK) served++;
         }
       }),
     );
@@ -126,24 +163,36 @@ export async function run(): Promise<void> {
     console.log(`sustainable: ${sustainable.toFixed(1)} calls/s; burst of ${CALLS}`);
     await sleep(2_000);
     const idleAfterWarm = rssMiB(coord, "VmRSS");
+    // VmHWM from here on: the burst's peak, not the warm-up's
+    writeFileSync(`/proc/${coord.child.pid}/clear_refs`, "5");
 
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const cpu0 = { client: process.cpuUsage(), coordinator: cpuMs(coord) };
     const t0 = Date.now();
     const results = await Promise.all(
-      Array.from({ length: CALLS }, (_, i) => coordinate(clients[i % CONNECTIONS]!, DEADLINE_MS)),
+      Array.from({ length: CALLS }, (_, i) => coordinate(sessions[i % CONNECTIONS]!, frame, DEADLINE_MS)),
     );
     const wall = (Date.now() - t0) / 1000;
+    loop.disable();
+    const clientCpu = process.cpuUsage(cpu0.client);
+    const coordCpuMs = cpuMs(coord) - cpu0.coordinator;
     const peak = rssMiB(coord, "VmHWM");
     const codes = new Map<string, number>();
     for (const r of results) {
-      const name = grpc.status[r.code] ?? String(r.code);
+      const name = r.code === NO_ANSWER ? "NO_ANSWER" : (Status[r.code] ?? String(r.code));
       codes.set(name, (codes.get(name) ?? 0) + 1);
     }
     const inTime = results.filter(
-      (r) =>
-        r.ms <= DEADLINE_MS + 100 && (r.code === grpc.status.OK || r.code === grpc.status.RESOURCE_EXHAUSTED),
+      (r) => r.ms <= DEADLINE_MS + 100 && (r.code === OK || r.code === RESOURCE_EXHAUSTED),
     ).length;
     const ok = codes.get("OK") ?? 0;
     const latest = Math.max(...results.map((r) => r.ms));
+    const refusedMs = results
+      .filter((r) => r.code === RESOURCE_EXHAUSTED)
+      .map((r) => r.ms)
+      .sort((a, b) => a - b);
+    const lastOkS = Math.max(0, ...results.filter((r) => r.code === OK).map((r) => r.ms)) / 1000;
     const figures: Record<string, Figure> = {
       "sustainable rate": {
         value: sustainable,
@@ -151,12 +200,36 @@ export async function run(): Promise<void> {
         note: `${WARM_CALLERS} callers, ${WARM_S} s`,
       },
       "burst calls": { value: CALLS, unit: "calls" },
-      "answered ok or RESOURCE_EXHAUSTED by deadline + 100 ms": { value: inTime, unit: "calls" },
+      "answered ok or RESOURCE_EXHAUSTED by deadline + 100 ms": {
+        value: inTime,
+        unit: "calls",
+        target: CALLS,
+        higherIsBetter: true,
+      },
       "burst served ok": { value: ok, unit: "calls" },
-      "burst served rate": { value: ok / wall, unit: "calls/s", note: `over ${wall.toFixed(2)} s` },
+      "burst served rate": {
+        value: lastOkS > 0 ? ok / lastOkS : 0,
+        unit: "calls/s",
+        target: sustainable,
+        higherIsBetter: true,
+        note: `${ok} ok by ${lastOkS.toFixed(2)} s`,
+      },
       "latest answer": { value: latest, unit: "ms" },
+      "late ok (past deadline + 100 ms)": {
+        value: results.filter((r) => r.code === OK && r.ms > DEADLINE_MS + 100).length,
+        unit: "calls",
+      },
+      "RESOURCE_EXHAUSTED answer p99": { value: quantile(refusedMs, 0.99), unit: "ms" },
+      "latest RESOURCE_EXHAUSTED answer": { value: refusedMs.at(-1) ?? 0, unit: "ms" },
+      "coordinator CPU during the burst": { value: coordCpuMs, unit: "ms", note: `of ${wall.toFixed(2)} s` },
+      "client CPU during the burst": {
+        value: (clientCpu.user + clientCpu.system) / 1000,
+        unit: "ms",
+        note: "this process: issues the calls, reads the answers",
+      },
+      "client event-loop delay p99": { value: loop.percentile(99) / 1e6, unit: "ms" },
       "coordinator idle RSS": { value: Math.min(idle, idleAfterWarm), unit: "MiB" },
-      "coordinator peak RSS (VmHWM)": { value: peak, unit: "MiB" },
+      "coordinator peak RSS (VmHWM)": { value: peak, unit: "MiB", target: 2 * Math.min(idle, idleAfterWarm) },
     };
     console.log(`codes: ${[...codes].map(([k, v]) => `${k}=${v}`).join(" ")}`);
     recordFigures(
@@ -164,7 +237,14 @@ export async function run(): Promise<void> {
       figures,
     );
   } finally {
-    for (const c of clients) c.close();
+    for (const session of sessions) session.destroy();
+    const coord = procs.at(-1);
+    if (PROFILE_DIR !== undefined && coord !== undefined && coord.child.exitCode === null) {
+      // the profile is written on exit: a signal that lets the node shut down, not SIGKILL
+      const exited = new Promise((r) => coord.child.once("exit", r));
+      coord.child.kill("SIGTERM");
+      await exited;
+    }
     for (const p of procs) p.child.kill("SIGKILL");
   }
 }

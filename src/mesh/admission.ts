@@ -3,7 +3,9 @@
  * queue (a `WorkQueue`), and a refusal at arrival — never after work began — when the queue is full or
  * the predicted wait in it is longer than the call's remaining deadline (it could only expire there).
  * A refusal carries a retry hint (the predicted wait, ms). While it refuses, the node is "shedding"
- * until `shedHoldMs` after the last refusal, so health does not flap with every call.
+ * until `shedHoldMs` after the last refusal, so health does not flap with every call. A call is
+ * checked on its metadata (`admitEarly`, before its request is decoded) and again when its handler
+ * takes a slot (`acquire`).
  *
  * The limit is fixed, not adaptive: a fan-out's latency is mostly its peers' time, so a gradient
  * limit on measured latency would shrink when peers are slow, not when this node is overloaded.
@@ -39,13 +41,19 @@ export const ADMISSION_RANGES: Readonly<Record<keyof AdmissionLimits, NumberRang
 /** Weight of the newest service time in the running mean the wait is predicted from. */
 const SERVICE_EWMA = 0.1;
 
-/** A refusal: the error to send and the retry hint for `grpc-retry-pushback-ms`. */
-export class AdmissionRefused extends TailswarmError {
-  constructor(
-    message: string,
-    readonly retryAfterMs: number,
-  ) {
-    super("RESOURCE_EXHAUSTED", message);
+/** Why a call was refused, and the retry hint for `grpc-retry-pushback-ms`, ms. */
+export interface Refused {
+  readonly message: string;
+  readonly retryAfterMs: number;
+}
+
+/** A refusal thrown by `acquire`: RESOURCE_EXHAUSTED with its retry hint. */
+export class AdmissionRefused extends TailswarmError implements Refused {
+  readonly retryAfterMs: number;
+
+  constructor(refused: Refused) {
+    super("RESOURCE_EXHAUSTED", refused.message);
+    this.retryAfterMs = refused.retryAfterMs;
   }
 }
 
@@ -57,6 +65,10 @@ export class Admission {
   readonly #what: string;
   readonly #onShedding: (shedding: boolean) => void;
   #meanServiceMs: number | undefined;
+  #arriving = 0;
+  /** Turns whose arriving calls have been forgotten; a `leave` from an earlier one does nothing. */
+  #arrivals = 0;
+  #arrivalReset: TimerHandle | undefined;
   #shedUntil = 0;
   #holdTimer: TimerHandle | undefined;
 
@@ -99,36 +111,49 @@ export class Admission {
 
   /** Wait a call arriving now would spend in the queue, ms (0 while a slot is free or nothing is known). */
   predictedWaitMs(): number {
-    const q = this.#queue;
-    if (q.inFlight < q.capacity && q.queueDepth === 0) return 0;
-    return ((q.queueDepth + 1) / q.capacity) * (this.#meanServiceMs ?? 0);
+    const waiting = this.#ahead() - this.#queue.capacity;
+    if (waiting < 0) return 0;
+    return ((waiting + 1) / this.#queue.capacity) * (this.#meanServiceMs ?? 0);
   }
 
   /**
-   * Takes a slot for a call with `remainingMs` to its deadline, or throws `AdmissionRefused`. The
-   * promise form rejects with the signal's reason when the call's deadline (or cancel) comes first: a
-   * queued call that expired is dropped, never run. Give every slot back with `release(startedAt)`.
+   * Admission on a call's metadata, before its request is read or decoded: the refusal `acquire` would
+   * throw, as a plain value (no error, no stack: a flood's refusals are the cheap path), or, for a
+   * call let through, a `leave` function. Such a call counts as arriving (ahead of later calls) until
+   * `leave` is called, when it reaches `acquire` or ends, so calls whose headers are read together
+   * see each other; but only until the event loop's next turn: a call whose request comes later (or
+   * never: a client could hold places so) is then left to `acquire`'s own check.
+   */
+  admitEarly(remainingMs: number): Refused | (() => void) {
+    const refused = this.#check(remainingMs);
+    if (refused !== undefined) return refused;
+    this.#arriving++;
+    if (this.#arrivalReset === undefined) {
+      this.#arrivalReset = this.#clock.setTimer(() => {
+        this.#arrivalReset = undefined;
+        this.#arriving = 0;
+        this.#arrivals++;
+      }, 0);
+    }
+    const arrivals = this.#arrivals;
+    let left = false;
+    return () => {
+      if (left || arrivals !== this.#arrivals) return;
+      left = true;
+      this.#arriving--;
+    };
+  }
+
+  /**
+   * Takes a slot for a call with `remainingMs` to its deadline, or throws `AdmissionRefused` when the
+   * queue is full or the predicted wait is past the deadline. The promise form rejects with the
+   * signal's reason when the call's deadline (or cancel) comes first: a queued call that expired is
+   * dropped, never run. Give every slot back with `release(serviceMs)`.
    */
   acquire(signal: AbortSignal, remainingMs: number): true | Promise<void> {
-    const q = this.#queue;
-    const wait = this.predictedWaitMs();
-    if (wait > 0 && wait >= remainingMs) {
-      this.#refuse(
-        `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${q.queueDepth} waiting, ${q.inFlight} running) is past the ${remainingMs.toFixed(0)} ms left to the deadline`,
-        wait,
-        "predicted-wait",
-      );
-    }
-    try {
-      return q.acquire(signal);
-    } catch (error) {
-      if (!TailswarmError.is(error, "RESOURCE_EXHAUSTED")) throw error;
-      return this.#refuse(
-        `${this.#what}: ${q.queueDepth} waiting and ${q.inFlight} running, limit is ${q.maxQueue} waiting (${this.#what}.maxQueue)`,
-        wait,
-        "queue-full",
-      );
-    }
+    const refused = this.#check(remainingMs);
+    if (refused !== undefined) throw new AdmissionRefused(refused);
+    return this.#queue.acquire(signal);
   }
 
   /** Gives a slot back; `serviceMs` (how long the call held it) feeds the wait prediction. */
@@ -140,18 +165,48 @@ export class Admission {
     this.#queue.release();
   }
 
-  /** Stops the hold timer (server shutdown). */
+  /** Stops the timers (server shutdown). */
   close(): void {
     this.#holdTimer?.cancel();
     this.#holdTimer = undefined;
+    this.#arrivalReset?.cancel();
+    this.#arrivalReset = undefined;
   }
 
-  #refuse(message: string, waitMs: number, cause: string): never {
+  /** Calls running, waiting, and let in on their metadata but not yet at `acquire`. */
+  #ahead(): number {
+    return this.#queue.inFlight + this.#queue.queueDepth + this.#arriving;
+  }
+
+  #check(remainingMs: number): Refused | undefined {
+    const q = this.#queue;
+    if (this.#ahead() < q.capacity) return undefined;
+    const wait = this.predictedWaitMs();
+    const state = `${q.inFlight} running, ${q.queueDepth} queued, ${this.#arriving} arriving`;
+    if (wait > 0 && wait >= remainingMs) {
+      return this.#refuse(
+        `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${state}) is past the ${remainingMs.toFixed(0)} ms left to the deadline`,
+        wait,
+        "predicted-wait",
+      );
+    }
+    if (this.#ahead() - q.capacity >= q.maxQueue) {
+      return this.#refuse(
+        `${this.#what}: ${state}; limit is ${q.capacity} running and ${q.maxQueue} waiting (${this.#what}.maxQueue)`,
+        wait,
+        "queue-full",
+      );
+    }
+    return undefined;
+  }
+
+  #refuse(message: string, waitMs: number, cause: string): Refused {
     const retryAfterMs = Math.max(1, Math.ceil(waitMs > 0 ? waitMs : (this.#meanServiceMs ?? 100)));
     this.#log.report(`${this.#what}.admission`, {
       cause,
       running: this.#queue.inFlight,
       queued: this.#queue.queueDepth,
+      arriving: this.#arriving,
       retryAfterMs,
     });
     this.#shedUntil = this.#clock.now() + this.limits.shedHoldMs;
@@ -159,7 +214,7 @@ export class Admission {
       this.#onShedding(true);
       this.#armHold();
     }
-    throw new AdmissionRefused(message, retryAfterMs);
+    return { message, retryAfterMs };
   }
 
   #armHold(): void {

@@ -80,6 +80,8 @@ interface SessionState {
   readonly session: http2.ServerHttp2Session;
   readonly address: string;
   readonly open: Set<http2.ServerHttp2Stream>;
+  /** Most streams open at once so far. */
+  mostOpen: number;
   idleSince: number;
   pings: number;
   pingWindowStart: number;
@@ -91,7 +93,7 @@ interface SessionState {
 export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, log: LimitLog): () => void {
   h2.maxConnections = limits.maxConnections;
   h2.on("drop", (data?: { remoteAddress?: string }) => {
-    log.report("maxConnections", { limit: limits.maxConnections, remoteAddress: data?.remoteAddress });
+    log.report("maxConnections", { max: limits.maxConnections, remoteAddress: data?.remoteAddress });
   });
   const perAddress = new Map<string, number>();
   const waiting = new Map<string, NodeJS.Timeout>();
@@ -108,7 +110,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
     });
     if (n > limits.maxConnectionsPerAddress) {
       log.report("maxConnectionsPerAddress", {
-        limit: limits.maxConnectionsPerAddress,
+        max: limits.maxConnectionsPerAddress,
         remoteAddress: address,
       });
       socket.destroy();
@@ -117,7 +119,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
     const key = `${address}:${socket.remotePort}`;
     const timer = setTimeout(() => {
       waiting.delete(key);
-      log.report("handshakeTimeoutMs", { limit: limits.handshakeTimeoutMs, remoteAddress: address });
+      log.report("handshakeTimeoutMs", { max: limits.handshakeTimeoutMs, remoteAddress: address });
       socket.destroy();
     }, limits.handshakeTimeoutMs);
     timer.unref();
@@ -137,6 +139,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
       session,
       address,
       open: new Set(),
+      mostOpen: 0,
       idleSince: now,
       pings: 0,
       pingWindowStart: now,
@@ -156,16 +159,28 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
         s.pings = 0;
       }
       if (++s.pings > limits.maxPingsPerKeepalive) {
-        log.report("maxPingsPerKeepalive", { limit: limits.maxPingsPerKeepalive, remoteAddress: address });
+        log.report("maxPingsPerKeepalive", { max: limits.maxPingsPerKeepalive, remoteAddress: address });
         close(s);
       }
     });
     session.on("stream", (stream: http2.ServerHttp2Stream) => {
       s.open.add(stream);
+      s.mostOpen = Math.max(s.mostOpen, s.open.size);
       stream.once("close", () => {
         s.open.delete(stream);
         if (s.open.size === 0) s.idleSince = Date.now();
       });
+    });
+    // A client that opens more streams than it was allowed (SETTINGS_MAX_CONCURRENT_STREAMS, which it
+    // acknowledged) is cut off by HTTP/2 itself: GOAWAY PROTOCOL_ERROR, which Node reports only as a
+    // session "Protocol error". Reported as this limit when the session had reached it.
+    session.on("error", () => {
+      if (s.mostOpen >= limits.maxConcurrentStreams) {
+        log.report("maxConcurrentStreams", {
+          max: limits.maxConcurrentStreams,
+          remoteAddress: address,
+        });
+      }
     });
     session.once("close", () => sessions.delete(s));
   });
@@ -183,14 +198,14 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
         continue;
       }
       if (s.open.size === 0 && now - s.idleSince > limits.idleTimeoutMs) {
-        log.report("idleTimeoutMs", { limit: limits.idleTimeoutMs, remoteAddress: s.address });
+        log.report("idleTimeoutMs", { max: limits.idleTimeoutMs, remoteAddress: s.address });
         close(s);
         continue;
       }
       const pending = pendingBytes(s);
       if (pending > limits.maxPendingSendBytes) {
         log.report("maxPendingSendBytes", {
-          limit: limits.maxPendingSendBytes,
+          max: limits.maxPendingSendBytes,
           pending,
           remoteAddress: s.address,
         });
@@ -201,7 +216,7 @@ export function limitConnections(h2: AnyHttp2Server, limits: ConnectionLimits, l
       s.pending = pending;
       if (pending > 0 && now - s.pendingSince > limits.sendStallTimeoutMs) {
         log.report("sendStallTimeoutMs", {
-          limit: limits.sendStallTimeoutMs,
+          max: limits.sendStallTimeoutMs,
           pending,
           remoteAddress: s.address,
         });

@@ -5,20 +5,20 @@
  * hang under it in one trace.
  */
 import { context } from "@opentelemetry/api";
-import type { sendUnaryData, ServerUnaryCall, ServiceError } from "@grpc/grpc-js";
+import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import { status as Status } from "@grpc/grpc-js";
 import { TailswarmError, invalid } from "../errors.js";
-import { AdmissionRefused } from "./admission.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import type { CoordinateFn } from "./coordinate.js";
-import { chainAbort, incomingDeadline, workDeadline } from "./deadline.js";
+import { chainAbort, incomingDeadline, remainingMs, workDeadline } from "./deadline.js";
 import type { CoordinateReply__Output } from "./gen/tailswarm/v1/CoordinateReply.js";
 import type { CoordinateRequest__Output } from "./gen/tailswarm/v1/CoordinateRequest.js";
 import { abortReason } from "./server-core.js";
 import type { ServerCore } from "./server-core.js";
-import { serviceError, toServiceError } from "./status.js";
+import { refusedStatus, serviceError, toServiceError } from "./status.js";
 import { extractTraceContext } from "./trace.js";
 import { SWARM_SERVICE_NAME } from "./proto.js";
+import type { Admit } from "./rpc-guard.js";
 import { startServerRpcSpan } from "../telemetry/rpc-spans.js";
 
 type Call = ServerUnaryCall<CoordinateRequest__Output, CoordinateReply__Output>;
@@ -26,6 +26,20 @@ type Reply = sendUnaryData<CoordinateReply__Output>;
 
 /** Fully-qualified method: the server span's name and `rpc.method`. */
 const COORDINATE_METHOD = `${SWARM_SERVICE_NAME}/Coordinate`;
+const COORDINATE_PATH = `/${COORDINATE_METHOD}`;
+
+/**
+ * Coordinate's admission on the call's metadata (`rpcGuard`'s `admit`): a call that `acquire` would
+ * refuse on arrival is refused before its request is read, with the same status and retry hint. Its
+ * gRPC deadline bounds what the handler would see, so this refuses nothing the handler would admit.
+ */
+export function coordinateAdmit(core: ServerCore): Admit {
+  return ({ path, call }) => {
+    if (path !== COORDINATE_PATH || core.draining) return undefined;
+    const admitted = core.coordinateAdmission.admitEarly(remainingMs(call));
+    return typeof admitted === "function" ? admitted : refusedStatus(admitted);
+  };
+}
 
 export function makeCoordinateHandler(
   core: ServerCore,
@@ -163,20 +177,12 @@ export function makeCoordinateHandler(
         },
         (error: unknown) => {
           cleanup();
-          callback(refusalError(error));
+          callback(toServiceError(error, "coordinate"));
         },
       );
     } catch (error) {
       cleanup();
-      callback(refusalError(error));
+      callback(toServiceError(error, "coordinate"));
     }
   };
-}
-
-/** A refusal with its retry hint as the `grpc-retry-pushback-ms` trailer (gRFC A6); others as they are. */
-function refusalError(error: unknown): Partial<ServiceError> {
-  const e = toServiceError(error, "coordinate");
-  if (error instanceof AdmissionRefused)
-    e.metadata?.set("grpc-retry-pushback-ms", String(error.retryAfterMs));
-  return e;
 }

@@ -7,7 +7,9 @@
  *   UNIMPLEMENTED "server streaming method");
  * - every status's details are bounded (`boundedDetails`), so no reply is as large as a request;
  * - `authorize`, when given, decides at the call's start and on each request message from the caller's
- *   certificate (./authz.ts).
+ *   certificate (./authz.ts);
+ * - `admit`, when given, may refuse an authorized call on its metadata, before its request is read
+ *   (admission control): under a flood a refusal then costs no decoding and no handler.
  *
  * grpc-js decodes requests before any interceptor sees them and answers a decode error itself, so the
  * server's decoders are wrapped (`GuardedServer.register`) to hand an undecodable request on as a
@@ -57,8 +59,21 @@ export interface CallInfo {
   readonly message?: unknown;
 }
 
-/** Returns a refusal (status and details) for a call that may not proceed, or undefined. */
-export type Authorize = (info: CallInfo) => { code: grpc.status; details: string } | undefined;
+/** A call that may not proceed: its status, details and trailers. */
+export interface Refusal {
+  readonly code: grpc.status;
+  readonly details: string;
+  readonly metadata?: grpc.Metadata;
+}
+
+/** Returns a refusal for a call that may not proceed, or undefined. */
+export type Authorize = (info: CallInfo) => Refusal | undefined;
+
+/**
+ * Admission on a call's metadata: a refusal, or a function the guard calls once the admitted call has
+ * handed its request to the handler or ended (whichever comes first), or undefined (not counted).
+ */
+export type Admit = (info: CallInfo) => Refusal | (() => void) | undefined;
 
 /** grpc-js's own texts for a unary call with no request message, or with two. */
 const MISSING_MESSAGE = /^Received (no|a second) request message for (\w+ streaming|unary) method/;
@@ -76,46 +91,62 @@ function bounded(status: PartialStatusObject, path: string): PartialStatusObject
   return details.length > 0 ? { ...status, details: boundedDetails(details) } : status;
 }
 
-/** The interceptor of every call: malformed requests, bounded details, authorization. */
-export function rpcGuard(authorize?: Authorize): grpc.ServerInterceptor {
+/** The interceptor of every call: malformed requests, bounded details, authorization, admission. */
+export function rpcGuard(guards: { authorize?: Authorize; admit?: Admit } = {}): grpc.ServerInterceptor {
+  const { authorize, admit } = guards;
   return (method, call) => {
     const path = method.path;
-    const refuse = (code: grpc.status, details: string): void =>
-      call.sendStatus({ code, details: boundedDetails(details), metadata: new grpc.Metadata() });
+    const refuse = (r: Refusal): void =>
+      call.sendStatus({
+        code: r.code,
+        details: boundedDetails(r.details),
+        metadata: r.metadata ?? new grpc.Metadata(),
+      });
     let refused = false;
+    let arrived = (): void => {};
     return new grpc.ServerInterceptingCall(call, {
       start(next) {
-        const denial = authorize?.({ path, call });
+        let denial = authorize?.({ path, call });
+        if (denial === undefined) {
+          const admitted = admit?.({ path, call });
+          if (typeof admitted === "function") arrived = admitted;
+          else denial = admitted;
+        }
         if (denial !== undefined) refused = true;
         next({
           onReceiveMetadata(metadata, nextMetadata) {
-            if (denial !== undefined) refuse(denial.code, denial.details);
+            if (denial !== undefined) refuse(denial);
             else nextMetadata(metadata);
           },
           onReceiveMessage(message, nextMessage) {
             if (refused) return;
             if (message instanceof MalformedRequest) {
               refused = true;
-              refuse(
-                grpc.status.INVALID_ARGUMENT,
-                `request (${path}): got ${message.bytes} bytes that do not decode (${clip(message.reason)}), expected a protobuf message of the method's request type`,
-              );
+              refuse({
+                code: grpc.status.INVALID_ARGUMENT,
+                details: `request (${path}): got ${message.bytes} bytes that do not decode (${clip(message.reason)}), expected a protobuf message of the method's request type`,
+              });
               return;
             }
             const late = authorize?.({ path, call, message });
             if (late !== undefined) {
               refused = true;
-              refuse(late.code, late.details);
+              refuse(late);
               return;
             }
             nextMessage(message);
           },
           onReceiveHalfClose(nextHalfClose) {
+            arrived();
             if (!refused) nextHalfClose();
+          },
+          onCancel() {
+            arrived();
           },
         });
       },
       sendStatus(status, next) {
+        arrived();
         next(bounded(status, path));
       },
     });

@@ -15,7 +15,7 @@ import { checkRange } from "../util/range.js";
 import { AbandonRegistry } from "./abandon-registry.js";
 import { makeBranchHandler } from "./branch-service.js";
 import type { CoordinateFn } from "./coordinate.js";
-import { makeCoordinateHandler } from "./coordinate-service.js";
+import { coordinateAdmit, makeCoordinateHandler } from "./coordinate-service.js";
 import type { HandlerRegistry } from "./handler.js";
 import type { RoutingAdvert } from "../routing/advert.js";
 import type { SamplingHints } from "../telemetry/sampling-hints.js";
@@ -212,7 +212,13 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     "grpc.keepalive_time_ms": connectionLimits.keepaliveTimeMs,
     "grpc.keepalive_timeout_ms": connectionLimits.keepaliveTimeoutMs,
     ...options.grpcOptions,
-    interceptors: [rpcGuard(options.authorize), ...(options.grpcOptions?.interceptors ?? [])],
+    interceptors: [
+      rpcGuard({
+        authorize: options.authorize,
+        admit: options.coordinate === undefined ? undefined : coordinateAdmit(core),
+      }),
+      ...(options.grpcOptions?.interceptors ?? []),
+    ],
   });
   const abandonStreams = new Set<ServerDuplexStream<AbandonRequest__Output, AbandonReply>>();
   /** Abandons `issuer`'s branches among `ids` (another caller's are not matched). */

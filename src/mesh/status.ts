@@ -3,6 +3,8 @@ import { Metadata, status as Status } from "@grpc/grpc-js";
 import type { ServiceError } from "@grpc/grpc-js";
 import { clip, MAX_DETAILS_CHARS, TailswarmError } from "../errors.js";
 import type { TailswarmErrorCode } from "../errors.js";
+import { AdmissionRefused } from "./admission.js";
+import type { Refused } from "./admission.js";
 
 const toGrpc: Record<TailswarmErrorCode, Status> = {
   SPECULATION_BUDGET_VIOLATION: Status.FAILED_PRECONDITION,
@@ -32,15 +34,27 @@ export function boundedDetails(details: string): string {
   return clip(details, MAX_DETAILS_CHARS);
 }
 
-/** A `ServiceError`-shaped object for a server callback, from any thrown value. */
+/**
+ * A `ServiceError`-shaped object for a server callback, from any thrown value. An admission refusal
+ * carries its retry hint as the `grpc-retry-pushback-ms` trailer (gRFC A6).
+ */
 export function toServiceError(error: unknown, context: string): Partial<ServiceError> {
   const metadata = new Metadata();
   if (TailswarmError.is(error) && error.code in toGrpc) {
     metadata.set("tailswarm-error-code", error.code);
+    if (error instanceof AdmissionRefused) return refusedStatus(error);
     return { code: toGrpc[error.code], details: boundedDetails(error.message), metadata };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { code: Status.INTERNAL, details: boundedDetails(`${context}: ${message}`), metadata };
+}
+
+/** An admission refusal as it leaves the node: RESOURCE_EXHAUSTED with `grpc-retry-pushback-ms`. */
+export function refusedStatus(refused: Refused): { code: Status; details: string; metadata: Metadata } {
+  const metadata = new Metadata();
+  metadata.set("tailswarm-error-code", "RESOURCE_EXHAUSTED");
+  metadata.set("grpc-retry-pushback-ms", String(refused.retryAfterMs));
+  return { code: Status.RESOURCE_EXHAUSTED, details: boundedDetails(refused.message), metadata };
 }
 
 /** A `ServiceError`-shaped object with an explicit status. */

@@ -3,6 +3,7 @@
  * RESOURCE_EXHAUSTED at once with a retry hint, a queued call whose deadline passes is never run,
  * and health reads NOT_SERVING while the node sheds, SERVING again after the hold.
  */
+import * as http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { swarmService } from "../../src/mesh/proto.js";
@@ -99,7 +100,10 @@ describe("Coordinate admission", () => {
     refused.push(...settled);
     for (const r of refused) {
       expect(r.err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-      expect(r.err?.details).toMatch(/^coordinate: 2 waiting and 2 running, limit is 2 waiting/);
+      // Refused on their metadata: the first four were let in and had not reached the handler yet.
+      expect(r.err?.details).toMatch(
+        /^coordinate: \d running, \d queued, \d arriving; limit is 2 running and 2 waiting \(coordinate\.maxQueue\)$/,
+      );
       expect(r.ms).toBeLessThan(1_000);
       expect(Number(r.trailer?.get("grpc-retry-pushback-ms")[0])).toBeGreaterThan(0);
     }
@@ -114,6 +118,62 @@ describe("Coordinate admission", () => {
     await Promise.all(calls.slice(0, 4));
     await new Promise((r) => setTimeout(r, HOLD_MS + 200));
     expect(await health()).toBe(1);
+  });
+
+  it("calls let in on their metadata and then refused or cancelled hold no place", async () => {
+    started = 0;
+    const junk = (): Promise<grpc.ServiceError | null> =>
+      new Promise((resolve) =>
+        client.makeUnaryRequest(
+          swarmService().Coordinate.path,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]),
+          new grpc.Metadata(),
+          { deadline: Date.now() + 5_000 },
+          (err) => resolve(err),
+        ),
+      );
+    // one after another: each is let in on its metadata, then refused as undecodable
+    for (let i = 0; i < 10; i++) expect((await junk())?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    // one that runs and is stopped at its deadline
+    expect((await coordinate(30)).err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    started = 0;
+    // 2 slots and 2 places in the queue: all four are free again.
+    const running = [coordinate(5_000), coordinate(5_000), coordinate(5_000), coordinate(5_000)];
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBe(2);
+    for (const r of release.splice(0)) r();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBe(4);
+    for (const r of release.splice(0)) r();
+    for (const r of await Promise.all(running)) expect(r.err?.code).not.toBe(grpc.status.RESOURCE_EXHAUSTED);
+  });
+
+  it("Coordinates that send their headers but never their request hold no place", async () => {
+    started = 0;
+    const session = http2.connect(`http://${s.address}`);
+    session.on("error", () => undefined);
+    try {
+      for (let i = 0; i < 10; i++) {
+        const req = session.request({
+          ":method": "POST",
+          ":path": swarmService().Coordinate.path,
+          "content-type": "application/grpc",
+          te: "trailers",
+          "grpc-timeout": "60S",
+        });
+        req.on("error", () => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const running = [coordinate(5_000), coordinate(5_000)];
+      await new Promise((r) => setTimeout(r, 100));
+      expect(started).toBe(2);
+      for (const r of release.splice(0)) r();
+      await Promise.all(running);
+    } finally {
+      session.destroy();
+    }
   });
 
   it("a call whose predicted wait is past its deadline is refused on arrival", async () => {
