@@ -35,6 +35,15 @@ export interface PolicyStats {
   /** Share of abandoned/late branches whose answer alone would have changed the decision. */
   readonly pivotal_share_of_cut: number | null;
   readonly late_lost_work_ms_per_fanout: number;
+  /**
+   * Peer work per fan-out, one accounting for every mode (score-call.ts, `peerWork`): used (in the
+   * deciding set), and wasted — cut off, or redundant (ended after the decision was settled).
+   */
+  readonly peer_work_used_ms_per_fanout: number;
+  readonly peer_work_cut_ms_per_fanout: number;
+  readonly peer_work_redundant_ms_per_fanout: number;
+  /** The coordinator's continuation work thrown away by abandoned speculations, per fan-out, ms. */
+  readonly thrown_ms_per_fanout: number;
   readonly overlap_ms_per_fanout: number;
   readonly completion_ms_mean: number;
   readonly accuracy_during_events: number | null;
@@ -63,6 +72,10 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
   let events = 0;
   let eventsCorrect = 0;
   let errors = 0;
+  let used = 0;
+  let cut = 0;
+  let redundant = 0;
+  let thrown = 0;
   const mix: Record<string, number> = { speculate: 0, synchronous: 0, degrade: 0, error: 0 };
   for (const c of calls) {
     mix[c.mode] = (mix[c.mode] ?? 0) + 1;
@@ -91,6 +104,10 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
       if (c.correct) eventsCorrect++;
     }
     lostBranches += c.abandoned + c.late;
+    used += c.peerWorkUsedMs;
+    cut += c.peerWorkCutMs;
+    redundant += c.peerWorkRedundantMs;
+    thrown += c.thrownMs;
   }
   const per = (x: number): number => (n === 0 ? 0 : x / n);
   const ratio = (a: number, b: number): number | null => (b === 0 ? null : round(a / b, 4));
@@ -115,6 +132,10 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
     pivotal_cut_per_fanout: round(per(pivotalCut), 4),
     pivotal_share_of_cut: ratio(pivotalCut, lostBranches),
     late_lost_work_ms_per_fanout: round(per(late), 2),
+    peer_work_used_ms_per_fanout: round(per(used), 2),
+    peer_work_cut_ms_per_fanout: round(per(cut), 2),
+    peer_work_redundant_ms_per_fanout: round(per(redundant), 2),
+    thrown_ms_per_fanout: round(per(thrown), 2),
     overlap_ms_per_fanout: round(per(overlap), 2),
     completion_ms_mean: round(per(completion), 2),
     accuracy_during_events: ratio(eventsCorrect, events),

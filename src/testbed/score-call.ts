@@ -53,6 +53,15 @@ export interface ScoredCall {
   readonly lateLostMs: number;
   /** Request sent to the end of the coordinator's continuation, ms. */
   readonly completionMs: number;
+  /**
+   * Peer work, ms, one accounting for every mode (see `peerWork`): used (the answer was in the
+   * deciding set), cut off (cut while its answer could still have changed the action), redundant (the
+   * decision was settled before the branch ended: an answer that arrived after it, or a branch cancelled
+   * because of it).
+   */
+  readonly peerWorkUsedMs: number;
+  readonly peerWorkCutMs: number;
+  readonly peerWorkRedundantMs: number;
 }
 
 export interface ScoreContext {
@@ -112,6 +121,9 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
       abandonLostMs: 0,
       lateLostMs: 0,
       completionMs: r.budgetMs + C,
+      peerWorkUsedMs: 0,
+      peerWorkCutMs: 0,
+      peerWorkRedundantMs: 0,
     };
   }
   const mode: ScoredMode =
@@ -175,7 +187,49 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     abandonLostMs,
     lateLostMs,
     completionMs: r.rttMs + C - overlapMs,
+    ...peerWork(r, ctx),
   };
+}
+
+/**
+ * Every peer-millisecond of the call's branches, charged the same whatever the mode. The branch ends are
+ * replayed in time order (an answer at its latency, a cut at its age when cut) against the model: the
+ * decision is *settled* once the outstanding branches can no longer change the action (`model.canFlip`,
+ * the test a speculation stops on). An answer that arrived before that is **used** (its latency); a
+ * branch cut before it is **cut off** (its lost work: its answer might have mattered); whatever ended
+ * after it is **redundant** — a synchronous fan-out's answers that arrived once the vote was decided, and
+ * a speculation's branches abandoned because it was. A failed branch reports no work and counts none (it still stops being outstanding).
+ */
+function peerWork(
+  r: CallRecord,
+  ctx: ScoreContext,
+): Pick<ScoredCall, "peerWorkUsedMs" | "peerWorkCutMs" | "peerWorkRedundantMs"> {
+  const ends = r.branches
+    .map((b) => ({
+      peer: b.peer,
+      answered: ANSWERED.has(b.outcome),
+      atMs: b.latencyMs,
+      workMs:
+        b.outcome === "failed" ? 0 : ANSWERED.has(b.outcome) || b.unsettled ? b.latencyMs : b.lostWorkMs,
+    }))
+    // at the same moment, answers first: a speculation cancels what an answer has just decided out
+    .sort((a, b) => a.atMs - b.atMs || Number(b.answered) - Number(a.answered));
+  const outstanding = new Set(r.branches.map((b) => b.peer));
+  const answers = new Map<string, VoteAnswer>();
+  let settled = !ctx.model.canFlip(answers, [...outstanding]);
+  let used = 0;
+  let cut = 0;
+  let redundant = 0;
+  for (const e of ends) {
+    const work = Math.max(0, e.workMs);
+    if (settled) redundant += work;
+    else if (e.answered) used += work;
+    else cut += work;
+    outstanding.delete(e.peer);
+    if (e.answered) answers.set(e.peer, { vote: wouldAnswer(e.peer, r, ctx) });
+    if (!settled) settled = !ctx.model.canFlip(answers, [...outstanding]);
+  }
+  return { peerWorkUsedMs: used, peerWorkCutMs: cut, peerWorkRedundantMs: redundant };
 }
 
 function wouldAnswer(peer: string, r: CallRecord, ctx: ScoreContext): string {

@@ -118,6 +118,67 @@ describe("scoring a call after the fact", () => {
     expect(stats.late_lost_work_ms_per_fanout).toBe(85);
   });
 
+  it("peer work: one accounting whatever the mode — answers after the decision settled are redundant, cancelled or not", () => {
+    // the gateway peer (weight 4) answers first and settles the vote: the other three (weight 1 each)
+    // can no longer change it. A synchronous fan-out lets them finish; a speculation cancels them.
+    const sync = scoreCall(
+      call({
+        policy: "always-sync",
+        mode: "synchronous",
+        branches: [
+          branch(gw, "partial", false, 10),
+          ...others.map((p, i) => branch(p, "partial", false, 20 + 10 * i)),
+        ],
+      }),
+      ctx,
+    );
+    expect(sync).toMatchObject({ peerWorkUsedMs: 10, peerWorkCutMs: 0, peerWorkRedundantMs: 20 + 30 + 40 });
+    const spec = scoreCall(
+      call({
+        branches: [
+          branch(gw, "committed", false, 10),
+          ...others.map((p) => branch(p, "abandoned", false, 10, 10)),
+        ],
+      }),
+      ctx,
+    );
+    expect(spec).toMatchObject({ peerWorkUsedMs: 10, peerWorkCutMs: 0, peerWorkRedundantMs: 30 });
+    // the same weight per wasted ms: the synchronous call pays for the 90 ms it let run, the speculation
+    // for the 30 ms it cancelled
+    const w = scenario.valueModel.weights;
+    expect(netValue(sync, w)).toBeCloseTo(100 - sync.completionMs - 90);
+    expect(netValue(spec, w)).toBeCloseTo(100 - spec.completionMs - 30);
+    const stats = policyStats([sync, spec], w);
+    expect(stats).toMatchObject({
+      peer_work_used_ms_per_fanout: 10,
+      peer_work_cut_ms_per_fanout: 0,
+      peer_work_redundant_ms_per_fanout: 60,
+    });
+  });
+
+  it("peer work: a branch cut while its answer could still change the action is cut off, not redundant", () => {
+    const r = call({
+      truth: "act",
+      event: true,
+      elapsedMs: 87,
+      rttMs: 89,
+      branches: [branch(gw, "abandoned", false, 87, 80), ...others.map((p) => branch(p, "committed"))],
+    });
+    // the three answers (hold) cannot outvote the gateway's weight 4: the vote is open until the cut
+    expect(scoreCall(r, ctx)).toMatchObject({
+      peerWorkUsedMs: 60,
+      peerWorkCutMs: 80,
+      peerWorkRedundantMs: 0,
+    });
+    // a failed branch reports no work, and stops being outstanding: without the gateway's vote, two
+    // answers settle the plurality and the third is redundant
+    const failed = scoreCall(
+      call({ branches: [branch(gw, "failed", false, 5), ...others.map((p) => branch(p, "committed"))] }),
+      ctx,
+    );
+    expect(failed).toMatchObject({ peerWorkUsedMs: 40, peerWorkCutMs: 0, peerWorkRedundantMs: 20 });
+  });
+
   it("a failed call is a missed deadline decided by the caller's prior", () => {
     const s = scoreCall(
       call({ ok: false, code: "DEADLINE_EXCEEDED", rttMs: 95, truth: "act", event: true }),

@@ -30,7 +30,7 @@ describe("verdict", () => {
     );
     const v = verdict({ ...r, net_value: { ...r.net_value!, groups } });
     expect(v.text).toMatch(
-      /^On net value per fan-out at the scenario's weights \(correct answer 100, latency 0.2\/ms, lost work 0.5\/ms, miss 50\), always-sync leads at every coordinator: /,
+      /^On net value per fan-out at the scenario's weights \(correct answer 100, latency 0.2\/ms, wasted work 0.5\/ms, miss 50\), always-sync leads at every coordinator: /,
     );
     expect(v.text).toContain("at coord-20ms (20 ms) by 10.0 over never (95% interval 5.0 to 15.0)");
   });
