@@ -144,6 +144,7 @@ export function makeCoordinateHandler(
               elapsedMs: r.elapsedMs,
               budgetMs: r.budgetMs,
               abandonCostMs: r.abandonCostMs,
+              decidedAbandonCostMs: r.decidedAbandonCostMs ?? NaN,
               violation: r.violation ?? "",
               nodeId: core.nodeId,
               branches: (r.branches ?? []).map((b) => ({ ...b })),

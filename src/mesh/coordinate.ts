@@ -46,7 +46,10 @@ export interface CoordinateResult {
   readonly elapsedMs: number;
   /** The budget the rule decided with, ms (Classification.budgetMs). */
   readonly budgetMs: number;
+  /** The peer work this fan-out's cut branches lost, ms (FanoutOutcome.abandonCostMs). */
   readonly abandonCostMs: number;
+  /** The abandon cost the rule decided with, from the deciding policy's own ledger, ms (Classification.abandonCostMs). */
+  readonly decidedAbandonCostMs?: number;
   /** Code of a SpeculationBudgetViolation met on the way, or undefined. */
   readonly violation?: string;
   /** How each branch ended (empty or absent on degrade). */
@@ -107,6 +110,7 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     elapsedMs: outcome.elapsedMs,
     budgetMs: outcome.classification.budgetMs,
     abandonCostMs: outcome.abandonCostMs,
+    decidedAbandonCostMs: outcome.classification.abandonCostMs,
     ...(outcome.violation ? { violation: outcome.violation.code } : {}),
     branches: outcome.branches.map((b) => ({
       peer: b.peer,

@@ -285,6 +285,7 @@ export class LoadGenerator {
           decidedBudgetMs: v.budgetMs,
           fanoutP50Ms: v.fanoutP50Ms,
           fanoutP99Ms: v.fanoutP99Ms,
+          decidedAbandonCostMs: v.decidedAbandonCostMs,
           ...(v.estimateBasis ? { estimateBasis: v.estimateBasis } : {}),
           deadlineMissed: v.deadlineMissed || r.rttMs > budgetMs,
           infoGainPerCommitted: v.infoGainPerCommitted ?? null,

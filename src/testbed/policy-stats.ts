@@ -3,6 +3,7 @@
  */
 import type { ScoredCall } from "./score-call.js";
 import type { ValueWeights } from "./scenario-types.js";
+import { nearestRank } from "../util/nearest-rank.js";
 import { meanNetValue, round } from "./value-model.js";
 
 export interface PolicyStats {
@@ -44,6 +45,11 @@ export interface PolicyStats {
   readonly peer_work_redundant_ms_per_fanout: number;
   /** The coordinator's continuation work thrown away by abandoned speculations, per fan-out, ms. */
   readonly thrown_ms_per_fanout: number;
+  /**
+   * The abandon cost this policy's fan-outs were decided with — its own ledger at the coordinator —
+   * median over its answered calls, ms; null when none gave one.
+   */
+  readonly abandon_cost_estimate_ms: number | null;
   readonly overlap_ms_per_fanout: number;
   readonly completion_ms_mean: number;
   readonly accuracy_during_events: number | null;
@@ -136,9 +142,17 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
     peer_work_cut_ms_per_fanout: round(per(cut), 2),
     peer_work_redundant_ms_per_fanout: round(per(redundant), 2),
     thrown_ms_per_fanout: round(per(thrown), 2),
+    abandon_cost_estimate_ms: median(calls.map((c) => c.decidedAbandonCostMs)),
     overlap_ms_per_fanout: round(per(overlap), 2),
     completion_ms_mean: round(per(completion), 2),
     accuracy_during_events: ratio(eventsCorrect, events),
     errors,
   };
+}
+
+/** The median of the finite values (nearest rank), rounded to 0.01; null when there are none. */
+export function median(xs: readonly number[]): number | null {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  const m = nearestRank(v, 0.5);
+  return m === undefined ? null : round(m, 2);
 }

@@ -45,6 +45,8 @@ export interface CallRecord {
   /** The coordinator's own fan-out estimate at decision time. */
   readonly fanoutP50Ms?: number;
   readonly fanoutP99Ms?: number;
+  /** The abandon cost the coordinator's rule decided with: the calling policy's own ledger, ms. */
+  readonly decidedAbandonCostMs?: number;
   /** Where the coordinator's p50/p99 came from: "observed" or "independent" (absent from older nodes). */
   readonly estimateBasis?: string;
   readonly deadlineMissed: boolean;

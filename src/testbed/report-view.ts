@@ -31,8 +31,6 @@ export interface OptionalPolicyFields {
   readonly would_flip_share_of_abandoned?: number | null;
   /** Deadline misses counted by the mode the fan-out ran in. */
   readonly deadline_misses_by_mode?: Readonly<Record<string, number>>;
-  /** The abandon cost this policy decided with (its own ledger), median over its decisions, ms. */
-  readonly abandon_cost_estimate_ms?: number | null;
   /** Reports written before the leave-one-out figures were named pivotal. */
   readonly decision_relevant_commit_rate?: number | null;
   readonly high_value_share_of_lost?: number | null;

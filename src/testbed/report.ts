@@ -5,7 +5,7 @@
  */
 import { nearestRank } from "../util/nearest-rank.js";
 import type { PolicyName } from "../policy/types.js";
-import { policyStats } from "./policy-stats.js";
+import { median, policyStats } from "./policy-stats.js";
 import type { PolicyStats } from "./policy-stats.js";
 import type { CallRecord, MeasureRecord } from "./records.js";
 import type { Scenario } from "./scenario-types.js";
@@ -445,10 +445,5 @@ export function bucketSeconds(spanS: number, minRatePerS: number): number {
   return Math.max(2, Math.min(fits, widths.filter((w) => w <= cap).pop() ?? 2));
 }
 
-function median(xs: readonly number[]): number | null {
-  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  const m = nearestRank(v, 0.5);
-  return m === undefined ? null : round(m, 2);
-}
 
 export type { PolicyName };

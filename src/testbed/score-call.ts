@@ -62,6 +62,8 @@ export interface ScoredCall {
   readonly peerWorkUsedMs: number;
   readonly peerWorkCutMs: number;
   readonly peerWorkRedundantMs: number;
+  /** The abandon cost the coordinator's rule decided with (the policy's own ledger), ms; NaN when not given. */
+  readonly decidedAbandonCostMs: number;
 }
 
 export interface ScoreContext {
@@ -124,6 +126,7 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
       peerWorkUsedMs: 0,
       peerWorkCutMs: 0,
       peerWorkRedundantMs: 0,
+      decidedAbandonCostMs: NaN,
     };
   }
   const mode: ScoredMode =
@@ -188,6 +191,7 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     lateLostMs,
     completionMs: r.rttMs + C - overlapMs,
     ...peerWork(r, ctx),
+    decidedAbandonCostMs: r.decidedAbandonCostMs ?? NaN,
   };
 }
 

@@ -32,6 +32,7 @@ export function stats(over: Partial<StatsView> = {}): StatsView {
     peer_work_cut_ms_per_fanout: 0,
     peer_work_redundant_ms_per_fanout: 0,
     thrown_ms_per_fanout: 0,
+    abandon_cost_estimate_ms: null,
     overlap_ms_per_fanout: 0,
     completion_ms_mean: 100,
     accuracy_during_events: null,

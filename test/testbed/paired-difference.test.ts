@@ -35,6 +35,7 @@ const call = (policy: string, coordinator: string, request: number, committed: n
   peerWorkUsedMs: 0,
   peerWorkCutMs: 0,
   peerWorkRedundantMs: 0,
+  decidedAbandonCostMs: NaN,
 });
 
 describe("pairedDifference", () => {

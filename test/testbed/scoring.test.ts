@@ -179,6 +179,15 @@ describe("scoring a call after the fact", () => {
     expect(failed).toMatchObject({ peerWorkUsedMs: 40, peerWorkCutMs: 0, peerWorkRedundantMs: 20 });
   });
 
+  it("abandon_cost_estimate_ms is the median cost the policy's calls were decided with, over those that gave one", () => {
+    const calls = [3, 1, 200, undefined].map((x) =>
+      scoreCall(call(x === undefined ? {} : { decidedAbandonCostMs: x }), ctx),
+    );
+    calls.push(scoreCall(call({ ok: false, code: "DEADLINE_EXCEEDED" }), ctx));
+    expect(policyStats(calls, scenario.valueModel.weights).abandon_cost_estimate_ms).toBe(3);
+    expect(policyStats(calls.slice(3), scenario.valueModel.weights).abandon_cost_estimate_ms).toBeNull();
+  });
+
   it("a failed call is a missed deadline decided by the caller's prior", () => {
     const s = scoreCall(
       call({ ok: false, code: "DEADLINE_EXCEEDED", rttMs: 95, truth: "act", event: true }),
