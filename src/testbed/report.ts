@@ -445,5 +445,4 @@ export function bucketSeconds(spanS: number, minRatePerS: number): number {
   return Math.max(2, Math.min(fits, widths.filter((w) => w <= cap).pop() ?? 2));
 }
 
-
 export type { PolicyName };
