@@ -151,6 +151,8 @@ export function makeCoordinateHandler(
               ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
               deadlineMissed: r.deadlineMissed ?? false,
               estimateBasis: r.estimateBasis ?? "",
+              fanoutP50Kind: r.fanoutP50Kind ?? "",
+              fanoutP99Kind: r.fanoutP99Kind ?? "",
             });
             // the reply is written out in the turns that follow the callback: measured after them
             setImmediate(() => {

@@ -59,6 +59,9 @@ export interface CoordinateResult {
   readonly deadlineMissed?: boolean;
   /** Where fanoutP50Ms/fanoutP99Ms came from (FanoutEstimate.basis). */
   readonly estimateBasis?: "observed" | "independent";
+  /** What fanoutP50Ms/fanoutP99Ms are: known, only a lower bound, or unknown (no estimate). */
+  readonly fanoutP50Kind?: "known" | "lower-bound" | "unknown";
+  readonly fanoutP99Kind?: "known" | "lower-bound" | "unknown";
 }
 
 /** One branch of the fan-out as the coordinator recorded it when it decided. */
@@ -123,5 +126,7 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     infoGainPerCommitted: outcome.infoGainPerCommitted,
     deadlineMissed: outcome.deadlineMissed,
     estimateBasis: outcome.estimate.basis ?? "independent",
+    fanoutP50Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p50Kind ?? "known"),
+    fanoutP99Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p99Kind ?? "known"),
   };
 }

@@ -287,6 +287,8 @@ export class LoadGenerator {
           fanoutP99Ms: v.fanoutP99Ms,
           decidedAbandonCostMs: v.decidedAbandonCostMs,
           ...(v.estimateBasis ? { estimateBasis: v.estimateBasis } : {}),
+          ...(v.fanoutP50Kind ? { fanoutP50Kind: v.fanoutP50Kind } : {}),
+          ...(v.fanoutP99Kind ? { fanoutP99Kind: v.fanoutP99Kind } : {}),
           deadlineMissed: v.deadlineMissed || r.rttMs > budgetMs,
           infoGainPerCommitted: v.infoGainPerCommitted ?? null,
           branches,

@@ -49,6 +49,9 @@ export interface CallRecord {
   readonly decidedAbandonCostMs?: number;
   /** Where the coordinator's p50/p99 came from: "observed" or "independent" (absent from older nodes). */
   readonly estimateBasis?: string;
+  /** What fanoutP50Ms / fanoutP99Ms were: "known", "lower-bound" or "unknown" (absent from older nodes). */
+  readonly fanoutP50Kind?: string;
+  readonly fanoutP99Kind?: string;
   readonly deadlineMissed: boolean;
   readonly infoGainPerCommitted: number | null;
   readonly branches: readonly BranchRow[];

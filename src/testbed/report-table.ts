@@ -47,7 +47,10 @@ export function formatTable(r: Report): string {
         `${c} (budget ${r.series.budgets[c]} ms): p50 ${e.p50_ms ?? "n/a"}, p99 ${e.p99_ms ?? "n/a"}` +
         (e.observed_share === null || e.observed_share === undefined
           ? ""
-          : `, ${pct(e.observed_share)} observed`),
+          : `, ${pct(e.observed_share)} observed`) +
+        (e.p99_lower_bound_share === null || e.p99_lower_bound_share === undefined
+          ? ""
+          : `, p99 a lower bound on ${pct(e.p99_lower_bound_share)}`),
     )
     .join("; ");
   out.push(`coordinators' own fan-out estimates (median): ${est}`);

@@ -75,6 +75,12 @@ export interface Report {
         readonly p99_ms: number | null;
         /** Share of the coordinator's decisions whose p50/p99 were its fan-outs' observed completion times. */
         readonly observed_share: number | null;
+        /**
+         * Share of the coordinator's decisions whose p50 / p99 was only a lower bound (censored beyond the
+         * horizon: the true quantile is at least the number), over those that said; null when none did.
+         */
+        readonly p50_lower_bound_share: number | null;
+        readonly p99_lower_bound_share: number | null;
       }
     >;
   };
@@ -207,6 +213,8 @@ export function buildReport(input: ReportInput): Report {
         rows.length === 0
           ? null
           : round(rows.filter((r) => r.estimateBasis === "observed").length / rows.length, 3),
+      p50_lower_bound_share: lowerBoundShare(rows.map((r) => r.fanoutP50Kind)),
+      p99_lower_bound_share: lowerBoundShare(rows.map((r) => r.fanoutP99Kind)),
     };
   }
   return {
@@ -443,6 +451,12 @@ export function bucketSeconds(spanS: number, minRatePerS: number): number {
   const cap = Math.max(2, spanS / 2);
   const fits = widths.find((w) => w * minRatePerS >= 10) ?? widths[widths.length - 1]!;
   return Math.max(2, Math.min(fits, widths.filter((w) => w <= cap).pop() ?? 2));
+}
+
+/** Share of "lower-bound" among the kinds given (known, lower-bound; unknown estimates left out). */
+function lowerBoundShare(kinds: readonly (string | undefined)[]): number | null {
+  const said = kinds.filter((k) => k === "known" || k === "lower-bound");
+  return said.length === 0 ? null : round(said.filter((k) => k === "lower-bound").length / said.length, 3);
 }
 
 export type { PolicyName };

@@ -10,6 +10,7 @@ import type { NetValueGroup } from "./net-value-intervals.js";
 import type { PairedDifference } from "./paired-difference.js";
 import { judgePredictions } from "./predictions.js";
 import type { Prediction } from "./predictions.js";
+import { seedTargetsSentence } from "./seed-targets.js";
 import { coordinatorsByBudget, NAIVE, RULE } from "./report-view.js";
 import type { ReportView, StatsView } from "./report-view.js";
 import { esc } from "../sim/svg-chart.js";
@@ -35,6 +36,7 @@ export function verdict(r: ReportView): Verdict {
     gridSentence(r),
     ruleSentence(r),
     predictionsSentence(predictions),
+    seedTargetsSentence(r),
   ].filter((s): s is string => s !== null);
   const marked = parts.join(" ");
   return {
