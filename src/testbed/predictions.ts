@@ -157,6 +157,11 @@ function abandonedWouldFlip(r: ReportView, naive: StatsView): Prediction {
       evidence,
     };
   }
+  if (at !== null && flip !== undefined && flip.n === 0) {
+    const spec = r.by_coordinator[NAIVE]?.[at]?.speculative_fanouts ?? 0;
+    const why = `naive-p50 abandoned none of its ${spec} speculative fan-outs at ${at} in this run`;
+    return { key, claim, outcome: "not measured", why, evidence: why };
+  }
   const share = naive.would_flip_share_of_abandoned;
   if (share !== undefined && share !== null) {
     const evidence = `${rate(share)} of its abandoned speculative fan-outs would have flipped, against ${rate(naive.fanout_decision_relevant_commit_rate)} of committed ones decision-relevant`;

@@ -124,6 +124,21 @@ describe("verdict", () => {
     });
     const p = prediction(r, "naive_abandoned_would_flip");
     expect(p?.outcome).toBe("held");
+    // a run in which naive-p50 abandoned nothing there says so, not that the report cannot count it
+    const none = report({
+      seed_observation: {
+        "naive-p50": {
+          "coord-90ms": {
+            would_flip_share_of_abandoned: { value: null, lo95: null, hi95: null, n: 0 },
+            decision_relevant_share_of_committed: { value: 0.1, lo95: 0.02, hi95: 0.3, n: 23 },
+          },
+        },
+      },
+    });
+    expect(prediction(none, "naive_abandoned_would_flip")).toMatchObject({
+      outcome: "not measured",
+      why: "naive-p50 abandoned none of its 0 speculative fan-outs at coord-90ms in this run",
+    });
     expect(p?.evidence).toContain(
       "at coord-90ms: 0.800 (95% interval 0.600 to 0.950) of abandoned speculative fan-outs would have flipped",
     );
