@@ -42,7 +42,10 @@ export interface ScoredCall {
   readonly decisionRelevant: boolean;
   /** The cut-off (abandoned or late) answers together with the used ones would have changed the action. */
   readonly wouldFlip: boolean;
-  /** Speculate mode: the fan-out reached its deadline with branches still out (the speculation was abandoned). */
+  /**
+   * Speculate mode: the fan-out cut branches while their answers could still have changed the action —
+   * its deadline cut them, not its decision (the speculation was abandoned).
+   */
   readonly speculationAbandoned: boolean;
   /** Continuation work overlapped with the fan-out and used (speculation committed), ms. */
   readonly overlapMs: number;
@@ -165,9 +168,9 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     }
   }
   const elapsed = r.elapsedMs ?? r.rttMs;
-  // the budget the coordinator decided with (its adaptive reply reserve taken), as it reported it
-  const fanoutBudget = r.decidedBudgetMs ?? r.budgetMs;
-  const speculationAbandoned = speculative && abandoned > 0 && elapsed >= fanoutBudget - 1.5;
+  const work = peerWork(r, ctx);
+  // cut while the vote was open: the deadline ended it, whatever the branches' own timers said
+  const speculationAbandoned = speculative && work.cutOpen > 0;
   const overlapMs = speculative && !speculationAbandoned ? Math.min(C, elapsed) : 0;
   const thrownMs = speculationAbandoned ? Math.min(C, elapsed) : 0;
   return {
@@ -190,7 +193,9 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     abandonLostMs,
     lateLostMs,
     completionMs: r.rttMs + C - overlapMs,
-    ...peerWork(r, ctx),
+    peerWorkUsedMs: work.peerWorkUsedMs,
+    peerWorkCutMs: work.peerWorkCutMs,
+    peerWorkRedundantMs: work.peerWorkRedundantMs,
     decidedAbandonCostMs: r.decidedAbandonCostMs ?? NaN,
   };
 }
@@ -207,11 +212,12 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
 function peerWork(
   r: CallRecord,
   ctx: ScoreContext,
-): Pick<ScoredCall, "peerWorkUsedMs" | "peerWorkCutMs" | "peerWorkRedundantMs"> {
+): Pick<ScoredCall, "peerWorkUsedMs" | "peerWorkCutMs" | "peerWorkRedundantMs"> & { cutOpen: number } {
   const ends = r.branches
     .map((b) => ({
       peer: b.peer,
       answered: ANSWERED.has(b.outcome),
+      cut: b.outcome === "abandoned" || b.outcome === "late",
       atMs: b.latencyMs,
       workMs:
         b.outcome === "failed" ? 0 : ANSWERED.has(b.outcome) || b.unsettled ? b.latencyMs : b.lostWorkMs,
@@ -224,16 +230,20 @@ function peerWork(
   let used = 0;
   let cut = 0;
   let redundant = 0;
+  let cutOpen = 0;
   for (const e of ends) {
     const work = Math.max(0, e.workMs);
     if (settled) redundant += work;
     else if (e.answered) used += work;
-    else cut += work;
+    else {
+      cut += work;
+      if (e.cut) cutOpen++;
+    }
     outstanding.delete(e.peer);
     if (e.answered) answers.set(e.peer, { vote: wouldAnswer(e.peer, r, ctx) });
     if (!settled) settled = !ctx.model.canFlip(answers, [...outstanding]);
   }
-  return { peerWorkUsedMs: used, peerWorkCutMs: cut, peerWorkRedundantMs: redundant };
+  return { peerWorkUsedMs: used, peerWorkCutMs: cut, peerWorkRedundantMs: redundant, cutOpen };
 }
 
 function wouldAnswer(peer: string, r: CallRecord, ctx: ScoreContext): string {

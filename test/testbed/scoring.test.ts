@@ -93,6 +93,27 @@ describe("scoring a call after the fact", () => {
     expect(netValue(s, scenario.valueModel.weights)).toBeCloseTo(-229);
   });
 
+  it("a speculation is abandoned when it cut a branch whose answer could still flip the action, whenever the cut came", () => {
+    // the gateway branch was cut by its own deadline a little before the fan-out's (late, at 66 ms of a
+    // 69.9 ms budget): the vote was still open, so the speculation was abandoned, not committed
+    const r = call({
+      truth: "act",
+      event: true,
+      elapsedMs: 66.3,
+      decidedBudgetMs: 69.9,
+      branches: [branch(gw, "late", false, 66, 60), ...others.map((p) => branch(p, "committed"))],
+    });
+    expect(scoreCall(r, ctx)).toMatchObject({ speculationAbandoned: true, wouldFlip: true, thrownMs: 30 });
+    // branches abandoned because the answers had settled the vote do not make it abandoned
+    const settled = call({
+      branches: [
+        branch(gw, "committed", false, 10),
+        ...others.map((p) => branch(p, "abandoned", false, 10, 10)),
+      ],
+    });
+    expect(scoreCall(settled, ctx)).toMatchObject({ speculationAbandoned: false, thrownMs: 0 });
+  });
+
   it("synchronous branches are not speculative commits; late ones are lost work but not abandon cost", () => {
     const r = call({
       policy: "p99-boundary",
