@@ -10,7 +10,7 @@
 import { quorumVote } from "../decision/quorum-vote.js";
 import type { VoteAnswer } from "../decision/quorum-vote.js";
 import type { DecisionModel } from "../decision/types.js";
-import type { CallRecord } from "./records.js";
+import type { BranchRow, CallRecord } from "./records.js";
 import type { PeerPlan } from "./topology.js";
 
 export type ScoredMode = "speculate" | "synchronous" | "degrade" | "error";
@@ -43,8 +43,8 @@ export interface ScoredCall {
   /** The cut-off (abandoned or late) answers together with the used ones would have changed the action. */
   readonly wouldFlip: boolean;
   /**
-   * Speculate mode: the fan-out cut branches while their answers could still have changed the action —
-   * its deadline cut them, not its decision (the speculation was abandoned).
+   * Speculate mode: the deadline, not the decision, cut branches — one ran into its own deadline (late),
+   * or the fan-out reached its decided budget with branches still out (the speculation was abandoned).
    */
   readonly speculationAbandoned: boolean;
   /** Continuation work overlapped with the fan-out and used (speculation committed), ms. */
@@ -168,9 +168,12 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     }
   }
   const elapsed = r.elapsedMs ?? r.rttMs;
-  const work = peerWork(r, ctx);
-  // cut while the vote was open: the deadline ended it, whatever the branches' own timers said
-  const speculationAbandoned = speculative && work.cutOpen > 0;
+  // the budget the coordinator decided with (its adaptive reply reserve taken), as it reported it
+  const fanoutBudget = r.decidedBudgetMs ?? r.budgetMs;
+  // the deadline, not the decision, ended it: a branch ran into its own deadline (late), or the fan-out
+  // ran to its budget with branches still out
+  const speculationAbandoned = speculative && (late > 0 || (abandoned > 0 && elapsed >= fanoutBudget - 1.5));
+  const work = peerWork(r, ctx, speculationAbandoned);
   const overlapMs = speculative && !speculationAbandoned ? Math.min(C, elapsed) : 0;
   const thrownMs = speculationAbandoned ? Math.min(C, elapsed) : 0;
   return {
@@ -201,49 +204,54 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
 }
 
 /**
- * Every peer-millisecond of the call's branches, charged the same whatever the mode. The branch ends are
- * replayed in time order (an answer at its latency, a cut at its age when cut) against the model: the
- * decision is *settled* once the outstanding branches can no longer change the action (`model.canFlip`,
- * the test a speculation stops on). An answer that arrived before that is **used** (its latency); a
- * branch cut before it is **cut off** (its lost work: its answer might have mattered); whatever ended
- * after it is **redundant** — a synchronous fan-out's answers that arrived once the vote was decided, and
- * a speculation's branches abandoned because it was. A failed branch reports no work and counts none (it still stops being outstanding).
+ * Every peer-millisecond of the call's branches, charged the same whatever the mode: **used** (the answer
+ * was in the deciding set), **cut off** (cut while its answer could still have changed the action), or
+ * **redundant** (the decision was settled before the branch ended). A speculation says which is which
+ * itself: it stops the moment its answers settle the vote (`model.canFlip`), so its committed answers
+ * are used, the branches it abandoned then are redundant, and the branches its deadline cut are cut off.
+ * A synchronous fan-out never stops early, so its branch ends are replayed in time order (an answer at
+ * its latency, a late branch at its age when cut) against the same test: an answer before the vote was
+ * settled is used, one after it redundant; a late branch is cut off while the vote was open, else
+ * redundant. A failed branch reports no work and counts none (it still stops being outstanding).
  */
 function peerWork(
   r: CallRecord,
   ctx: ScoreContext,
-): Pick<ScoredCall, "peerWorkUsedMs" | "peerWorkCutMs" | "peerWorkRedundantMs"> & { cutOpen: number } {
-  const ends = r.branches
-    .map((b) => ({
-      peer: b.peer,
-      answered: ANSWERED.has(b.outcome),
-      cut: b.outcome === "abandoned" || b.outcome === "late",
-      atMs: b.latencyMs,
-      workMs:
-        b.outcome === "failed" ? 0 : ANSWERED.has(b.outcome) || b.unsettled ? b.latencyMs : b.lostWorkMs,
-    }))
-    // at the same moment, answers first: a speculation cancels what an answer has just decided out
-    .sort((a, b) => a.atMs - b.atMs || Number(b.answered) - Number(a.answered));
-  const outstanding = new Set(r.branches.map((b) => b.peer));
-  const answers = new Map<string, VoteAnswer>();
-  let settled = !ctx.model.canFlip(answers, [...outstanding]);
+  speculationAbandoned: boolean,
+): Pick<ScoredCall, "peerWorkUsedMs" | "peerWorkCutMs" | "peerWorkRedundantMs"> {
+  const workOf = (b: BranchRow): number =>
+    Math.max(
+      0,
+      b.outcome === "failed" ? 0 : ANSWERED.has(b.outcome) || b.unsettled ? b.latencyMs : b.lostWorkMs,
+    );
   let used = 0;
   let cut = 0;
   let redundant = 0;
-  let cutOpen = 0;
-  for (const e of ends) {
-    const work = Math.max(0, e.workMs);
-    if (settled) redundant += work;
-    else if (e.answered) used += work;
-    else {
-      cut += work;
-      if (e.cut) cutOpen++;
+  if (r.mode === "speculate") {
+    for (const b of r.branches) {
+      if (ANSWERED.has(b.outcome)) used += workOf(b);
+      else if (speculationAbandoned) cut += workOf(b);
+      else redundant += workOf(b);
     }
-    outstanding.delete(e.peer);
-    if (e.answered) answers.set(e.peer, { vote: wouldAnswer(e.peer, r, ctx) });
+    return { peerWorkUsedMs: used, peerWorkCutMs: cut, peerWorkRedundantMs: redundant };
+  }
+  // at the same moment, answers first
+  const ends = [...r.branches].sort(
+    (a, b) => a.latencyMs - b.latencyMs || Number(ANSWERED.has(b.outcome)) - Number(ANSWERED.has(a.outcome)),
+  );
+  const outstanding = new Set(r.branches.map((b) => b.peer));
+  const answers = new Map<string, VoteAnswer>();
+  let settled = !ctx.model.canFlip(answers, [...outstanding]);
+  for (const b of ends) {
+    const answered = ANSWERED.has(b.outcome);
+    if (settled) redundant += workOf(b);
+    else if (answered) used += workOf(b);
+    else cut += workOf(b);
+    outstanding.delete(b.peer);
+    if (answered) answers.set(b.peer, { vote: wouldAnswer(b.peer, r, ctx) });
     if (!settled) settled = !ctx.model.canFlip(answers, [...outstanding]);
   }
-  return { peerWorkUsedMs: used, peerWorkCutMs: cut, peerWorkRedundantMs: redundant, cutOpen };
+  return { peerWorkUsedMs: used, peerWorkCutMs: cut, peerWorkRedundantMs: redundant };
 }
 
 function wouldAnswer(peer: string, r: CallRecord, ctx: ScoreContext): string {

@@ -93,7 +93,7 @@ describe("scoring a call after the fact", () => {
     expect(netValue(s, scenario.valueModel.weights)).toBeCloseTo(-229);
   });
 
-  it("a speculation is abandoned when it cut a branch whose answer could still flip the action, whenever the cut came", () => {
+  it("a speculation whose branch ran into its own deadline is abandoned, though the fan-out ended a little before its budget", () => {
     // the gateway branch was cut by its own deadline a little before the fan-out's (late, at 66 ms of a
     // 69.9 ms budget): the vote was still open, so the speculation was abandoned, not committed
     const r = call({
@@ -191,13 +191,19 @@ describe("scoring a call after the fact", () => {
       peerWorkCutMs: 80,
       peerWorkRedundantMs: 0,
     });
-    // a failed branch reports no work, and stops being outstanding: without the gateway's vote, two
-    // answers settle the plurality and the third is redundant
+    // a failed branch reports no work, and stops being outstanding: in a synchronous fan-out without
+    // the gateway's vote, two answers settle the plurality and the third is redundant
     const failed = scoreCall(
-      call({ branches: [branch(gw, "failed", false, 5), ...others.map((p) => branch(p, "committed"))] }),
+      call({
+        mode: "synchronous",
+        branches: [
+          branch(gw, "failed", false, 5),
+          ...others.map((p, k) => branch(p, "partial", false, 20 + k)),
+        ],
+      }),
       ctx,
     );
-    expect(failed).toMatchObject({ peerWorkUsedMs: 40, peerWorkCutMs: 0, peerWorkRedundantMs: 20 });
+    expect(failed).toMatchObject({ peerWorkUsedMs: 41, peerWorkCutMs: 0, peerWorkRedundantMs: 22 });
   });
 
   it("abandon_cost_estimate_ms is the median cost the policy's calls were decided with, over those that gave one", () => {
