@@ -122,7 +122,7 @@ describe("the public surface", () => {
       transport: telemetry.wrapTransport(transport),
       book,
       clock,
-      ledger: new AbandonLedger(),
+      ledger: { priorMs: 0 },
       observer: combineObservers([telemetry.observer, mine]),
     };
     const coordinator = new Coordinator(options);
@@ -147,6 +147,9 @@ describe("the public surface", () => {
     const records: readonly BranchRecord[] = outcome!.branches;
     expect(records.map((r) => r.peer).sort()).toEqual(["a", "b"]);
     expect(seen).toHaveLength(8);
+    // the fan-outs named no policy: the default's own ledger decided them and learnt from them
+    expect(coordinator.ledgers.of("p99-boundary")).toBeInstanceOf(AbandonLedger);
+    expect(coordinator.ledgers.made().map(([p]) => p)).toEqual(["p99-boundary"]);
     const recent: readonly DecisionRecord[] = telemetry.recorder!.last(1);
     expect(recent).toHaveLength(1);
     const estimate: PeerEstimate = book.estimate("a" satisfies PeerId, clock.now());

@@ -205,19 +205,7 @@ export class AbandonLedger {
 
   /** @throws TailswarmError INVALID_ARGUMENT naming an unknown option or a bad value. */
   constructor(options: AbandonLedgerOptions = {}) {
-    const known = Object.keys(ABANDON_LEDGER_RANGES);
-    for (const [key, value] of Object.entries(options)) {
-      if (!known.includes(key)) {
-        throw invalid(`abandonLedger.${key}`, value, `a known option (one of ${known.join(", ")})`);
-      }
-    }
-    this.options = Object.freeze({
-      priorMs: option(options, "priorMs"),
-      windowMs: option(options, "windowMs"),
-      slices: option(options, "slices"),
-      minSamples: option(options, "minSamples"),
-      opportunityFactor: option(options, "opportunityFactor"),
-    });
+    this.options = abandonLedgerOptions(options);
     this.#ring = new LedgerRing(this.options.windowMs, this.options.slices);
   }
 
@@ -340,6 +328,28 @@ export class AbandonLedger {
 /** The positive part of a reported work figure: 0 when it is missing, not finite, or <= 0. */
 function positivePart(ms: number | undefined): number {
   return ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+/**
+ * The options with their defaults, each checked against `ABANDON_LEDGER_RANGES`.
+ * @throws TailswarmError INVALID_ARGUMENT naming an unknown option or a bad value.
+ */
+export function abandonLedgerOptions(
+  options: AbandonLedgerOptions,
+): Readonly<Required<AbandonLedgerOptions>> {
+  const known = Object.keys(ABANDON_LEDGER_RANGES);
+  for (const [key, value] of Object.entries(options)) {
+    if (!known.includes(key)) {
+      throw invalid(`abandonLedger.${key}`, value, `a known option (one of ${known.join(", ")})`);
+    }
+  }
+  return Object.freeze({
+    priorMs: option(options, "priorMs"),
+    windowMs: option(options, "windowMs"),
+    slices: option(options, "slices"),
+    minSamples: option(options, "minSamples"),
+    opportunityFactor: option(options, "opportunityFactor"),
+  });
 }
 
 function option(options: AbandonLedgerOptions, key: keyof AbandonLedgerOptions): number {

@@ -4,7 +4,7 @@
  *   1 budget   deadline − now − reserve
  *   2 candidates, 3 route (injectable; peers whose fresh p99 exceeds the budget are left out of a pick)
  *   4 estimate  fan-out p50/p99 of the chosen set (LatencySource.fanout, cached per tick there)
- *   5 cost      expected abandon cost (AbandonLedger)
+ *   5 cost      expected abandon cost (the policy's own AbandonLedger: PolicyLedgers)
  *   6 relevance can any answers change the action? (model.canFlip with no answers yet)
  *   7 decide    speculate | synchronous | degrade (src/policy `decide`, with the router's judgement of
  *               speculation and whether a fallback exists; violations counted)
@@ -54,7 +54,8 @@ import type { FanoutEstimate, PeerId, Requirement } from "../estimate/types.js";
 import { decide } from "../policy/decide.js";
 import type { Classification, Mode } from "../policy/types.js";
 import { SpeculationBudgetViolation, violationOf } from "../policy/violation.js";
-import { AbandonLedger } from "./abandon-ledger.js";
+import type { AbandonLedgerOptions } from "./abandon-ledger.js";
+import { PolicyLedgers } from "./policy-ledgers.js";
 import { HorizonProbes } from "./horizon-probes.js";
 import type { HorizonProbeOptions, HorizonProbeStats } from "./horizon-probes.js";
 import { branchRecord } from "./branch-record.js";
@@ -76,8 +77,8 @@ export interface CoordinatorOptions {
   readonly book: Omit<LatencySource, "peers">;
   /** Default: the system clock. */
   readonly clock?: Clock;
-  /** Default: a ledger with a prior of 0 ms. */
-  readonly ledger?: AbandonLedger;
+  /** Options of the abandon ledgers, one per policy (PolicyLedgers). Default: the ledger's defaults. */
+  readonly ledger?: AbandonLedgerOptions;
   readonly observer?: FanoutObserver;
   /** This node's id, sent as `origin` on every branch. Default "local". */
   readonly nodeId?: string;
@@ -118,7 +119,8 @@ const ALL: Requirement = { kind: "all" };
 const NO_ANSWERS: ReadonlyMap<PeerId, never> = new Map<PeerId, never>();
 
 export class Coordinator {
-  readonly ledger: AbandonLedger;
+  /** Each policy's own abandon ledger: the one its fan-outs decide with and charge their cuts to. */
+  readonly ledgers: PolicyLedgers;
   readonly #transport: PeerTransport;
   readonly #book: Omit<LatencySource, "peers">;
   readonly #clock: Clock;
@@ -147,7 +149,7 @@ export class Coordinator {
     this.#transport = options.transport;
     this.#book = options.book;
     this.#clock = options.clock ?? systemClock;
-    this.ledger = options.ledger ?? new AbandonLedger();
+    this.ledgers = new PolicyLedgers(options.ledger);
     this.#observer = combineObservers([options.observer]);
     this.#nodeId = options.nodeId ?? "local";
     this.#graceMs = nonNegative("settleGraceMs", options.settleGraceMs ?? 0);
@@ -202,7 +204,8 @@ export class Coordinator {
     const { peers, speculationFeasible } = this.#route(task, o, start, budgetMs); // 2, 3
     const requirement = o.required ?? ALL;
     const estimate = this.#book.fanout(peers, requirement, start); // 4
-    const abandonCostMs = this.ledger.expectedAbandonCostMs(peers, start); // 5
+    const ledger = this.ledgers.of(o.policy);
+    const abandonCostMs = ledger.expectedAbandonCostMs(peers, start); // 5
     const relevant = o.model.canFlip(NO_ANSWERS, peers); // 6
     let classification: Classification; // 7
     try {
@@ -280,7 +283,7 @@ export class Coordinator {
     const mode = classification.mode;
     void set.settled().then(() => {
       const branches = set.branches.map((b) => branchRecord(b, ctx));
-      this.ledger.recordFanout({ mode, now: clock.now(), branches });
+      ledger.recordFanout({ mode, now: clock.now(), branches });
     });
     this.#watchUnsettled(set, start + budgetMs);
     if (run.aborted) throw abortedError(o.signal);

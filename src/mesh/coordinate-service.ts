@@ -158,12 +158,15 @@ export function makeCoordinateHandler(
               elapsedMs: r.elapsedMs,
               budgetMs: r.budgetMs,
               abandonCostMs: r.abandonCostMs,
+              decidedAbandonCostMs: r.decidedAbandonCostMs ?? NaN,
               violation: r.violation ?? "",
               nodeId: core.nodeId,
               branches: (r.branches ?? []).map((b) => ({ ...b })),
               ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
               deadlineMissed: r.deadlineMissed ?? false,
               estimateBasis: r.estimateBasis ?? "",
+              fanoutP50Kind: r.fanoutP50Kind ?? "",
+              fanoutP99Kind: r.fanoutP99Kind ?? "",
             });
             // the reply is written out in the turns that follow the callback: measured after them
             setImmediate(() => {

@@ -46,7 +46,10 @@ export interface CoordinateResult {
   readonly elapsedMs: number;
   /** The budget the rule decided with, ms (Classification.budgetMs). */
   readonly budgetMs: number;
+  /** The peer work this fan-out's cut branches lost, ms (FanoutOutcome.abandonCostMs). */
   readonly abandonCostMs: number;
+  /** The abandon cost the rule decided with, from the deciding policy's own ledger, ms (Classification.abandonCostMs). */
+  readonly decidedAbandonCostMs?: number;
   /** Code of a SpeculationBudgetViolation met on the way, or undefined. */
   readonly violation?: string;
   /** How each branch ended (empty or absent on degrade). */
@@ -56,6 +59,9 @@ export interface CoordinateResult {
   readonly deadlineMissed?: boolean;
   /** Where fanoutP50Ms/fanoutP99Ms came from (FanoutEstimate.basis). */
   readonly estimateBasis?: "observed" | "independent";
+  /** What fanoutP50Ms/fanoutP99Ms are: known, only a lower bound, or unknown (no estimate). */
+  readonly fanoutP50Kind?: "known" | "lower-bound" | "unknown";
+  readonly fanoutP99Kind?: "known" | "lower-bound" | "unknown";
 }
 
 /** One branch of the fan-out as the coordinator recorded it when it decided. */
@@ -107,6 +113,7 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     elapsedMs: outcome.elapsedMs,
     budgetMs: outcome.classification.budgetMs,
     abandonCostMs: outcome.abandonCostMs,
+    decidedAbandonCostMs: outcome.classification.abandonCostMs,
     ...(outcome.violation ? { violation: outcome.violation.code } : {}),
     branches: outcome.branches.map((b) => ({
       peer: b.peer,
@@ -119,5 +126,7 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     infoGainPerCommitted: outcome.infoGainPerCommitted,
     deadlineMissed: outcome.deadlineMissed,
     estimateBasis: outcome.estimate.basis ?? "independent",
+    fanoutP50Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p50Kind ?? "known"),
+    fanoutP99Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p99Kind ?? "known"),
   };
 }

@@ -54,6 +54,8 @@ export interface CoordinateAnswer {
   /** "observed" | "independent"; "" from nodes that do not say. */
   readonly estimateBasis: string;
   readonly abandonCostMs: number;
+  /** The abandon cost the rule decided with (the deciding policy's own ledger); NaN (null in JSON) when the node gave none. */
+  readonly decidedAbandonCostMs: number;
   readonly elapsedMs: number;
   /** The budget the rule decided with, ms. */
   readonly budgetMs: number;
@@ -85,6 +87,7 @@ function answerOf(r: CoordinateReply__Output): CoordinateAnswer {
     fanoutP99Ms: r.fanoutP99Ms,
     estimateBasis: r.estimateBasis,
     abandonCostMs: r.abandonCostMs,
+    decidedAbandonCostMs: r.decidedAbandonCostMs,
     elapsedMs: r.elapsedMs,
     budgetMs: r.budgetMs,
     deadlineMissed: r.deadlineMissed,

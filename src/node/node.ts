@@ -1,7 +1,7 @@
 /**
  * The swarm node daemon: one gRPC port serving `Swarm` (Branch, Coordinate, Abandon, Probe, State),
  * `NodeStatus`, health and reflection; handlers loaded from the config; src/mesh's Membership over
- * the static and DNS peers (node-membership.ts); a Coordinator (LatencyBook + AbandonLedger) over a
+ * the static and DNS peers (node-membership.ts); a Coordinator (LatencyBook + an AbandonLedger per policy) over a
  * GrpcTransport that shares the membership's channels, every part keying peers by node id. `stop()`
  * is the graceful shutdown: health NOT_SERVING, refuse new work, drain in-flight work for
  * `drainGraceMs`, then abandon the rest and close.
@@ -15,7 +15,6 @@
 import { combineObservers } from "../engine/combine-observers.js";
 import { Coordinator } from "../engine/coordinator.js";
 import { TailswarmError } from "../errors.js";
-import { AbandonLedger } from "../engine/abandon-ledger.js";
 import type { FanoutObserver } from "../engine/outcome.js";
 import type { PeerTransport } from "../engine/transport.js";
 import { LatencyBook } from "../estimate/latency-book.js";
@@ -197,12 +196,13 @@ export class SwarmNode {
       onLoad: routing.onLoad,
       maxAnswerDepth: config.maxJsonDepth,
     });
-    // The cost is windowed like the estimates it is added to: the same window and slices.
-    const ledger = new AbandonLedger({
+    // The cost is windowed like the estimates it is added to: the same window and slices (each policy
+    // keeps its own ledger with these options: PolicyLedgers).
+    const ledger = {
       priorMs: config.abandonCostPriorMs,
       windowMs: config.estimator.windowMs,
       slices: config.estimator.slices,
-    });
+    };
 
     // Status reads the server and coordinator once they exist (telemetry's gauges call it later).
     const ready: { status?: () => StatusReply__Output } = {};

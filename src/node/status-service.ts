@@ -70,7 +70,13 @@ export function nodeStatus(d: StatusDeps): StatusReply__Output {
     fanouts: stats.fanouts,
     decisions: { ...stats.byMode },
     violations: stats.violations,
-    abandonCostMs: live.length === 0 ? 0 : d.coordinator.ledger.expectedAbandonCostMs(live, now),
+    abandonCostMs:
+      live.length === 0 ? 0 : d.coordinator.ledgers.of(d.config.policy).expectedAbandonCostMs(live, now),
+    abandonCostMsByPolicy: Object.fromEntries(
+      d.coordinator.ledgers
+        .made()
+        .map(([policy, ledger]) => [policy, live.length === 0 ? 0 : ledger.expectedAbandonCostMs(live, now)]),
+    ),
     peers,
   };
 }

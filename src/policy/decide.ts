@@ -94,6 +94,7 @@ export function decide(input: DecideInput): Classification {
     ...(estimate.p99Kind !== undefined && { fanoutP99Kind: estimate.p99Kind }),
     abandonCostMs,
     relevant,
+    policy,
   };
   if (c.mode === "degrade" && !input.hasFallback) throw withoutFallback(c);
   return c;

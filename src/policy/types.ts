@@ -38,6 +38,8 @@ export interface Classification {
   readonly fanoutP99Kind?: QuantileKind;
   readonly abandonCostMs: number;
   readonly relevant: boolean;
+  /** The policy that decided; a coordinator's abandonCostMs comes from this policy's own ledger. */
+  readonly policy?: PolicyName;
 }
 
 /** Every speculation policy, in the order reports list them. `p99-boundary` is the rule. */

@@ -24,8 +24,10 @@ export interface DecisionRecord {
   readonly budgetMs: number | null;
   readonly fanoutP50Ms: number | null;
   readonly fanoutP99Ms: number | null;
-  /** The abandon cost estimate the classification used. */
+  /** The abandon cost estimate the classification used: from the ledger of `policy`. */
   readonly abandonCostMs: number | null;
+  /** The policy that decided (each keeps its own abandon ledger); "" when not known. */
+  readonly policy: string;
   readonly decisionRelevant: boolean;
   readonly size: number;
   /** "all" or "quorum:k". */
@@ -145,6 +147,7 @@ export class FlightRecorder implements FanoutObserver {
       fanoutP50Ms: num(c.fanoutP50Ms),
       fanoutP99Ms: num(c.fanoutP99Ms),
       abandonCostMs: num(c.abandonCostMs),
+      policy: c.policy ?? "",
       decisionRelevant: c.relevant,
       size: e.size,
       requirement: e.requirement.kind === "quorum" ? `quorum:${e.requirement.k}` : "all",

@@ -20,7 +20,7 @@ export function formatDecisions(decisions: readonly DecisionRecord[]): string {
         : `unknown${d.unknownPeers.length > 0 ? ` (${d.unknownPeers.join(", ")})` : ""}`;
     lines.push(
       `  budget ${ms(d.budgetMs)} ms  p50 ${ms(d.fanoutP50Ms)} ms${kind(d.p50Kind)}  p99 ${ms(d.fanoutP99Ms)} ms${kind(d.p99Kind)}  ` +
-        `abandon cost ${ms(d.abandonCostMs)} ms  ${d.decisionRelevant ? "decision-relevant" : "not decision-relevant"}`,
+        `abandon cost ${ms(d.abandonCostMs)} ms${d.policy === "" ? "" : ` (${d.policy}'s ledger)`}  ${d.decisionRelevant ? "decision-relevant" : "not decision-relevant"}`,
     );
     const horizon =
       d.horizonMs === null ? "" : `; horizon ${ms(d.horizonMs)} ms (beyond it only lower bounds)`;

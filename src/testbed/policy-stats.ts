@@ -3,6 +3,7 @@
  */
 import type { ScoredCall } from "./score-call.js";
 import type { ValueWeights } from "./scenario-types.js";
+import { nearestRank } from "../util/nearest-rank.js";
 import { meanNetValue, round } from "./value-model.js";
 
 export interface PolicyStats {
@@ -35,6 +36,20 @@ export interface PolicyStats {
   /** Share of abandoned/late branches whose answer alone would have changed the decision. */
   readonly pivotal_share_of_cut: number | null;
   readonly late_lost_work_ms_per_fanout: number;
+  /**
+   * Peer work per fan-out, one accounting for every mode (score-call.ts, `peerWork`): used (in the
+   * deciding set), and wasted — cut off, or redundant (ended after the decision was settled).
+   */
+  readonly peer_work_used_ms_per_fanout: number;
+  readonly peer_work_cut_ms_per_fanout: number;
+  readonly peer_work_redundant_ms_per_fanout: number;
+  /** The coordinator's continuation work thrown away by abandoned speculations, per fan-out, ms. */
+  readonly thrown_ms_per_fanout: number;
+  /**
+   * The abandon cost this policy's fan-outs were decided with — its own ledger at the coordinator —
+   * median over its answered calls, ms; null when none gave one.
+   */
+  readonly abandon_cost_estimate_ms: number | null;
   readonly overlap_ms_per_fanout: number;
   readonly completion_ms_mean: number;
   readonly accuracy_during_events: number | null;
@@ -63,6 +78,10 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
   let events = 0;
   let eventsCorrect = 0;
   let errors = 0;
+  let used = 0;
+  let cut = 0;
+  let redundant = 0;
+  let thrown = 0;
   const mix: Record<string, number> = { speculate: 0, synchronous: 0, degrade: 0, error: 0 };
   for (const c of calls) {
     mix[c.mode] = (mix[c.mode] ?? 0) + 1;
@@ -91,6 +110,10 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
       if (c.correct) eventsCorrect++;
     }
     lostBranches += c.abandoned + c.late;
+    used += c.peerWorkUsedMs;
+    cut += c.peerWorkCutMs;
+    redundant += c.peerWorkRedundantMs;
+    thrown += c.thrownMs;
   }
   const per = (x: number): number => (n === 0 ? 0 : x / n);
   const ratio = (a: number, b: number): number | null => (b === 0 ? null : round(a / b, 4));
@@ -115,9 +138,21 @@ export function policyStats(calls: readonly ScoredCall[], weights: ValueWeights)
     pivotal_cut_per_fanout: round(per(pivotalCut), 4),
     pivotal_share_of_cut: ratio(pivotalCut, lostBranches),
     late_lost_work_ms_per_fanout: round(per(late), 2),
+    peer_work_used_ms_per_fanout: round(per(used), 2),
+    peer_work_cut_ms_per_fanout: round(per(cut), 2),
+    peer_work_redundant_ms_per_fanout: round(per(redundant), 2),
+    thrown_ms_per_fanout: round(per(thrown), 2),
+    abandon_cost_estimate_ms: median(calls.map((c) => c.decidedAbandonCostMs)),
     overlap_ms_per_fanout: round(per(overlap), 2),
     completion_ms_mean: round(per(completion), 2),
     accuracy_during_events: ratio(eventsCorrect, events),
     errors,
   };
+}
+
+/** The median of the finite values (nearest rank), rounded to 0.01; null when there are none. */
+export function median(xs: readonly number[]): number | null {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  const m = nearestRank(v, 0.5);
+  return m === undefined ? null : round(m, 2);
 }

@@ -2,13 +2,18 @@
  * The founding note's predictions, judged on a report's numbers. Each is held, did not hold, not
  * shown by this run (its interval covers 0, or the report gives no interval for it), or not
  * measured (the report lacks the figure). Thresholds where the note gives no interval: a commit rate
- * within 0.1 of its 71%; "does not speculate" as at most 10% of a coordinator's requests; "degrades"
- * as at least 90% of the requests it answered.
+ * within 0.1 of its 71%; "does not speculate" as at most 1% of a coordinator's requests; "degrades"
+ * as at least 90% of the requests it answered (`NO_SPECULATION_MAX_SHARE`, `DEGRADE_MIN_SHARE`).
  */
 import type { PairedDifference } from "./paired-difference.js";
 import { coordinatorsByBudget, NAIVE, RULE } from "./report-view.js";
 import type { IntervalValue, ReportView, StatsView } from "./report-view.js";
 import { fmtInterval, joinAnd, ms, NOT_SHOWN, pct, rate, pivotalCommits } from "./verdict-format.js";
+
+/** "Does not speculate": at most this share of a coordinator's requests speculated. */
+export const NO_SPECULATION_MAX_SHARE = 0.01;
+/** "Degrades": at least this share of the requests a coordinator answered degraded. */
+export const DEGRADE_MIN_SHARE = 0.9;
 
 export type Outcome = "held" | "did not hold" | typeof NOT_SHOWN | "not measured";
 
@@ -152,6 +157,11 @@ function abandonedWouldFlip(r: ReportView, naive: StatsView): Prediction {
       evidence,
     };
   }
+  if (at !== null && flip !== undefined && flip.n === 0) {
+    const spec = r.by_coordinator[NAIVE]?.[at]?.speculative_fanouts ?? 0;
+    const why = `naive-p50 abandoned none of its ${spec} speculative fan-outs at ${at} in this run`;
+    return { key, claim, outcome: "not measured", why, evidence: why };
+  }
   const share = naive.would_flip_share_of_abandoned;
   if (share !== undefined && share !== null) {
     const evidence = `${rate(share)} of its abandoned speculative fan-outs would have flipped, against ${rate(naive.fanout_decision_relevant_commit_rate)} of committed ones decision-relevant`;
@@ -214,7 +224,7 @@ function stopsBelowP99(r: ReportView): Prediction | null {
   return {
     key: "rule_no_speculation_below_p99",
     claim: "the rule not speculating where the budget is at or below the fan-out p99",
-    outcome: below.every((x) => spec(x) <= 0.1) ? "held" : "did not hold",
+    outcome: below.every((x) => spec(x) <= NO_SPECULATION_MAX_SHARE) ? "held" : "did not hold",
     why: say,
     evidence: say,
   };
@@ -237,7 +247,7 @@ function degradesBelowP50(r: ReportView): Prediction | null {
   return {
     key: "rule_degrades_below_p50",
     claim: "the rule degrading where the budget is at or below the fan-out p50",
-    outcome: below.every((x) => share(x) >= 0.9) ? "held" : "did not hold",
+    outcome: below.every((x) => share(x) >= DEGRADE_MIN_SHARE) ? "held" : "did not hold",
     why: evidence,
     evidence,
   };

@@ -45,8 +45,13 @@ export interface CallRecord {
   /** The coordinator's own fan-out estimate at decision time. */
   readonly fanoutP50Ms?: number;
   readonly fanoutP99Ms?: number;
+  /** The abandon cost the coordinator's rule decided with: the calling policy's own ledger, ms. */
+  readonly decidedAbandonCostMs?: number;
   /** Where the coordinator's p50/p99 came from: "observed" or "independent" (absent from older nodes). */
   readonly estimateBasis?: string;
+  /** What fanoutP50Ms / fanoutP99Ms were: "known", "lower-bound" or "unknown" (absent from older nodes). */
+  readonly fanoutP50Kind?: string;
+  readonly fanoutP99Kind?: string;
   readonly deadlineMissed: boolean;
   readonly infoGainPerCommitted: number | null;
   readonly branches: readonly BranchRow[];

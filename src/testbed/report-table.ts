@@ -20,6 +20,10 @@ const ROWS: readonly [string, string][] = [
   ["pivotal_share_of_cut", "cut-off branches that would flip alone"],
   ["abandon_cost_ms_per_fanout", "abandon cost per fan-out (ms)"],
   ["late_lost_work_ms_per_fanout", "late lost work per fan-out (ms)"],
+  ["peer_work_used_ms_per_fanout", "peer work used per fan-out (ms)"],
+  ["peer_work_cut_ms_per_fanout", "peer work cut off per fan-out (ms)"],
+  ["peer_work_redundant_ms_per_fanout", "peer work redundant per fan-out (ms)"],
+  ["thrown_ms_per_fanout", "continuation thrown away per fan-out (ms)"],
   ["overlap_ms_per_fanout", "continuation overlapped per fan-out (ms)"],
   ["completion_ms_mean", "request -> continuation done, mean (ms)"],
   ["deadline_misses", "deadline misses"],
@@ -43,7 +47,10 @@ export function formatTable(r: Report): string {
         `${c} (budget ${r.series.budgets[c]} ms): p50 ${e.p50_ms ?? "n/a"}, p99 ${e.p99_ms ?? "n/a"}` +
         (e.observed_share === null || e.observed_share === undefined
           ? ""
-          : `, ${pct(e.observed_share)} observed`),
+          : `, ${pct(e.observed_share)} observed`) +
+        (e.p99_lower_bound_share === null || e.p99_lower_bound_share === undefined
+          ? ""
+          : `, p99 a lower bound on ${pct(e.p99_lower_bound_share)}`),
     )
     .join("; ");
   out.push(`coordinators' own fan-out estimates (median): ${est}`);

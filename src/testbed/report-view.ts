@@ -29,14 +29,8 @@ export interface OptionalPolicyFields {
   readonly pivotal_commit_rate?: number | null;
   /** Abandoned speculative fan-outs whose cut-off answers, together with those used, would have flipped the action. */
   readonly would_flip_share_of_abandoned?: number | null;
-  /** Peer work per fan-out: used (in the deciding set), or wasted: cut off, or redundant (after the decision). */
-  readonly peer_work_used_ms_per_fanout?: number;
-  readonly peer_work_cut_ms_per_fanout?: number;
-  readonly peer_work_redundant_ms_per_fanout?: number;
   /** Deadline misses counted by the mode the fan-out ran in. */
   readonly deadline_misses_by_mode?: Readonly<Record<string, number>>;
-  /** The abandon cost this policy decided with (its own ledger), median over its decisions, ms. */
-  readonly abandon_cost_estimate_ms?: number | null;
   /** Reports written before the leave-one-out figures were named pivotal. */
   readonly decision_relevant_commit_rate?: number | null;
   readonly high_value_share_of_lost?: number | null;

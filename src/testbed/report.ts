@@ -5,7 +5,7 @@
  */
 import { nearestRank } from "../util/nearest-rank.js";
 import type { PolicyName } from "../policy/types.js";
-import { policyStats } from "./policy-stats.js";
+import { median, policyStats } from "./policy-stats.js";
 import type { PolicyStats } from "./policy-stats.js";
 import type { CallRecord, MeasureRecord } from "./records.js";
 import type { Scenario } from "./scenario-types.js";
@@ -75,6 +75,12 @@ export interface Report {
         readonly p99_ms: number | null;
         /** Share of the coordinator's decisions whose p50/p99 were its fan-outs' observed completion times. */
         readonly observed_share: number | null;
+        /**
+         * Share of the coordinator's decisions whose p50 / p99 was only a lower bound (censored beyond the
+         * horizon: the true quantile is at least the number), over those that said; null when none did.
+         */
+        readonly p50_lower_bound_share: number | null;
+        readonly p99_lower_bound_share: number | null;
       }
     >;
   };
@@ -207,6 +213,8 @@ export function buildReport(input: ReportInput): Report {
         rows.length === 0
           ? null
           : round(rows.filter((r) => r.estimateBasis === "observed").length / rows.length, 3),
+      p50_lower_bound_share: lowerBoundShare(rows.map((r) => r.fanoutP50Kind)),
+      p99_lower_bound_share: lowerBoundShare(rows.map((r) => r.fanoutP99Kind)),
     };
   }
   return {
@@ -445,10 +453,10 @@ export function bucketSeconds(spanS: number, minRatePerS: number): number {
   return Math.max(2, Math.min(fits, widths.filter((w) => w <= cap).pop() ?? 2));
 }
 
-function median(xs: readonly number[]): number | null {
-  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  const m = nearestRank(v, 0.5);
-  return m === undefined ? null : round(m, 2);
+/** Share of "lower-bound" among the kinds given (known, lower-bound; unknown estimates left out). */
+function lowerBoundShare(kinds: readonly (string | undefined)[]): number | null {
+  const said = kinds.filter((k) => k === "known" || k === "lower-bound");
+  return said.length === 0 ? null : round(said.filter((k) => k === "lower-bound").length / said.length, 3);
 }
 
 export type { PolicyName };

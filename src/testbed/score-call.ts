@@ -10,7 +10,7 @@
 import { quorumVote } from "../decision/quorum-vote.js";
 import type { VoteAnswer } from "../decision/quorum-vote.js";
 import type { DecisionModel } from "../decision/types.js";
-import type { CallRecord } from "./records.js";
+import type { BranchRow, CallRecord } from "./records.js";
 import type { PeerPlan } from "./topology.js";
 
 export type ScoredMode = "speculate" | "synchronous" | "degrade" | "error";
@@ -42,7 +42,10 @@ export interface ScoredCall {
   readonly decisionRelevant: boolean;
   /** The cut-off (abandoned or late) answers together with the used ones would have changed the action. */
   readonly wouldFlip: boolean;
-  /** Speculate mode: the fan-out reached its deadline with branches still out (the speculation was abandoned). */
+  /**
+   * Speculate mode: the deadline, not the decision, cut branches — one ran into its own deadline (late),
+   * or the fan-out reached its decided budget with branches still out (the speculation was abandoned).
+   */
   readonly speculationAbandoned: boolean;
   /** Continuation work overlapped with the fan-out and used (speculation committed), ms. */
   readonly overlapMs: number;
@@ -53,6 +56,17 @@ export interface ScoredCall {
   readonly lateLostMs: number;
   /** Request sent to the end of the coordinator's continuation, ms. */
   readonly completionMs: number;
+  /**
+   * Peer work, ms, one accounting for every mode (see `peerWork`): used (the answer was in the
+   * deciding set), cut off (cut while its answer could still have changed the action), redundant (the
+   * decision was settled before the branch ended: an answer that arrived after it, or a branch cancelled
+   * because of it).
+   */
+  readonly peerWorkUsedMs: number;
+  readonly peerWorkCutMs: number;
+  readonly peerWorkRedundantMs: number;
+  /** The abandon cost the coordinator's rule decided with (the policy's own ledger), ms; NaN when not given. */
+  readonly decidedAbandonCostMs: number;
 }
 
 export interface ScoreContext {
@@ -112,6 +126,10 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
       abandonLostMs: 0,
       lateLostMs: 0,
       completionMs: r.budgetMs + C,
+      peerWorkUsedMs: 0,
+      peerWorkCutMs: 0,
+      peerWorkRedundantMs: 0,
+      decidedAbandonCostMs: NaN,
     };
   }
   const mode: ScoredMode =
@@ -152,7 +170,10 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
   const elapsed = r.elapsedMs ?? r.rttMs;
   // the budget the coordinator decided with (its adaptive reply reserve taken), as it reported it
   const fanoutBudget = r.decidedBudgetMs ?? r.budgetMs;
-  const speculationAbandoned = speculative && abandoned > 0 && elapsed >= fanoutBudget - 1.5;
+  // the deadline, not the decision, ended it: a branch ran into its own deadline (late), or the fan-out
+  // ran to its budget with branches still out
+  const speculationAbandoned = speculative && (late > 0 || (abandoned > 0 && elapsed >= fanoutBudget - 1.5));
+  const work = peerWork(r, ctx, speculationAbandoned);
   const overlapMs = speculative && !speculationAbandoned ? Math.min(C, elapsed) : 0;
   const thrownMs = speculationAbandoned ? Math.min(C, elapsed) : 0;
   return {
@@ -175,7 +196,62 @@ export function scoreCall(r: CallRecord, ctx: ScoreContext): ScoredCall {
     abandonLostMs,
     lateLostMs,
     completionMs: r.rttMs + C - overlapMs,
+    peerWorkUsedMs: work.peerWorkUsedMs,
+    peerWorkCutMs: work.peerWorkCutMs,
+    peerWorkRedundantMs: work.peerWorkRedundantMs,
+    decidedAbandonCostMs: r.decidedAbandonCostMs ?? NaN,
   };
+}
+
+/**
+ * Every peer-millisecond of the call's branches, charged the same whatever the mode: **used** (the answer
+ * was in the deciding set), **cut off** (cut while its answer could still have changed the action), or
+ * **redundant** (the decision was settled before the branch ended). A speculation says which is which
+ * itself: it stops the moment its answers settle the vote (`model.canFlip`), so its committed answers
+ * are used, the branches it abandoned then are redundant, and the branches its deadline cut are cut off.
+ * A synchronous fan-out never stops early, so its branch ends are replayed in time order (an answer at
+ * its latency, a late branch at its age when cut) against the same test: an answer before the vote was
+ * settled is used, one after it redundant; a late branch is cut off while the vote was open, else
+ * redundant. A failed branch reports no work and counts none (it still stops being outstanding).
+ */
+function peerWork(
+  r: CallRecord,
+  ctx: ScoreContext,
+  speculationAbandoned: boolean,
+): Pick<ScoredCall, "peerWorkUsedMs" | "peerWorkCutMs" | "peerWorkRedundantMs"> {
+  const workOf = (b: BranchRow): number =>
+    Math.max(
+      0,
+      b.outcome === "failed" ? 0 : ANSWERED.has(b.outcome) || b.unsettled ? b.latencyMs : b.lostWorkMs,
+    );
+  let used = 0;
+  let cut = 0;
+  let redundant = 0;
+  if (r.mode === "speculate") {
+    for (const b of r.branches) {
+      if (ANSWERED.has(b.outcome)) used += workOf(b);
+      else if (speculationAbandoned) cut += workOf(b);
+      else redundant += workOf(b);
+    }
+    return { peerWorkUsedMs: used, peerWorkCutMs: cut, peerWorkRedundantMs: redundant };
+  }
+  // at the same moment, answers first
+  const ends = [...r.branches].sort(
+    (a, b) => a.latencyMs - b.latencyMs || Number(ANSWERED.has(b.outcome)) - Number(ANSWERED.has(a.outcome)),
+  );
+  const outstanding = new Set(r.branches.map((b) => b.peer));
+  const answers = new Map<string, VoteAnswer>();
+  let settled = !ctx.model.canFlip(answers, [...outstanding]);
+  for (const b of ends) {
+    const answered = ANSWERED.has(b.outcome);
+    if (settled) redundant += workOf(b);
+    else if (answered) used += workOf(b);
+    else cut += workOf(b);
+    outstanding.delete(b.peer);
+    if (answered) answers.set(b.peer, { vote: wouldAnswer(b.peer, r, ctx) });
+    if (!settled) settled = !ctx.model.canFlip(answers, [...outstanding]);
+  }
+  return { peerWorkUsedMs: used, peerWorkCutMs: cut, peerWorkRedundantMs: redundant };
 }
 
 function wouldAnswer(peer: string, r: CallRecord, ctx: ScoreContext): string {

@@ -3,11 +3,14 @@
  *
  *   value = correct · [action = truth]
  *         − latencyPerMs · completionMs          (request → end of the coordinator's continuation)
- *         − abandonPerMs · (thrownMs + abandonLostMs + lateLostMs)
+ *         − abandonPerMs · (thrownMs + peerWorkCutMs + peerWorkRedundantMs)
  *         − miss · [no decision within the budget]
  *
  * What speculation buys is inside completionMs (the overlapped continuation is subtracted); what it
- * costs when abandoned is thrownMs (the continuation discarded) plus the peers' lost work.
+ * costs when abandoned is thrownMs (the continuation discarded). Peer work is wasted when it was cut
+ * off or redundant (ended after the decision was settled), charged the same whatever the mode: a
+ * synchronous fan-out that lets decided-out branches finish pays for them as a speculation that
+ * cancels them does.
  */
 import type { ScoredCall } from "./score-call.js";
 import type { ValueModelSpec, ValueWeights } from "./scenario-types.js";
@@ -16,7 +19,7 @@ export function netValue(c: ScoredCall, w: ValueWeights): number {
   return (
     (c.correct ? w.correct : 0) -
     w.latencyPerMs * c.completionMs -
-    w.abandonPerMs * (c.thrownMs + c.abandonLostMs + c.lateLostMs) -
+    w.abandonPerMs * (c.thrownMs + c.peerWorkCutMs + c.peerWorkRedundantMs) -
     (c.miss ? w.miss : 0)
   );
 }

@@ -10,6 +10,7 @@ import type { NetValueGroup } from "./net-value-intervals.js";
 import type { PairedDifference } from "./paired-difference.js";
 import { judgePredictions } from "./predictions.js";
 import type { Prediction } from "./predictions.js";
+import { seedTargetsSentence } from "./seed-targets.js";
 import { coordinatorsByBudget, NAIVE, RULE } from "./report-view.js";
 import type { ReportView, StatsView } from "./report-view.js";
 import { esc } from "../sim/svg-chart.js";
@@ -35,6 +36,7 @@ export function verdict(r: ReportView): Verdict {
     gridSentence(r),
     ruleSentence(r),
     predictionsSentence(predictions),
+    seedTargetsSentence(r),
   ].filter((s): s is string => s !== null);
   const marked = parts.join(" ");
   return {
@@ -86,7 +88,7 @@ export function leadShown(l: Lead): boolean {
 
 function winnersSentence(r: ReportView): string | null {
   const w = r.value_model.weights;
-  const head = `On net value per fan-out at the scenario's weights (correct answer ${w.correct}, latency ${w.latencyPerMs}/ms, lost work ${w.abandonPerMs}/ms, miss ${w.miss})`;
+  const head = `On net value per fan-out at the scenario's weights (correct answer ${w.correct}, latency ${w.latencyPerMs}/ms, wasted work ${w.abandonPerMs}/ms, miss ${w.miss})`;
   const nv = r.net_value;
   if (nv === undefined) {
     const best = Object.entries(r.policies).sort(
@@ -135,7 +137,12 @@ function whySentence(r: ReportView): string | null {
   const top = r.policies[lead.best];
   if (top === undefined) return null;
   const w = r.value_model.weights;
-  const lost = (s: StatsView): number => s.abandon_cost_ms_per_fanout + s.late_lost_work_ms_per_fanout;
+  // the value model's waste term (value-model.ts): the continuation thrown away, and peer work cut off or
+  // redundant; a report written before that accounting charged abandoned and late lost work
+  const lost = (s: StatsView): number =>
+    (s as Partial<StatsView>).peer_work_cut_ms_per_fanout === undefined
+      ? s.abandon_cost_ms_per_fanout + s.late_lost_work_ms_per_fanout
+      : s.thrown_ms_per_fanout + s.peer_work_cut_ms_per_fanout + s.peer_work_redundant_ms_per_fanout;
   const missRate = (s: StatsView): number => (s.fanouts === 0 ? 0 : s.deadline_misses / s.fanouts);
   const terms = [
     {
@@ -148,7 +155,7 @@ function whySentence(r: ReportView): string | null {
     },
     {
       v: -w.abandonPerMs * (lost(top) - lost(rule)),
-      say: `lost work (${ms(lost(top))} against ${ms(lost(rule))} per fan-out)`,
+      say: `wasted work (${ms(lost(top))} against ${ms(lost(rule))} per fan-out)`,
     },
     {
       v: w.correct * (top.accuracy - rule.accuracy),

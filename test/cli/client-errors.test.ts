@@ -195,6 +195,7 @@ describe("client verbs on a node run by `tailswarm host`", () => {
       "fanoutP99Ms",
       "estimateBasis",
       "abandonCostMs",
+      "decidedAbandonCostMs",
       "elapsedMs",
       "budgetMs",
       "deadlineMissed",

@@ -2,8 +2,7 @@
 import { SimClock } from "../../src/clock/sim-clock.js";
 import { predicateModel } from "../../src/decision/predicate-model.js";
 import type { DecisionModel } from "../../src/decision/types.js";
-import { AbandonLedger } from "../../src/engine/abandon-ledger.js";
-import type { AbandonLedgerOptions } from "../../src/engine/abandon-ledger.js";
+import type { AbandonLedger, AbandonLedgerOptions } from "../../src/engine/abandon-ledger.js";
 import { Coordinator } from "../../src/engine/coordinator.js";
 import type { CoordinatorOptions } from "../../src/engine/coordinator.js";
 import { MemoryTransport } from "../../src/engine/memory-transport.js";
@@ -40,7 +39,8 @@ export interface Harness {
   clock: SimClock;
   transport: MemoryTransport;
   book: LatencyBook;
-  ledger: AbandonLedger;
+  /** The ledger of the default policy (p99-boundary), the one the fan-outs of these tests decide with. */
+  readonly ledger: AbandonLedger;
   coordinator: Coordinator;
   seen: Recorded;
   /** Records `n` samples for `peer` cycling through `latencies` so its estimate is fresh. */
@@ -57,13 +57,12 @@ export function harness(
   const clock = new SimClock({ start: START });
   const transport = new MemoryTransport(clock, { seed: 42 });
   const book = new LatencyBook({ windowMs: 60_000, minSamples: 20 }, clock);
-  const ledger = new AbandonLedger(options.ledger);
   const { observer, seen } = recordingObserver();
   const coordinator = new Coordinator({
     transport: options.transport ?? transport,
     book,
     clock,
-    ledger,
+    ...(options.ledger !== undefined && { ledger: options.ledger }),
     observer,
     nodeId: "coordinator-1",
     ...options.coordinator,
@@ -72,7 +71,17 @@ export function harness(
     const list = typeof latencies === "number" ? [latencies] : latencies;
     for (let i = 0; i < n; i++) book.record(peer, list[i % list.length] ?? 0, clock.now());
   };
-  return { clock, transport, book, ledger, coordinator, seen, warm };
+  return {
+    clock,
+    transport,
+    book,
+    get ledger() {
+      return coordinator.ledgers.of("p99-boundary");
+    },
+    coordinator,
+    seen,
+    warm,
+  };
 }
 
 /** A model that can flip while anything is outstanding: every answer matters until all are in. */

@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { predicateModel } from "../../src/decision/predicate-model.js";
-import { AbandonLedger } from "../../src/engine/abandon-ledger.js";
 import { Coordinator } from "../../src/engine/coordinator.js";
 import type { HorizonProbeOptions } from "../../src/engine/horizon-probes.js";
 import { LatencyBook } from "../../src/estimate/latency-book.js";
@@ -39,8 +38,13 @@ afterAll(async () => {
 async function run(horizonProbe: HorizonProbeOptions) {
   const transport = new GrpcTransport();
   const book = new LatencyBook({ windowMs: 60_000, minSamples: 5 });
-  const ledger = new AbandonLedger({ windowMs: 60_000 });
-  const coordinator = new Coordinator({ transport, book, ledger, explorationRate: 0, horizonProbe });
+  const coordinator = new Coordinator({
+    transport,
+    book,
+    ledger: { windowMs: 60_000 },
+    explorationRate: 0,
+    horizonProbe,
+  });
   const task = { kind: "sleep", payload: { ms: SLOW_MS } };
   let returnedBeforeProbe = 0;
   for (let i = 0; i < FANOUTS; i++) {
@@ -63,7 +67,7 @@ async function run(horizonProbe: HorizonProbeOptions) {
   await until(() => book.peerOf(peer.address).inFlightCount === 0, 5_000);
   const stats = coordinator.stats().horizonProbes;
   const estimate = book.estimate(peer.address, Date.now());
-  const ledgerStats = ledger.stats(Date.now());
+  const ledgerStats = coordinator.ledgers.of("always-sync").stats(Date.now());
   transport.close();
   return { stats, estimate, ledgerStats, returnedBeforeProbe };
 }

@@ -64,9 +64,10 @@ describe("decide, p99-boundary (the rule)", () => {
         fc.boolean(),
         (budget, a, b, abandon, relevant) => {
           const [p50, p99] = a <= b ? [a, b] : [b, a];
-          expect(rule(budget, estimate(p50, p99), abandon, relevant)).toEqual(
-            classify(budget, p50, p99, abandon, relevant),
-          );
+          expect(rule(budget, estimate(p50, p99), abandon, relevant)).toEqual({
+            ...classify(budget, p50, p99, abandon, relevant),
+            policy: "p99-boundary",
+          });
         },
       ),
     );
@@ -92,7 +93,7 @@ describe("decide, p99-boundary (the rule)", () => {
             expect(violationOf(c)).toMatchObject({ kind, message: (err as Error).message });
             return;
           }
-          expect(c).toEqual(expected);
+          expect(c).toEqual({ ...expected, policy: "p99-boundary" });
           expect(violationOf(c)).toBeUndefined();
         },
       ),
@@ -239,7 +240,10 @@ describe("decide, every policy", () => {
   });
 
   it("p99-boundary is the rule", () => {
-    expect(decideWith("p99-boundary", 90, seedCase, 0, true)).toEqual(classify(90, 22, 340, 0, true));
+    expect(decideWith("p99-boundary", 90, seedCase, 0, true)).toEqual({
+      ...classify(90, 22, 340, 0, true),
+      policy: "p99-boundary",
+    });
     expect(decideWith("p99-boundary", 400, seedCase, 5, true).mode).toBe("speculate");
   });
 

@@ -1,6 +1,6 @@
 /**
  * The README's promises, checked: the two quick-start commands exist as the scripts they name, and
- * so does the demo it points to; the library example runs (examples/library.ts, the file the README
+ * so does the demo it points to; the testbed paragraph quotes what its recorded run's verdict says; the library example runs (examples/library.ts, the file the README
  * quotes); the `explain` lines print what the rule says; and "Running a swarm node" runs as shown,
  * on the shipped examples/*.yaml. (The full `npm start` run is the testbed's own test: test/testbed;
  * the demo's is test/cli/demo.test.ts.)
@@ -13,6 +13,10 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
 import { freePorts } from "../../src/testbed/free-port.js";
+import type { ReportView } from "../../src/testbed/report-view.js";
+import { verdict } from "../../src/testbed/verdict.js";
+import { formatTable } from "../../src/testbed/report-table.js";
+import type { Report } from "../../src/testbed/report.js";
 import { daemon, tailswarm } from "../cli/dist.js";
 import type { Daemon } from "../cli/dist.js";
 
@@ -38,6 +42,22 @@ describe("README", () => {
     const quick = /## Quick start([\s\S]*?)\n## /.exec(readme)?.[1] ?? "";
     expect(quick).toContain("`npm run demo` (`npx tailswarm demo` on a Node ≥ 22.15)");
     expect(pkg.scripts.demo).toMatch(/(^|ensure-node\.sh )node dist\/cli\/main\.js demo$/);
+  });
+
+  it("the testbed paragraph quotes the recorded run's verdict and numbers, and names the command", () => {
+    const para = /\n`npm start` runs `tailswarm testbed`[\s\S]*?\n\n([\s\S]*?)\n\n/.exec(readme)?.[1] ?? "";
+    expect(para).toContain("`npx tailswarm testbed --duration 60`");
+    const fixture = /test\/testbed\/fixtures\/([a-z0-9-]+\.report\.json)/.exec(para)?.[1];
+    expect(fixture, para).toBeDefined();
+    const report = JSON.parse(readFileSync(`${root}test/testbed/fixtures/${fixture}`, "utf8")) as ReportView;
+    const said = `${verdict(report).text} ${formatTable(report as Report)}`.replace(/\s+/g, " ");
+    const quotes = [...para.matchAll(/“([^”]+)”/g)].map((m) => m[1]!.replace(/\s+/g, " "));
+    expect(quotes.length).toBeGreaterThan(3);
+    for (const q of quotes) expect(said, q).toContain(q);
+    const m = report.measured;
+    expect(para.replace(/\s+/g, " ")).toContain(
+      `p50 of ${m.fanout_p50_ms} ms and p99 of ${m.fanout_p99_ms} ms`,
+    );
   });
 
   it("quotes examples/library.ts as it is", () => {

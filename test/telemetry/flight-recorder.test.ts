@@ -168,9 +168,11 @@ describe("FlightRecorder", () => {
       p50Kind: "known",
       p99Kind: "lower-bound",
       horizonMs: 87,
+      policy: "p99-boundary",
     });
     expect(d!.because).toContain("p99 (lower bound) 87 ms");
     const text = formatDecisions([d!]);
+    expect(text).toContain("abandon cost 5.0 ms (p99-boundary's ledger)");
     expect(text).toContain("p99 87 ms (lower bound)");
     expect(text).toContain("horizon 87 ms");
   });

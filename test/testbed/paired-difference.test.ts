@@ -32,6 +32,10 @@ const call = (policy: string, coordinator: string, request: number, committed: n
   abandonLostMs: 0,
   lateLostMs: 0,
   completionMs: 0,
+  peerWorkUsedMs: 0,
+  peerWorkCutMs: 0,
+  peerWorkRedundantMs: 0,
+  decidedAbandonCostMs: NaN,
 });
 
 describe("pairedDifference", () => {

@@ -93,6 +93,27 @@ describe("scoring a call after the fact", () => {
     expect(netValue(s, scenario.valueModel.weights)).toBeCloseTo(-229);
   });
 
+  it("a speculation whose branch ran into its own deadline is abandoned, though the fan-out ended a little before its budget", () => {
+    // the gateway branch was cut by its own deadline a little before the fan-out's (late, at 66 ms of a
+    // 69.9 ms budget): the vote was still open, so the speculation was abandoned, not committed
+    const r = call({
+      truth: "act",
+      event: true,
+      elapsedMs: 66.3,
+      decidedBudgetMs: 69.9,
+      branches: [branch(gw, "late", false, 66, 60), ...others.map((p) => branch(p, "committed"))],
+    });
+    expect(scoreCall(r, ctx)).toMatchObject({ speculationAbandoned: true, wouldFlip: true, thrownMs: 30 });
+    // branches abandoned because the answers had settled the vote do not make it abandoned
+    const settled = call({
+      branches: [
+        branch(gw, "committed", false, 10),
+        ...others.map((p) => branch(p, "abandoned", false, 10, 10)),
+      ],
+    });
+    expect(scoreCall(settled, ctx)).toMatchObject({ speculationAbandoned: false, thrownMs: 0 });
+  });
+
   it("synchronous branches are not speculative commits; late ones are lost work but not abandon cost", () => {
     const r = call({
       policy: "p99-boundary",
@@ -116,6 +137,82 @@ describe("scoring a call after the fact", () => {
       abandon_cost_ms_per_fanout: 0,
     });
     expect(stats.late_lost_work_ms_per_fanout).toBe(85);
+  });
+
+  it("peer work: one accounting whatever the mode — answers after the decision settled are redundant, cancelled or not", () => {
+    // the gateway peer (weight 4) answers first and settles the vote: the other three (weight 1 each)
+    // can no longer change it. A synchronous fan-out lets them finish; a speculation cancels them.
+    const sync = scoreCall(
+      call({
+        policy: "always-sync",
+        mode: "synchronous",
+        branches: [
+          branch(gw, "partial", false, 10),
+          ...others.map((p, i) => branch(p, "partial", false, 20 + 10 * i)),
+        ],
+      }),
+      ctx,
+    );
+    expect(sync).toMatchObject({ peerWorkUsedMs: 10, peerWorkCutMs: 0, peerWorkRedundantMs: 20 + 30 + 40 });
+    const spec = scoreCall(
+      call({
+        branches: [
+          branch(gw, "committed", false, 10),
+          ...others.map((p) => branch(p, "abandoned", false, 10, 10)),
+        ],
+      }),
+      ctx,
+    );
+    expect(spec).toMatchObject({ peerWorkUsedMs: 10, peerWorkCutMs: 0, peerWorkRedundantMs: 30 });
+    // the same weight per wasted ms: the synchronous call pays for the 90 ms it let run, the speculation
+    // for the 30 ms it cancelled
+    const w = scenario.valueModel.weights;
+    expect(netValue(sync, w)).toBeCloseTo(100 - sync.completionMs - 90);
+    expect(netValue(spec, w)).toBeCloseTo(100 - spec.completionMs - 30);
+    const stats = policyStats([sync, spec], w);
+    expect(stats).toMatchObject({
+      peer_work_used_ms_per_fanout: 10,
+      peer_work_cut_ms_per_fanout: 0,
+      peer_work_redundant_ms_per_fanout: 60,
+    });
+  });
+
+  it("peer work: a branch cut while its answer could still change the action is cut off, not redundant", () => {
+    const r = call({
+      truth: "act",
+      event: true,
+      elapsedMs: 87,
+      rttMs: 89,
+      branches: [branch(gw, "abandoned", false, 87, 80), ...others.map((p) => branch(p, "committed"))],
+    });
+    // the three answers (hold) cannot outvote the gateway's weight 4: the vote is open until the cut
+    expect(scoreCall(r, ctx)).toMatchObject({
+      peerWorkUsedMs: 60,
+      peerWorkCutMs: 80,
+      peerWorkRedundantMs: 0,
+    });
+    // a failed branch reports no work, and stops being outstanding: in a synchronous fan-out without
+    // the gateway's vote, two answers settle the plurality and the third is redundant
+    const failed = scoreCall(
+      call({
+        mode: "synchronous",
+        branches: [
+          branch(gw, "failed", false, 5),
+          ...others.map((p, k) => branch(p, "partial", false, 20 + k)),
+        ],
+      }),
+      ctx,
+    );
+    expect(failed).toMatchObject({ peerWorkUsedMs: 41, peerWorkCutMs: 0, peerWorkRedundantMs: 22 });
+  });
+
+  it("abandon_cost_estimate_ms is the median cost the policy's calls were decided with, over those that gave one", () => {
+    const calls = [3, 1, 200, undefined].map((x) =>
+      scoreCall(call(x === undefined ? {} : { decidedAbandonCostMs: x }), ctx),
+    );
+    calls.push(scoreCall(call({ ok: false, code: "DEADLINE_EXCEEDED" }), ctx));
+    expect(policyStats(calls, scenario.valueModel.weights).abandon_cost_estimate_ms).toBe(3);
+    expect(policyStats(calls.slice(3), scenario.valueModel.weights).abandon_cost_estimate_ms).toBeNull();
   });
 
   it("a failed call is a missed deadline decided by the caller's prior", () => {

@@ -1,6 +1,7 @@
 /**
- * The founding note's scenario as real processes, short: the report's fields, the orderings the note
- * predicts, and no testbed process alive afterwards. Runs the built CLI (npm run build first).
+ * The founding note's scenario as real processes, short: the report's fields, the rule's modes against
+ * the measured fan-out (asserted in every run), the orderings the note predicts, and no testbed process
+ * alive afterwards. Runs the built CLI (npm run build first).
  *
  * The orderings are asserted only when the run reproduced the note's regime: the measured all-of-40
  * fan-out p50 below the 90 ms budget of the note's coordinator (coord-90ms) and the p99 above it. On
@@ -12,6 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEGRADE_MIN_SHARE, NO_SPECULATION_MAX_SHARE } from "../../src/testbed/predictions.js";
 
 const MAIN = resolve("dist/cli/main.js");
 const SEED_BUDGET_MS = 90; // coord-90ms, the founding note's coordinator (testbed/scenarios/seed-nat-tail.yaml)
@@ -50,15 +52,30 @@ function processesUsing(dir: string): string[] {
 describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
   "tailswarm testbed (real processes)",
   () => {
+    // One short run of the founding note's scenario, read by the three tests below.
+    let seedRun: Promise<{ out: string; code: number | null; stderr: string }> | undefined;
+    const seed = (): Promise<{ out: string; code: number | null; stderr: string }> => {
+      seedRun ??= (async () => {
+        const out = mkdtempSync(join(tmpdir(), "tailswarm-testbed-"));
+        return { out, ...(await runCli(["--duration", "12", "--warmup", "4", "--out", out])) };
+      })();
+      return seedRun;
+    };
+    // report.json as parsed: read field by field, as a user of the file would
+    const report = async (): Promise<ReturnType<typeof JSON.parse>> => {
+      const { out, code, stderr } = await seed();
+      expect(code, stderr).toBe(0);
+      return JSON.parse(readFileSync(join(out, "report.json"), "utf8"));
+    };
+
     it(
       "runs the founding note's scenario, reports every field, and leaves no process behind",
       { timeout: 240_000 },
-      async (ctx) => {
-        const out = mkdtempSync(join(tmpdir(), "tailswarm-testbed-"));
-        const { code, stderr } = await runCli(["--duration", "12", "--warmup", "4", "--out", out]);
+      async () => {
+        const { out, code, stderr } = await seed();
         expect(code, stderr).toBe(0);
         expect(processesUsing(out)).toEqual([]);
-        const r = JSON.parse(readFileSync(join(out, "report.json"), "utf8"));
+        const r = await report();
         expect(r.scenario).toBe("seed-nat-tail");
         expect(r.processes.left_running).toEqual([]);
         expect(typeof r.measured.fanout_p50_ms).toBe("number");
@@ -89,9 +106,43 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         }
         expect(r.sensitivity.length).toBeGreaterThan(1);
         expect(readFileSync(join(out, "report.html"), "utf8")).toContain("<svg");
+      },
+    );
 
+    it(
+      "under the rule, a coordinator below the measured fan-out p99 does not speculate, and one below the p50 degrades",
+      { timeout: 240_000 },
+      async () => {
+        const r = await report();
         const { fanout_p50_ms: p50, fanout_p99_ms: p99 } = r.measured;
         console.info(`measured fan-out p50 ${p50} ms, p99 ${p99} ms`);
+        // Per instance, against the measured fan-out (the verdict's bars), whatever the regime: under
+        // the rule a coordinator whose budget is below the measured p99 speculates on at most 1% of its
+        // requests, and one below the measured p50 degrades on at least 90% of the requests it
+        // answers. The one well above its p99 (800 ms) may speculate or not (its abandon cost and own
+        // estimate decide): printed, not asserted.
+        const ruleBy = r.by_coordinator["p99-boundary"];
+        const budgets: Record<string, number> = r.series.budgets;
+        for (const [c, budget] of Object.entries(budgets)) {
+          const mix = ruleBy[c].mode_mix;
+          const answered = 1 - (mix.error ?? 0);
+          const degraded = answered <= 0 ? 0 : mix.degrade / answered;
+          console.info(
+            `rule at ${c} (budget ${budget} ms; measured p50 ${p50}, p99 ${p99}; its p99 estimate, median, ${r.measured.coordinator_estimates[c].p99_ms}): speculated on ${mix.speculate}, degraded on ${degraded.toFixed(4)} of answered, mode mix ${JSON.stringify(mix)}`,
+          );
+          if (budget < p99)
+            expect(mix.speculate, `${c} speculated`).toBeLessThanOrEqual(NO_SPECULATION_MAX_SHARE);
+          if (budget < p50) expect(degraded, `${c} degraded`).toBeGreaterThanOrEqual(DEGRADE_MIN_SHARE);
+        }
+      },
+    );
+
+    it(
+      "in the founding note's regime, the rule makes fewer speculative commits and abandons less work than naive-p50",
+      { timeout: 240_000 },
+      async (ctx) => {
+        const r = await report();
+        const { fanout_p50_ms: p50, fanout_p99_ms: p99 } = r.measured;
         if (!(p50 < SEED_BUDGET_MS && p99 > SEED_BUDGET_MS)) {
           ctx.skip(
             `orderings not asserted: measured fan-out p50 ${p50} ms, p99 ${p99} ms, not around the founding note's ${SEED_BUDGET_MS} ms budget (p50 < budget < p99) — the machine, not the scenario, set the latency`,
@@ -104,25 +155,22 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
           `rule - naive on ${paired.pairs} requests: commits ${JSON.stringify(paired.commits_per_fanout)}, abandon ${JSON.stringify(paired.abandon_cost_ms_per_fanout)}, net value ${JSON.stringify(paired.net_value_per_fanout)}`,
         );
         // What every run shows, short or long: the rule speculates less (commits per fan-out down) and
-        // loses less peer work (abandon cost per fan-out down: it speculates less, and its synchronous
-        // fan-outs cancel nothing).
+        // abandons less work (abandon cost per fan-out down: it speculates less, and its synchronous
+        // fan-outs cancel nothing — what they let run past the decision is redundant work, which
+        // net value charges, not abandon cost).
         expect(rule.commits_per_fanout, JSON.stringify(paired)).toBeLessThan(naive.commits_per_fanout);
         expect(rule.abandon_cost_ms_per_fanout, JSON.stringify(paired)).toBeLessThan(
           naive.abandon_cost_ms_per_fanout,
         );
-        // Net value: at no point of the sensitivity grid is the rule measurably below naive-p50 (the
-        // 95% interval of the per-request difference reaches above zero). Not "above at every point":
-        // a short run has about 2.5 requests a second per policy, and at the grid's corner where
-        // naive-p50's overlap is worth most (latencyPerMs 0.5, abandonPerMs 0.1) full runs put the
-        // margin at 8.5-13 per fan-out, against an interval half-width of 12-20 in 12 s. One of eight
-        // quiet 12 s runs here read -4.4 there (interval -27.7 to 18.9), and CI once failed on it.
+        // Net value is printed, not asserted. Peer work is charged the same whatever the mode (a
+        // synchronous fan-out pays for the answers it let finish after the vote was settled), and a
+        // 12 s run leaves the rule synchronous at coord-800ms on most requests (its estimates are
+        // still unknown): there the rule may be below naive-p50 where latency is dear and waste cheap.
+        // The report's paired intervals say how sure a run is (checks.rule_net_value_*).
         for (const row of r.sensitivity) {
-          const d = row.rule_minus_naive;
-          const v = row.net_value_per_fanout;
-          expect(
-            d.hi95,
-            `${JSON.stringify(row.weights)}: ${JSON.stringify(d)}, ${JSON.stringify(v)}`,
-          ).toBeGreaterThan(0);
+          console.info(
+            `net value rule - naive at ${JSON.stringify(row.weights)}: ${JSON.stringify(row.rule_minus_naive)}`,
+          );
         }
         const margins = r.sensitivity.map(
           (row: { net_value_per_fanout: Record<string, number> }) =>
@@ -140,17 +188,6 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
         console.info(
           `the note's observation at coord-90ms: ${JSON.stringify(r.seed_observation["naive-p50"]["coord-90ms"])}`,
         );
-        // Per instance: under the rule the coordinator whose budget sits between the fan-out's p50
-        // and p99 (90 ms) all but never speculates, and the one below its p50 (20 ms) never does. (At
-        // 90 ms the rule speculates only while its p99 estimate has fallen below the budget: one
-        // request in ~60 at coord-90ms in a full run, against naive-p50's 72-78%; a 12 s run gives
-        // it about ten requests, so one such request is a share of 0.09. The one well above its p99,
-        // 800 ms, speculated on 19-60% of its requests in longer runs, but one 12 s run had none:
-        // printed, not asserted.)
-        const ruleBy = r.by_coordinator["p99-boundary"];
-        expect(ruleBy["coord-90ms"].mode_mix.speculate).toBeLessThanOrEqual(0.1);
-        expect(ruleBy["coord-20ms"].mode_mix.speculate).toBe(0);
-        console.info(`rule's speculation share at coord-800ms: ${ruleBy["coord-800ms"].mode_mix.speculate}`);
         console.info(`seed predictions on this run: ${JSON.stringify(r.checks)}`);
       },
     );

@@ -30,7 +30,7 @@ describe("verdict", () => {
     );
     const v = verdict({ ...r, net_value: { ...r.net_value!, groups } });
     expect(v.text).toMatch(
-      /^On net value per fan-out at the scenario's weights \(correct answer 100, latency 0.2\/ms, lost work 0.5\/ms, miss 50\), always-sync leads at every coordinator: /,
+      /^On net value per fan-out at the scenario's weights \(correct answer 100, latency 0.2\/ms, wasted work 0.5\/ms, miss 50\), always-sync leads at every coordinator: /,
     );
     expect(v.text).toContain("at coord-20ms (20 ms) by 10.0 over never (95% interval 5.0 to 15.0)");
   });
@@ -124,6 +124,21 @@ describe("verdict", () => {
     });
     const p = prediction(r, "naive_abandoned_would_flip");
     expect(p?.outcome).toBe("held");
+    // a run in which naive-p50 abandoned nothing there says so, not that the report cannot count it
+    const none = report({
+      seed_observation: {
+        "naive-p50": {
+          "coord-90ms": {
+            would_flip_share_of_abandoned: { value: null, lo95: null, hi95: null, n: 0 },
+            decision_relevant_share_of_committed: { value: 0.1, lo95: 0.02, hi95: 0.3, n: 23 },
+          },
+        },
+      },
+    });
+    expect(prediction(none, "naive_abandoned_would_flip")).toMatchObject({
+      outcome: "not measured",
+      why: "naive-p50 abandoned none of its 0 speculative fan-outs at coord-90ms in this run",
+    });
     expect(p?.evidence).toContain(
       "at coord-90ms: 0.800 (95% interval 0.600 to 0.950) of abandoned speculative fan-outs would have flipped",
     );
@@ -181,5 +196,58 @@ describe("leadOf / pairedOf", () => {
     const g = group(90, { "naive-p50": 10, never: 30 }, { "naive-p50|never": d(-20, -26, -14) });
     expect(pairedOf(g, "never", "naive-p50")).toEqual({ pairs: 60, mean: 20, lo95: 14, hi95: 26 });
     expect(leadOf(g)).toMatchObject({ best: "never", next: "naive-p50", diff: { mean: 20, lo95: 14 } });
+  });
+});
+
+describe("the targets at the seed's coordinator", () => {
+  const withTargets = (
+    p99Ms: number,
+    lowerBound: number,
+    ruleMisses: number,
+    neverMisses: number,
+  ): ReportView => {
+    const r = report();
+    const by = structuredClone(r.by_coordinator) as Record<string, Record<string, ReturnType<typeof stats>>>;
+    by["p99-boundary"]!["coord-90ms"] = stats({ fanouts: 50, deadline_misses: ruleMisses });
+    by.never!["coord-90ms"] = stats({ fanouts: 50, deadline_misses: neverMisses });
+    return {
+      ...r,
+      by_coordinator: by,
+      measured: {
+        ...r.measured,
+        coordinator_estimates: {
+          "coord-90ms": {
+            p50_ms: 30,
+            p99_ms: p99Ms,
+            p50_lower_bound_share: 0,
+            p99_lower_bound_share: lowerBound,
+          },
+        },
+      },
+    };
+  };
+
+  it("says plainly when the p99 estimate is outside 0.5–2× the measured p99, and a lower bound", () => {
+    const text = verdict(withTargets(135, 0.8, 4, 7)).text;
+    expect(text).toContain(
+      "At coord-90ms (90 ms, between the measured fan-out p50 and p99), its p99 estimate (median over its decisions) was 135 ms, a lower bound on 80% of its decisions, 0.45× the measured fan-out p99 of 300 ms: outside the 0.5–2× it should be within",
+    );
+    expect(text).toContain(
+      "the rule missed 8% of deadlines there against never's 14% (the machine's floor): within 2 points",
+    );
+  });
+
+  it("and when both targets held, or the rule missed more than 2 points above never", () => {
+    const held = verdict(withTargets(400, 0, 2, 1)).text;
+    expect(held).toContain("1.33× the measured fan-out p99 of 300 ms: within 0.5–2×");
+    expect(held).toContain("within 2 points");
+    expect(verdict(withTargets(400, 0, 10, 1)).text).toContain("more than 2 points above it");
+  });
+
+  it("says nothing of them when no budget lies between the measured p50 and p99", () => {
+    const r = withTargets(135, 0.8, 4, 7);
+    expect(verdict({ ...r, measured: { ...r.measured, fanout_p50_ms: 95 } }).text).not.toContain(
+      "its p99 estimate",
+    );
   });
 });

@@ -15,6 +15,13 @@ const spec = {
 
 const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : "-");
 
+/** Each policy's own ledger, when calls named policies other than the node's default. */
+function byPolicy(s: StatusReply__Output): string {
+  const others = Object.entries(s.abandonCostMsByPolicy ?? {}).filter(([p]) => p !== s.policy);
+  if (others.length === 0) return "";
+  return ` (${s.policy}'s ledger; ${others.map(([p, v]) => `${p} ${ms(v)}`).join(", ")} ms)`;
+}
+
 export function formatStatus(s: StatusReply__Output, address: string): string {
   const d = s.decisions ?? { speculate: 0, synchronous: 0, degrade: 0 };
   const lines = [
@@ -23,7 +30,7 @@ export function formatStatus(s: StatusReply__Output, address: string): string {
     `load: in-flight ${s.inFlight}/${s.capacity}  queued ${s.queueDepth}  coordinating ${s.coordinating}` +
       `  event-loop delay p50 ${ms(s.eventLoopDelayP50Ms)} p99 ${ms(s.eventLoopDelayP99Ms)} max ${ms(s.eventLoopDelayMaxMs)} ms`,
     `decisions: ${s.fanouts} fan-outs  speculate ${d.speculate}  synchronous ${d.synchronous}  degrade ${d.degrade}` +
-      `  violations ${s.violations}  abandon cost ${ms(s.abandonCostMs)} ms`,
+      `  violations ${s.violations}  abandon cost ${ms(s.abandonCostMs)} ms${byPolicy(s)}`,
   ];
   if (s.peers.length === 0) {
     lines.push("peers: none");
