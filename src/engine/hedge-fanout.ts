@@ -33,15 +33,9 @@ import { branchRecord } from "./branch-record.js";
 import type { RecordContext } from "./branch-record.js";
 import { BranchSet } from "./branch-set.js";
 import type { Branch } from "./branch-set.js";
-import type {
-  BackupRecord,
-  HedgeDecisionRecord,
-  HedgedOutcome,
-  HedgedSettlement,
-  HedgeObserver,
-  HedgeStats,
-} from "./hedge-outcome.js";
+import type * as Out from "./hedge-outcome.js";
 import type { PeerTransport, Task } from "./transport.js";
+import { watchUnsettled } from "./watch-unsettled.js";
 
 /** The book as the hedged fan-out reads it: a LatencyBook, or anything with these methods. */
 export type HedgeBook = Omit<LatencySource, "peers"> & {
@@ -57,7 +51,7 @@ export interface HedgedFanoutOptions {
   readonly ledger?: AbandonLedger;
   /** The extra-load ceiling's window and allowance; its ratio is the policy's `maxExtraLoad`. */
   readonly ceiling?: { readonly windowMs?: number; readonly minBackupsPerWindow?: number };
-  readonly observer?: HedgeObserver;
+  readonly observer?: Out.HedgeObserver;
   readonly nodeId?: string;
   /** A branch the transport has not settled this long after its deadline is ended as failed, ms. Default 5 000. */
   readonly settleTimeoutMs?: number;
@@ -94,7 +88,7 @@ export class HedgedFanout {
   readonly #transport: PeerTransport;
   readonly #book: HedgeBook;
   readonly #clock: Clock;
-  readonly #observer: HedgeObserver;
+  readonly #observer: Out.HedgeObserver;
   readonly #nodeId: string;
   readonly #settleTimeoutMs: number;
   #fanouts = 0;
@@ -124,7 +118,7 @@ export class HedgedFanout {
     this.#settleTimeoutMs = options.settleTimeoutMs ?? 5_000;
   }
 
-  stats(): HedgeStats {
+  stats(): Out.HedgeStats {
     return {
       fanouts: this.#fanouts,
       primaries: this.#primaries,
@@ -136,7 +130,7 @@ export class HedgedFanout {
     };
   }
 
-  async run(task: Task, run: ReplicatedRun): Promise<HedgedOutcome> {
+  async run(task: Task, run: ReplicatedRun): Promise<Out.HedgedOutcome> {
     const clock = this.#clock;
     const start = clock.now();
     const { replicas, k, budgetMs } = run;
@@ -160,8 +154,8 @@ export class HedgedFanout {
       task,
       requirement: { kind: "quorum", k },
     });
-    const decisions: HedgeDecisionRecord[] = [];
-    const backups: { record: Omit<BackupRecord, "won">; branch: Branch<unknown> }[] = [];
+    const decisions: Out.HedgeDecisionRecord[] = [];
+    const backups: { record: Omit<Out.BackupRecord, "won">; branch: Branch<unknown> }[] = [];
     const watched: Watched[] = [];
     let expired = false;
     let aborted = false;
@@ -259,14 +253,14 @@ export class HedgedFanout {
       decisionRelevant: new Set(),
       now,
     };
-    const backupRecords: BackupRecord[] = backups.map(({ record, branch }) => {
+    const backupRecords: Out.BackupRecord[] = backups.map(({ record, branch }) => {
       const won = branch.inTime;
       if (won) this.#won++;
       else this.#lost++;
       return { ...record, won };
     });
-    this.#watchUnsettled(set, deadline);
-    const settled = set.settled().then((): HedgedSettlement => {
+    watchUnsettled(set, clock, deadline, this.#settleTimeoutMs);
+    const settled = set.settled().then((): Out.HedgedSettlement => {
       const branches = set.branches.map((b) => branchRecord(b, ctx));
       this.ledger.recordFanout({ mode: "speculate", now: clock.now(), branches });
       const settlement = { branches, abandonCostMs: branches.reduce((s, r) => s + r.lostWorkMs, 0) };
@@ -278,7 +272,7 @@ export class HedgedFanout {
         "ABORTED",
         "hedged fan-out: options.signal aborted; every branch was abandoned",
       );
-    const outcome: HedgedOutcome = {
+    const outcome: Out.HedgedOutcome = {
       fanoutId,
       policy: policy.name,
       k,
@@ -298,7 +292,7 @@ export class HedgedFanout {
   }
 
   #decided(
-    decisions: HedgeDecisionRecord[],
+    decisions: Out.HedgeDecisionRecord[],
     fanoutId: string,
     primary: PeerId,
     backup: PeerId,
@@ -307,7 +301,7 @@ export class HedgedFanout {
   ): void {
     if (decision.action === "refuse")
       this.#refused[decision.reason] = (this.#refused[decision.reason] ?? 0) + 1;
-    const record: HedgeDecisionRecord = {
+    const record: Out.HedgeDecisionRecord = {
       fanoutId,
       policy: this.policy.name,
       primary,
@@ -317,25 +311,6 @@ export class HedgedFanout {
     };
     decisions.push(record);
     safely(() => this.#observer.onHedgeDecision?.(record));
-  }
-
-  /** Ends, as failed, branches a misbehaving transport never settles — so the books and the ledger close. */
-  #watchUnsettled(set: BranchSet<unknown>, deadline: number): void {
-    if (set.unsettled === 0) return;
-    const timer = this.#clock.setTimer(
-      () => {
-        for (const b of set.branches) {
-          if (b.result !== undefined) continue;
-          set.forceSettle(b, {
-            kind: "failed",
-            code: "TRANSPORT_NO_SETTLE",
-            message: `transport did not settle branch ${b.branchId} within ${this.#settleTimeoutMs} ms of its deadline`,
-          });
-        }
-      },
-      deadline + this.#settleTimeoutMs - this.#clock.now(),
-    );
-    void set.settled().then(() => timer.cancel());
   }
 }
 
