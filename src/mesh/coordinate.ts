@@ -4,7 +4,7 @@
  * signal, and hands it to the node's `CoordinateFn` (which runs the engine's Coordinator).
  */
 import type { Task } from "../engine/transport.js";
-import type { FanoutOutcome } from "../engine/outcome.js";
+import type { BranchRecord, FanoutOutcome } from "../engine/outcome.js";
 import type { Context } from "@opentelemetry/api";
 
 export interface CoordinateRequest {
@@ -16,6 +16,17 @@ export interface CoordinateRequest {
   /** Decision model name and its options, interpreted by the node. */
   readonly decision?: string;
   readonly options?: unknown;
+  /** Replicated work: any k of these replicas, hedged (src/mesh/coordinate-replicated.ts). */
+  readonly replicated?: ReplicatedRequest;
+}
+
+/** "Any k of these r replicas" (r > k), under a hedge policy. */
+export interface ReplicatedRequest {
+  /** Peer ids in preference order: the first k are the primaries, the rest backups. */
+  readonly replicas: readonly string[];
+  readonly k: number;
+  /** A hedge policy name; undefined means the node's `hedge.policy`. */
+  readonly hedgePolicy?: string;
 }
 
 export interface CoordinateContext {
@@ -56,6 +67,29 @@ export interface CoordinateResult {
   readonly deadlineMissed?: boolean;
   /** Where fanoutP50Ms/fanoutP99Ms came from (FanoutEstimate.basis). */
   readonly estimateBasis?: "observed" | "independent";
+  /** A replicated request: the backups sent and those refused for good. */
+  readonly backups?: readonly CoordinateBackupSummary[];
+  readonly refused?: readonly CoordinateRefusalSummary[];
+}
+
+export interface CoordinateBackupSummary {
+  readonly peer: string;
+  readonly backs: string;
+  readonly sentAtMs: number;
+  readonly reason: string;
+  readonly landable: boolean;
+  readonly won: boolean;
+}
+
+export interface CoordinateRefusalSummary {
+  readonly backs: string;
+  readonly backup: string;
+  readonly atMs: number;
+  readonly reason: string;
+  readonly remainingMs: number;
+  /** Undefined when the backup's estimate was not fresh. */
+  readonly backupP99Ms?: number;
+  readonly costMs: number;
 }
 
 /** One branch of the fan-out as the coordinator recorded it when it decided. */
@@ -81,16 +115,6 @@ export type CoordinateFn = (req: CoordinateRequest, ctx: CoordinateContext) => P
 
 /** The reply fields of a fan-out outcome. */
 export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
-  let committed = 0;
-  let abandoned = 0;
-  let failed = 0;
-  let late = 0;
-  for (const b of outcome.branches) {
-    if (b.outcome === "committed" || b.outcome === "partial") committed++;
-    else if (b.outcome === "abandoned") abandoned++;
-    else if (b.outcome === "late") late++;
-    else failed++;
-  }
   return {
     action: outcome.action,
     mode: outcome.classification.mode,
@@ -98,26 +122,44 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     fanoutId: outcome.fanoutId,
     fanoutP50Ms: outcome.estimate.p50Ms,
     fanoutP99Ms: outcome.estimate.p99Ms,
-    committed,
-    abandoned,
-    failed,
-    late,
+    ...branchCounts(outcome.branches),
     degraded: outcome.degraded,
     decisionChanged: outcome.decisionChanged,
     elapsedMs: outcome.elapsedMs,
     budgetMs: outcome.classification.budgetMs,
     abandonCostMs: outcome.abandonCostMs,
     ...(outcome.violation ? { violation: outcome.violation.code } : {}),
-    branches: outcome.branches.map((b) => ({
-      peer: b.peer,
-      outcome: b.outcome,
-      decisionRelevant: b.decisionRelevant,
-      latencyMs: b.latencyMs,
-      lostWorkMs: b.lostWorkMs,
-      unsettled: b.unsettled === true,
-    })),
+    branches: outcome.branches.map(branchSummary),
     infoGainPerCommitted: outcome.infoGainPerCommitted,
     deadlineMissed: outcome.deadlineMissed,
     estimateBasis: outcome.estimate.basis ?? "independent",
+  };
+}
+
+/** How many branches ended each way (committed counts partial answers too). */
+export function branchCounts(
+  branches: readonly BranchRecord[],
+): Pick<CoordinateResult, "committed" | "abandoned" | "failed" | "late"> {
+  let committed = 0;
+  let abandoned = 0;
+  let failed = 0;
+  let late = 0;
+  for (const b of branches) {
+    if (b.outcome === "committed" || b.outcome === "partial") committed++;
+    else if (b.outcome === "abandoned") abandoned++;
+    else if (b.outcome === "late") late++;
+    else failed++;
+  }
+  return { committed, abandoned, failed, late };
+}
+
+export function branchSummary(b: BranchRecord): CoordinateBranchSummary {
+  return {
+    peer: b.peer,
+    outcome: b.outcome,
+    decisionRelevant: b.decisionRelevant,
+    latencyMs: b.latencyMs,
+    lostWorkMs: b.lostWorkMs,
+    unsettled: b.unsettled === true,
   };
 }

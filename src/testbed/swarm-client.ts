@@ -20,6 +20,8 @@ export interface CoordinateCall {
   readonly decision: string;
   readonly options: unknown;
   readonly budgetMs: number;
+  /** Any k of these replicas, hedged (the replicated-tail scenario). */
+  readonly replicated?: { readonly replicas: readonly string[]; readonly k: number; readonly hedgePolicy: string };
 }
 
 export class SwarmClient {
@@ -45,6 +47,7 @@ export class SwarmClient {
         policy: c.policy,
         decision: c.decision,
         options: Buffer.from(JSON.stringify(c.options)),
+        ...(c.replicated !== undefined && { replicated: { ...c.replicated, replicas: [...c.replicated.replicas] } }),
       },
       c.budgetMs,
     );
