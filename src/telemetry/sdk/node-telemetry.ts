@@ -12,6 +12,8 @@ import type { FanoutObserver } from "../../engine/outcome.js";
 import type { PeerTransport } from "../../engine/transport.js";
 import type { PeerEstimate, PeerId } from "../../estimate/types.js";
 import { decisionsSource } from "../decisions-service.js";
+import type { HedgeObserver } from "../../engine/hedge-outcome.js";
+import { HedgeTelemetry } from "../hedge-metrics.js";
 import type { DecisionsSource } from "../decisions-service.js";
 import type { EstimateSource } from "../peer-gauges.js";
 import type { RoutingTelemetrySource } from "../routing-telemetry.js";
@@ -55,6 +57,8 @@ export interface NodeTelemetryContext {
 
 export interface NodeTelemetryHandle {
   readonly observer: FanoutObserver;
+  /** Replicated fan-outs: hedges issued, won, lost, refused, and a span with the why per decision. */
+  readonly hedgeObserver: HedgeObserver;
   wrapTransport(transport: PeerTransport): PeerTransport;
   /** The flight recorder, for addDecisionsService. */
   readonly decisions: DecisionsSource;
@@ -153,6 +157,7 @@ export function nodeTelemetry(
     return {
       observer: telemetry.observer,
       wrapTransport: (t) => telemetry.wrapTransport(t),
+      hedgeObserver: new HedgeTelemetry(),
       decisions: decisionsSource(ctx.nodeId, recorder),
       sampling: sdk.sampling,
       telemetry,

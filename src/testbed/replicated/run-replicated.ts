@@ -204,6 +204,7 @@ async function drive(
               unlandable: 0,
               cutWorkMs: 0,
               refused: {},
+              refusedBackupP99Ms: [],
             });
             return;
           }
@@ -223,6 +224,7 @@ async function drive(
               .filter((b) => b.outcome === "abandoned" || b.outcome === "late")
               .reduce((sum, b) => sum + b.latencyMs, 0),
             refused,
+            refusedBackupP99Ms: v.refused.flatMap((x) => (x.backupP99Ms == null ? [] : [x.backupP99Ms])),
           });
         }),
       );

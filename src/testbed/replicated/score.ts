@@ -5,7 +5,8 @@
  * goal, checked per budget from those numbers.
  *
  * A miss (an error, `deadline_missed`, or no reply by the deadline) counts at its budget, so a
- * quantile that lands on a miss is a lower bound: `p99_is_lower_bound` says when it does.
+ * quantile that lands on a miss is a lower bound: `p99_is_lower_bound` says when it does. The goal
+ * reads the p99s over the requests every policy was answered in time (`answered_by_all`).
  */
 import type { HedgePolicyName } from "../../hedge/types.js";
 import { nearestRank } from "../../util/nearest-rank.js";
@@ -36,9 +37,11 @@ export interface ReplicatedCall {
    */
   readonly cutWorkMs: number;
   readonly refused: Readonly<Record<string, number>>;
+  /** The spare replicas' p99 as the coordinator's refusals state it, ms (known or lower bound). */
+  readonly refusedBackupP99Ms: readonly number[];
 }
 
-export interface PolicyCell {
+export interface Quantiles {
   readonly requests: number;
   readonly p50_ms: number | null;
   readonly p99_ms: number | null;
@@ -46,7 +49,18 @@ export interface PolicyCell {
   /** The p99 (p99.9) lands on a miss, counted at its budget: the true quantile is at least this. */
   readonly p99_is_lower_bound: boolean;
   readonly p999_is_lower_bound: boolean;
+}
+
+export interface PolicyCell extends Quantiles {
+  /**
+   * The same quantiles over the requests every policy got a reply to in time: a request whose reply
+   * came late under some policy (a gRPC error) is left out under all of them. When every copy of a
+   * request is late at once, the node or the machine stalled, not a replica.
+   */
+  readonly answered_by_all: Quantiles;
   readonly deadline_misses: number;
+  /** Misses that were a gRPC error (no reply by the deadline) rather than a reply saying so. */
+  readonly errors: number;
   /** Backups per primary branch, %. */
   readonly extra_load_pct: number;
   readonly backups: number;
@@ -54,6 +68,8 @@ export interface PolicyCell {
   readonly backups_unlandable: number;
   readonly cut_work_ms_per_request: number;
   readonly refused: Record<string, number>;
+  /** Median of the spare replicas' p99 the refusals state, ms; null when none was refused with one. */
+  readonly refused_backup_p99_median_ms: number | null;
 }
 
 export interface GatedVersus {
@@ -70,7 +86,10 @@ export interface BudgetGoal {
   readonly p99_cut_ms: Record<string, number | null>;
   /** The baseline with the largest p99 cut (null when none was measured). */
   readonly best_baseline: HedgePolicyName | null;
-  /** gated's p99 cut >= the best baseline's, with at most half its extra load. */
+  /**
+   * gated's p99 cut >= the best baseline's, with at most half its extra load (answered_by_all p99s);
+   * null when it cannot be read (a p99 that is only a lower bound, a policy not run).
+   */
   readonly met: boolean | null;
   readonly because: string;
 }
@@ -94,8 +113,9 @@ export function scoreBudget(
 ): BudgetReport {
   const at = calls.filter((c) => c.budgetMs === budgetMs);
   const by = new Map(policies.map((p) => [p, at.filter((c) => c.policy === p)] as const));
+  const late = new Set(at.filter((c) => c.code !== "OK").map((c) => c.request));
   const cells: Record<string, PolicyCell> = {};
-  for (const [p, cs] of by) cells[p] = cell(cs);
+  for (const [p, cs] of by) cells[p] = cell(cs, late);
   const gated = by.get("gated");
   const versus: GatedVersus[] = [];
   if (gated !== undefined) {
@@ -120,7 +140,7 @@ export function scoreBudget(
   };
 }
 
-function cell(cs: readonly ReplicatedCall[]): PolicyCell {
+function quantiles(cs: readonly ReplicatedCall[]): Quantiles {
   const lat = cs.map((c) => c.latencyMs).sort((a, b) => a - b);
   const missLat = new Set(cs.filter((c) => c.missed).map((c) => c.latencyMs));
   const q = (x: number): number | null => {
@@ -131,10 +151,6 @@ function cell(cs: readonly ReplicatedCall[]): PolicyCell {
     const v = nearestRank(lat, x);
     return v !== undefined && missLat.has(v);
   };
-  const sum = (f: (c: ReplicatedCall) => number): number => cs.reduce((s, c) => s + f(c), 0);
-  const primaries = sum((c) => c.primaries);
-  const refused: Record<string, number> = {};
-  for (const c of cs) for (const [r, n] of Object.entries(c.refused)) refused[r] = (refused[r] ?? 0) + n;
   return {
     requests: cs.length,
     p50_ms: q(0.5),
@@ -142,21 +158,38 @@ function cell(cs: readonly ReplicatedCall[]): PolicyCell {
     p999_ms: q(0.999),
     p99_is_lower_bound: onMiss(0.99),
     p999_is_lower_bound: onMiss(0.999),
+  };
+}
+
+function cell(cs: readonly ReplicatedCall[], late: ReadonlySet<number>): PolicyCell {
+  const sum = (f: (c: ReplicatedCall) => number): number => cs.reduce((s, c) => s + f(c), 0);
+  const primaries = sum((c) => c.primaries);
+  const refused: Record<string, number> = {};
+  for (const c of cs) for (const [r, n] of Object.entries(c.refused)) refused[r] = (refused[r] ?? 0) + n;
+  const p99s = cs.flatMap((c) => c.refusedBackupP99Ms).sort((a, b) => a - b);
+  const medianP99 = nearestRank(p99s, 0.5);
+  return {
+    ...quantiles(cs),
+    answered_by_all: quantiles(cs.filter((c) => !late.has(c.request))),
     deadline_misses: cs.filter((c) => c.missed).length,
+    errors: cs.filter((c) => c.code !== "OK").length,
     extra_load_pct: primaries === 0 ? 0 : round((100 * sum((c) => c.backups)) / primaries, 2),
     backups: sum((c) => c.backups),
     backups_won: sum((c) => c.backupsWon),
     backups_unlandable: sum((c) => c.unlandable),
     cut_work_ms_per_request: cs.length === 0 ? 0 : round(sum((c) => c.cutWorkMs) / cs.length, 2),
     refused,
+    refused_backup_p99_median_ms: medianP99 === undefined ? null : round(medianP99, 1),
   };
 }
 
 function goal(cells: Record<string, PolicyCell>): BudgetGoal {
-  const none = cells.none?.p99_ms ?? null;
+  const none = cells.none?.answered_by_all.p99_ms ?? null;
   const cut: Record<string, number | null> = {};
-  for (const [p, c] of Object.entries(cells))
-    cut[p] = none === null || c.p99_ms === null ? null : round(none - c.p99_ms, 2);
+  for (const [p, c] of Object.entries(cells)) {
+    const own = c.answered_by_all.p99_ms;
+    cut[p] = none === null || own === null ? null : round(none - own, 2);
+  }
   let best: HedgePolicyName | null = null;
   for (const b of BASELINES) {
     const v = cut[b];
@@ -166,6 +199,22 @@ function goal(cells: Record<string, PolicyCell>): BudgetGoal {
   const g = cut.gated;
   if (best === null || g === null || g === undefined)
     return { p99_cut_ms: cut, best_baseline: best, met: null, because: "gated, none or every baseline not run" };
+  const bounded = (["none", "gated", best] as const).filter((p) => cells[p]!.answered_by_all.p99_is_lower_bound);
+  const bc0 = cut[best] as number;
+  if (bounded.length === 1 && bounded[0] === "gated" && g < bc0)
+    return {
+      p99_cut_ms: cut,
+      best_baseline: best,
+      met: false,
+      because: `gated's p99 is only a lower bound (a miss at the budget), so it cuts p99 by at most ${g} ms; the best baseline, ${best}, by ${bc0} ms`,
+    };
+  if (bounded.length > 0)
+    return {
+      p99_cut_ms: cut,
+      best_baseline: best,
+      met: null,
+      because: `the p99 of ${bounded.join(", ")} is only a lower bound (a miss at the budget): no cut can be read`,
+    };
   const bc = cut[best] as number;
   const gl = cells.gated!.extra_load_pct;
   const bl = cells[best]!.extra_load_pct;
