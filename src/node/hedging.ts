@@ -67,8 +67,7 @@ export class NodeHedging {
       throw invalid("replicated.hedge_policy", name, `one of ${HEDGE_POLICY_NAMES.join(", ")}`);
     const live = new Set(run.live);
     req.replicas.forEach((peer, i) => {
-      if (!live.has(peer))
-        throw invalid(`replicated.replicas[${i}]`, peer, "a live peer id of this node");
+      if (!live.has(peer)) throw invalid(`replicated.replicas[${i}]`, peer, "a live peer id of this node");
     });
     return this.#fanout(name as HedgePolicyName).run(task, {
       replicas: req.replicas,

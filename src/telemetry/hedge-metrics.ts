@@ -99,7 +99,10 @@ export class HedgeTelemetry implements HedgeObserver {
   onHedgedFanoutEnd(o: HedgedOutcome): void {
     const policy: [string, string] = [HEDGE_ATTR.policy, o.policy];
     for (const b of o.backups) {
-      this.#backups.add(1, this.#of(policy, [HEDGE_ATTR.result, "issued"], [HEDGE_ATTR.landable, b.landable]));
+      this.#backups.add(
+        1,
+        this.#of(policy, [HEDGE_ATTR.result, "issued"], [HEDGE_ATTR.landable, b.landable]),
+      );
       this.#backups.add(1, this.#of(policy, [HEDGE_ATTR.result, b.won ? "won" : "lost"]));
     }
     for (const d of o.decisions)

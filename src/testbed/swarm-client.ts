@@ -21,7 +21,11 @@ export interface CoordinateCall {
   readonly options: unknown;
   readonly budgetMs: number;
   /** Any k of these replicas, hedged (the replicated-tail scenario). */
-  readonly replicated?: { readonly replicas: readonly string[]; readonly k: number; readonly hedgePolicy: string };
+  readonly replicated?: {
+    readonly replicas: readonly string[];
+    readonly k: number;
+    readonly hedgePolicy: string;
+  };
 }
 
 export class SwarmClient {
@@ -47,7 +51,9 @@ export class SwarmClient {
         policy: c.policy,
         decision: c.decision,
         options: Buffer.from(JSON.stringify(c.options)),
-        ...(c.replicated !== undefined && { replicated: { ...c.replicated, replicas: [...c.replicated.replicas] } }),
+        ...(c.replicated !== undefined && {
+          replicated: { ...c.replicated, replicas: [...c.replicated.replicas] },
+        }),
       },
       c.budgetMs,
     );

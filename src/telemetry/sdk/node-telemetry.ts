@@ -101,6 +101,24 @@ function statusEstimates(status: NodeTelemetryContext["status"]): EstimateSource
   };
 }
 
+/** Telemetry's and the flight recorder's hedge observers, in that order. */
+function bothHedgeObservers(a: HedgeObserver, b: HedgeObserver): HedgeObserver {
+  return {
+    onHedgeDecision: (r) => {
+      a.onHedgeDecision?.(r);
+      b.onHedgeDecision?.(r);
+    },
+    onHedgedFanoutEnd: (o) => {
+      a.onHedgedFanoutEnd?.(o);
+      b.onHedgedFanoutEnd?.(o);
+    },
+    onHedgedFanoutSettled: (id, s) => {
+      a.onHedgedFanoutSettled?.(id, s);
+      b.onHedgedFanoutSettled?.(id, s);
+    },
+  };
+}
+
 /**
  * A region the node was given: the config's placeholder "default" (no `--region`) names none, and
  * `cloud.region` would then claim a region that does not exist.
@@ -157,7 +175,7 @@ export function nodeTelemetry(
     return {
       observer: telemetry.observer,
       wrapTransport: (t) => telemetry.wrapTransport(t),
-      hedgeObserver: new HedgeTelemetry(),
+      hedgeObserver: bothHedgeObservers(new HedgeTelemetry(), recorder),
       decisions: decisionsSource(ctx.nodeId, recorder),
       sampling: sdk.sampling,
       telemetry,

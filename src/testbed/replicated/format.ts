@@ -1,12 +1,10 @@
 /** The replicated scenario's report as a terminal table: one block per budget, then its goal check. */
 import type { PairedDifference } from "../paired-difference.js";
-import type { ReplicatedReport } from "./run-replicated.js";
+import type { ReplicatedReport } from "./report.js";
 
 const f = (v: number | null, lb = false): string => (v === null ? "—" : `${lb ? "≥" : ""}${v.toFixed(1)}`);
 const interval = (d: PairedDifference | null, digits = 1): string =>
-  d === null
-    ? "—"
-    : `${d.mean.toFixed(digits)} [${d.lo95.toFixed(digits)}, ${d.hi95.toFixed(digits)}]`;
+  d === null ? "—" : `${d.mean.toFixed(digits)} [${d.lo95.toFixed(digits)}, ${d.hi95.toFixed(digits)}]`;
 
 export function formatReplicated(r: ReplicatedReport): string {
   const lines: string[] = [];
@@ -17,7 +15,9 @@ export function formatReplicated(r: ReplicatedReport): string {
   lines.push(
     `hedge: delayMs ${r.hedge.delayMs}, maxExtraLoad ${r.hedge.maxExtraLoad} (gated, percentile), checkEveryMs ${r.hedge.checkEveryMs}`,
   );
-  lines.push("latency: caller's, from send to reply; a miss counts at its budget (≥: the quantile is a miss)");
+  lines.push(
+    "latency: caller's, from send to reply; a miss counts at its budget (≥: the quantile is a miss)",
+  );
   lines.push(
     "all: over every request; answered: over the requests every policy got a reply to in time (errors: late replies)",
   );
@@ -50,7 +50,8 @@ export function formatReplicated(r: ReplicatedReport): string {
     );
   }
   const errs = Object.entries(r.errors);
-  if (errs.length > 0) lines.push("", `errors (counted as misses): ${errs.map(([c, n]) => `${c} ${n}`).join(", ")}`);
+  if (errs.length > 0)
+    lines.push("", `errors (counted as misses): ${errs.map(([c, n]) => `${c} ${n}`).join(", ")}`);
   if (r.processes.left_running.length > 0)
     lines.push(`processes still running after stop: ${r.processes.left_running.join(", ")}`);
   return `${lines.join("\n")}\n`;

@@ -14,27 +14,10 @@ import type { ReplicatedScenario } from "./scenario.js";
 import { formatReplicated } from "./format.js";
 import { modelP99s, replicaId, replicaModel } from "./replica-model.js";
 import { scoreBudget } from "./score.js";
-import type { BudgetReport, ReplicatedCall } from "./score.js";
+import type { ReplicatedCall } from "./score.js";
+import type { ReplicatedReport } from "./report.js";
 import { replicatedStream } from "./stream.js";
 import type { ReplicatedRequestPlan } from "./stream.js";
-
-export interface ReplicatedReport {
-  readonly scenario: string;
-  readonly seed: number;
-  readonly duration_s: number;
-  readonly warmup_s: number;
-  readonly replicas: number;
-  readonly k: number;
-  readonly policies: readonly string[];
-  readonly hedge: ReplicatedScenario["hedge"];
-  /** Each replica's p99 as its latency model implies it (sampled), ms. */
-  readonly replica_p99_model_ms: readonly number[];
-  readonly budgets: readonly BudgetReport[];
-  /** Calls that ended in a gRPC error (their code), counted as misses. */
-  readonly errors: Record<string, number>;
-  readonly processes: { readonly launched: number; readonly left_running: readonly string[] };
-  readonly interrupted: boolean;
-}
 
 export interface RunReplicatedOptions {
   readonly outDir?: string;
@@ -138,7 +121,10 @@ async function waitLive(
     if (signal?.aborted) throw new TailswarmError("ABORTED", "testbed interrupted while starting");
     const crashed = launcher.crashed();
     if (crashed.length > 0)
-      throw new TailswarmError("INTERNAL", `node ${crashed[0]!.id} exited during startup; see ${crashed[0]!.logFile}`);
+      throw new TailswarmError(
+        "INTERNAL",
+        `node ${crashed[0]!.id} exited during startup; see ${crashed[0]!.logFile}`,
+      );
     const r = await client.coordinate({
       ...callOf(ids, k, "none", 0),
       budgetMs: 2_000,
@@ -146,7 +132,10 @@ async function waitLive(
     if (r.ok) return;
     last = `${r.code} ${r.message}`;
     if (Date.now() > until)
-      throw new TailswarmError("DEADLINE_EXCEEDED", `startup: the coordinator did not see every replica (${last})`);
+      throw new TailswarmError(
+        "DEADLINE_EXCEEDED",
+        `startup: the coordinator did not see every replica (${last})`,
+      );
     await new Promise((res) => setTimeout(res, 300));
   }
 }

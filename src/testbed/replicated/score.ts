@@ -198,8 +198,15 @@ function goal(cells: Record<string, PolicyCell>): BudgetGoal {
   }
   const g = cut.gated;
   if (best === null || g === null || g === undefined)
-    return { p99_cut_ms: cut, best_baseline: best, met: null, because: "gated, none or every baseline not run" };
-  const bounded = (["none", "gated", best] as const).filter((p) => cells[p]!.answered_by_all.p99_is_lower_bound);
+    return {
+      p99_cut_ms: cut,
+      best_baseline: best,
+      met: null,
+      because: "gated, none or every baseline not run",
+    };
+  const bounded = (["none", "gated", best] as const).filter(
+    (p) => cells[p]!.answered_by_all.p99_is_lower_bound,
+  );
   const bc0 = cut[best] as number;
   if (bounded.length === 1 && bounded[0] === "gated" && g < bc0)
     return {
