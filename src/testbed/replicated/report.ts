@@ -14,7 +14,7 @@ export interface ReplicatedReport {
   /** Each replica's p99 as its latency model implies it (sampled), ms. */
   readonly replica_p99_model_ms: readonly number[];
   readonly budgets: readonly BudgetReport[];
-  /** Calls that ended in a gRPC error (their code), counted as misses. */
+  /** Measured calls that ended in a gRPC error (no reply in time), by code: counted as misses. */
   readonly errors: Record<string, number>;
   readonly processes: { readonly launched: number; readonly left_running: readonly string[] };
   readonly interrupted: boolean;

@@ -74,8 +74,9 @@ export async function runReplicated(
       `${stream.length} requests × ${s.policies.length} policies over ${s.warmupS + s.durationS} s (${s.warmupS} s warm-up)`,
     );
     await drive(stream, s, ids, coordinator, o.signal, (plan, call) => {
+      if (!plan.measured) return;
+      calls.push(call);
       if (call.code !== "OK") errors[call.code] = (errors[call.code] ?? 0) + 1;
-      if (plan.measured) calls.push(call);
     });
   } finally {
     coordinator.close();
