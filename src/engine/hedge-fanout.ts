@@ -1,8 +1,10 @@
 /**
  * A replicated fan-out: "any k of these r replicas" (r > k). The first k (the router's order) get a
  * branch at once; the rest are held as backups. While fewer than k have answered, each outstanding
- * branch is put to `decideBackup` (src/hedge, the one owner of that decision) at the times it asks for;
- * a backup it sends is a speculative branch to the next spare, and may itself be backed up by the next.
+ * branch is put to `decideBackup` (src/hedge, the one owner of that decision) at the times it asks for,
+ * for the spares in the router's order: a refusal about the spare itself (`SPARE_REFUSALS`: its estimate
+ * unusable, or its p99 too long to land) passes to the next spare. A backup it sends is a speculative
+ * branch to that spare, and may itself be backed up by another.
  * The moment k answers are in, every other branch is a loser and is abandoned through the same path as a
  * speculation's (the transport's abort: over gRPC the abandon stream), so the peer reports its real lost
  * work; once all have settled the fan-out is charged to the abandon ledger and each loser is already a
@@ -26,6 +28,7 @@ import type { LatencySource } from "../estimate/latency-source.js";
 import type { PeerId } from "../estimate/types.js";
 import { checkHedgePolicy } from "../hedge/check-policy.js";
 import { decideBackup } from "../hedge/decide-backup.js";
+import { SPARE_REFUSALS } from "../hedge/reasons.js";
 import { ExtraLoadCeiling } from "../hedge/extra-load-ceiling.js";
 import type { HedgeDecision, HedgePolicy, HedgeReason } from "../hedge/types.js";
 import { AbandonLedger } from "./abandon-ledger.js";
@@ -187,29 +190,47 @@ export class HedgedFanout {
             i++;
             continue;
           }
-          const backup = spares[0] as PeerId;
-          const decision = decideBackup({
-            policy,
-            now,
-            deadline,
-            primary: w.branch.peer,
-            primaryIssuedAt: w.branch.issuedAt,
-            primaryEstimate: this.#book.estimate(w.branch.peer, now),
-            backup,
-            backupEstimate: this.#book.estimate(backup, now),
-            cdf: (peer, t) => this.#book.cdf(peer, t, now),
-            ledgerCostMs: this.ledger.expectedAbandonCostMs(1, now),
-            ceilingAdmits: () => ceiling === undefined || (stamp !== undefined && ceiling.admit(stamp, now)),
-          });
+          const ask = (backup: PeerId): HedgeDecision =>
+            decideBackup({
+              policy,
+              now,
+              deadline,
+              primary: w.branch.peer,
+              primaryIssuedAt: w.branch.issuedAt,
+              primaryEstimate: this.#book.estimate(w.branch.peer, now),
+              backup,
+              backupEstimate: this.#book.estimate(backup, now),
+              cdf: (peer, t) => this.#book.cdf(peer, t, now),
+              ledgerCostMs: this.ledger.expectedAbandonCostMs(1, now),
+              ceilingAdmits: () =>
+                ceiling === undefined || (stamp !== undefined && ceiling.admit(stamp, now)),
+            });
+          // A refusal about the spare itself (its estimate, or a p99 too long to land) leaves the next
+          // spare in the router's order to ask; the first other decision is the one acted on.
+          const refusedSpares: { backup: PeerId; decision: HedgeDecision }[] = [];
+          let j = 0;
+          let decision = ask(spares[0] as PeerId);
+          while (
+            decision.action === "refuse" &&
+            SPARE_REFUSALS.has(decision.reason) &&
+            j + 1 < spares.length
+          ) {
+            refusedSpares.push({ backup: spares[j] as PeerId, decision });
+            decision = ask(spares[++j] as PeerId);
+          }
+          const backup = spares[j] as PeerId;
           if (decision.action === "wait") {
             w.retryAt = decision.retryAt ?? now;
             i++;
             continue;
           }
           watched.splice(i, 1);
+          if (decision.action === "refuse")
+            for (const r of refusedSpares)
+              this.#decided(decisions, fanoutId, w.branch.peer, r.backup, now - start, r.decision);
           this.#decided(decisions, fanoutId, w.branch.peer, backup, now - start, decision);
           if (decision.action === "refuse") continue;
-          spares.shift();
+          spares.splice(j, 1);
           set.issue([backup]);
           const branch = set.branches[set.branches.length - 1] as Branch<unknown>;
           const landable = decision.landable === true;

@@ -136,9 +136,9 @@ describe("hedge telemetry and the flight recorder", () => {
     expect(text).toContain("  hedge at 20 ms, backup b for a sent (delay-reached)");
   });
 
-  it("counts a refusal by its reason and says why on the span", async () => {
+  it("counts a refusal by its reason and says why on the span, for each spare asked", async () => {
     const s = setup({ name: "gated" });
-    // a 10 ms budget: no spare's p99 + cost fits
+    // a 10 ms budget: no spare's p99 + cost fits; b is refused, then c
     await s.clock.runUntilSettled(
       s.hedged.run({ kind: "replica", payload: null }, { replicas: ["a", "b", "c"], k: 1, budgetMs: 10 }),
     );
@@ -148,15 +148,20 @@ describe("hedge telemetry and the flight recorder", () => {
         [HEDGE_ATTR.policy]: "gated",
         [HEDGE_ATTR.reason]: "cannot-land",
       }),
-    ).toBe(1);
+    ).toBe(2);
     const [span] = s.spans.getFinishedSpans().filter((x) => x.name === SPAN_HEDGED_FANOUT);
+    expect(
+      span!.events.map((e) => [e.attributes![HEDGE_ATTR.backup], e.attributes![HEDGE_ATTR.reason]]),
+    ).toEqual([
+      ["b", "cannot-land"],
+      ["c", "cannot-land"],
+    ]);
     expect(span!.events[0]!.attributes).toMatchObject({
       [HEDGE_ATTR.action]: "refuse",
-      [HEDGE_ATTR.reason]: "cannot-land",
       [HEDGE_ATTR.backupP99Kind]: "known",
     });
-    expect(s.recorder.last(1)[0]!.hedges![0]).toMatch(
-      /refused \(cannot-land\): remaining 10 ms, p99\(b\) [\d.]+ ms/,
-    );
+    const hedges = s.recorder.last(1)[0]!.hedges!;
+    expect(hedges[0]).toMatch(/backup b for a refused \(cannot-land\): remaining 10 ms, p99\(b\) [\d.]+ ms/);
+    expect(hedges[1]).toMatch(/backup c for a refused \(cannot-land\)/);
   });
 });
