@@ -19,6 +19,12 @@ import type { HedgeObserver } from "../../src/engine/hedge-outcome.js";
 import { MemoryTransport } from "../../src/engine/memory-transport.js";
 import { LatencyBook } from "../../src/estimate/latency-book.js";
 import type { HedgePolicy } from "../../src/hedge/types.js";
+import * as grpc from "@grpc/grpc-js";
+import {
+  addDecisionsService,
+  decisionsSource,
+  fetchDecisions,
+} from "../../src/telemetry/decisions-service.js";
 import { FlightRecorder } from "../../src/telemetry/flight-recorder.js";
 import { formatDecisions } from "../../src/telemetry/format-decisions.js";
 import {
@@ -163,5 +169,26 @@ describe("hedge telemetry and the flight recorder", () => {
     const hedges = s.recorder.last(1)[0]!.hedges!;
     expect(hedges[0]).toMatch(/backup b for a refused \(cannot-land\): remaining 10 ms, p99\(b\) [\d.]+ ms/);
     expect(hedges[1]).toMatch(/backup c for a refused \(cannot-land\)/);
+  });
+
+  it("serves a replicated fan-out's hedge lines through tailswarm.v1.Decisions unchanged", async () => {
+    const s = setup({ name: "gated" });
+    await s.clock.runUntilSettled(
+      s.hedged.run({ kind: "replica", payload: null }, { replicas: ["a", "b", "c"], k: 1, budgetMs: 10 }),
+    );
+    const server = new grpc.Server();
+    addDecisionsService(server, decisionsSource("node-h", s.recorder));
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
+    );
+    try {
+      const reply = await fetchDecisions(`127.0.0.1:${port}`, { last: 1 });
+      expect(reply.decisions).toEqual(s.recorder.last(1));
+      expect(reply.decisions[0]!.hedges).toHaveLength(2);
+    } finally {
+      server.forceShutdown();
+    }
   });
 });
