@@ -137,6 +137,8 @@ export type {
 // Telemetry parts, for custom wiring
 export type { SamplingHints } from "./telemetry/sampling-hints.js";
 export { FanoutTracer } from "./telemetry/fanout-tracer.js";
+export { HedgeTelemetry } from "./telemetry/hedge-metrics.js";
+export type { HedgeTelemetryOptions } from "./telemetry/hedge-metrics.js";
 export type { FanoutTracerOptions } from "./telemetry/fanout-tracer.js";
 export { FanoutMetrics, METRIC as TELEMETRY_METRICS } from "./telemetry/metrics.js";
 export type { FanoutMetricsOptions } from "./telemetry/metrics.js";

@@ -70,6 +70,7 @@ import { normalizeOptions } from "./options.js";
 import type { FanoutOptions, NormalizedOptions } from "./options.js";
 import type { FanoutObserver, FanoutOutcome } from "./outcome.js";
 import type { PeerTransport, Task } from "./transport.js";
+import { watchUnsettled } from "./watch-unsettled.js";
 
 export interface CoordinatorOptions {
   readonly transport: PeerTransport;
@@ -285,7 +286,7 @@ export class Coordinator {
       const branches = set.branches.map((b) => branchRecord(b, ctx));
       ledger.recordFanout({ mode, now: clock.now(), branches });
     });
-    this.#watchUnsettled(set, start + budgetMs);
+    watchUnsettled(set, this.#clock, start + budgetMs, this.#settleTimeoutMs);
     if (run.aborted) throw abortedError(o.signal);
 
     const action = score.action as Action;
@@ -452,25 +453,6 @@ export class Coordinator {
     };
     this.#observer.onFanoutEnd(outcome);
     return outcome;
-  }
-
-  /** Ends, as failed, branches a misbehaving transport never settles — so the books and the ledger close. */
-  #watchUnsettled<Answer>(set: BranchSet<Answer>, deadline: number): void {
-    if (set.unsettled === 0) return;
-    const timer = this.#clock.setTimer(
-      () => {
-        for (const b of set.branches) {
-          if (b.result !== undefined) continue;
-          set.forceSettle(b, {
-            kind: "failed",
-            code: "TRANSPORT_NO_SETTLE",
-            message: `transport did not settle branch ${b.branchId} within ${this.#settleTimeoutMs} ms of its deadline`,
-          });
-        }
-      },
-      deadline + this.#settleTimeoutMs - this.#clock.now(),
-    );
-    void set.settled().then(() => timer.cancel());
   }
 }
 

@@ -1,8 +1,10 @@
 /**
  * A replicated fan-out: "any k of these r replicas" (r > k). The first k (the router's order) get a
  * branch at once; the rest are held as backups. While fewer than k have answered, each outstanding
- * branch is put to `decideBackup` (src/hedge, the one owner of that decision) at the times it asks for;
- * a backup it sends is a speculative branch to the next spare, and may itself be backed up by the next.
+ * branch is put to `decideBackup` (src/hedge, the one owner of that decision) at the times it asks for,
+ * for the spares in the router's order: a refusal about the spare itself (`SPARE_REFUSALS`: its estimate
+ * unusable, or its p99 too long to land) passes to the next spare. A backup it sends is a speculative
+ * branch to that spare, and may itself be backed up by another.
  * The moment k answers are in, every other branch is a loser and is abandoned through the same path as a
  * speculation's (the transport's abort: over gRPC the abandon stream), so the peer reports its real lost
  * work; once all have settled the fan-out is charged to the abandon ledger and each loser is already a
@@ -26,6 +28,7 @@ import type { LatencySource } from "../estimate/latency-source.js";
 import type { PeerId } from "../estimate/types.js";
 import { checkHedgePolicy } from "../hedge/check-policy.js";
 import { decideBackup } from "../hedge/decide-backup.js";
+import { SPARE_REFUSALS } from "../hedge/reasons.js";
 import { ExtraLoadCeiling } from "../hedge/extra-load-ceiling.js";
 import type { HedgeDecision, HedgePolicy, HedgeReason } from "../hedge/types.js";
 import { AbandonLedger } from "./abandon-ledger.js";
@@ -33,15 +36,9 @@ import { branchRecord } from "./branch-record.js";
 import type { RecordContext } from "./branch-record.js";
 import { BranchSet } from "./branch-set.js";
 import type { Branch } from "./branch-set.js";
-import type {
-  BackupRecord,
-  HedgeDecisionRecord,
-  HedgedOutcome,
-  HedgedSettlement,
-  HedgeObserver,
-  HedgeStats,
-} from "./hedge-outcome.js";
+import type * as Out from "./hedge-outcome.js";
 import type { PeerTransport, Task } from "./transport.js";
+import { watchUnsettled } from "./watch-unsettled.js";
 
 /** The book as the hedged fan-out reads it: a LatencyBook, or anything with these methods. */
 export type HedgeBook = Omit<LatencySource, "peers"> & {
@@ -57,7 +54,7 @@ export interface HedgedFanoutOptions {
   readonly ledger?: AbandonLedger;
   /** The extra-load ceiling's window and allowance; its ratio is the policy's `maxExtraLoad`. */
   readonly ceiling?: { readonly windowMs?: number; readonly minBackupsPerWindow?: number };
-  readonly observer?: HedgeObserver;
+  readonly observer?: Out.HedgeObserver;
   readonly nodeId?: string;
   /** A branch the transport has not settled this long after its deadline is ended as failed, ms. Default 5 000. */
   readonly settleTimeoutMs?: number;
@@ -94,7 +91,7 @@ export class HedgedFanout {
   readonly #transport: PeerTransport;
   readonly #book: HedgeBook;
   readonly #clock: Clock;
-  readonly #observer: HedgeObserver;
+  readonly #observer: Out.HedgeObserver;
   readonly #nodeId: string;
   readonly #settleTimeoutMs: number;
   #fanouts = 0;
@@ -124,7 +121,7 @@ export class HedgedFanout {
     this.#settleTimeoutMs = options.settleTimeoutMs ?? 5_000;
   }
 
-  stats(): HedgeStats {
+  stats(): Out.HedgeStats {
     return {
       fanouts: this.#fanouts,
       primaries: this.#primaries,
@@ -136,7 +133,7 @@ export class HedgedFanout {
     };
   }
 
-  async run(task: Task, run: ReplicatedRun): Promise<HedgedOutcome> {
+  async run(task: Task, run: ReplicatedRun): Promise<Out.HedgedOutcome> {
     const clock = this.#clock;
     const start = clock.now();
     const { replicas, k, budgetMs } = run;
@@ -160,8 +157,8 @@ export class HedgedFanout {
       task,
       requirement: { kind: "quorum", k },
     });
-    const decisions: HedgeDecisionRecord[] = [];
-    const backups: { record: Omit<BackupRecord, "won">; branch: Branch<unknown> }[] = [];
+    const decisions: Out.HedgeDecisionRecord[] = [];
+    const backups: { record: Omit<Out.BackupRecord, "won">; branch: Branch<unknown> }[] = [];
     const watched: Watched[] = [];
     let expired = false;
     let aborted = false;
@@ -193,29 +190,47 @@ export class HedgedFanout {
             i++;
             continue;
           }
-          const backup = spares[0] as PeerId;
-          const decision = decideBackup({
-            policy,
-            now,
-            deadline,
-            primary: w.branch.peer,
-            primaryIssuedAt: w.branch.issuedAt,
-            primaryEstimate: this.#book.estimate(w.branch.peer, now),
-            backup,
-            backupEstimate: this.#book.estimate(backup, now),
-            cdf: (peer, t) => this.#book.cdf(peer, t, now),
-            ledgerCostMs: this.ledger.expectedAbandonCostMs(1, now),
-            ceilingAdmits: () => ceiling === undefined || (stamp !== undefined && ceiling.admit(stamp, now)),
-          });
+          const ask = (backup: PeerId): HedgeDecision =>
+            decideBackup({
+              policy,
+              now,
+              deadline,
+              primary: w.branch.peer,
+              primaryIssuedAt: w.branch.issuedAt,
+              primaryEstimate: this.#book.estimate(w.branch.peer, now),
+              backup,
+              backupEstimate: this.#book.estimate(backup, now),
+              cdf: (peer, t) => this.#book.cdf(peer, t, now),
+              ledgerCostMs: this.ledger.expectedAbandonCostMs(1, now),
+              ceilingAdmits: () =>
+                ceiling === undefined || (stamp !== undefined && ceiling.admit(stamp, now)),
+            });
+          // A refusal about the spare itself (its estimate, or a p99 too long to land) leaves the next
+          // spare in the router's order to ask; the first other decision is the one acted on.
+          const refusedSpares: { backup: PeerId; decision: HedgeDecision }[] = [];
+          let j = 0;
+          let decision = ask(spares[0] as PeerId);
+          while (
+            decision.action === "refuse" &&
+            SPARE_REFUSALS.has(decision.reason) &&
+            j + 1 < spares.length
+          ) {
+            refusedSpares.push({ backup: spares[j] as PeerId, decision });
+            decision = ask(spares[++j] as PeerId);
+          }
+          const backup = spares[j] as PeerId;
           if (decision.action === "wait") {
             w.retryAt = decision.retryAt ?? now;
             i++;
             continue;
           }
           watched.splice(i, 1);
+          if (decision.action === "refuse")
+            for (const r of refusedSpares)
+              this.#decided(decisions, fanoutId, w.branch.peer, r.backup, now - start, r.decision);
           this.#decided(decisions, fanoutId, w.branch.peer, backup, now - start, decision);
           if (decision.action === "refuse") continue;
-          spares.shift();
+          spares.splice(j, 1);
           set.issue([backup]);
           const branch = set.branches[set.branches.length - 1] as Branch<unknown>;
           const landable = decision.landable === true;
@@ -259,14 +274,14 @@ export class HedgedFanout {
       decisionRelevant: new Set(),
       now,
     };
-    const backupRecords: BackupRecord[] = backups.map(({ record, branch }) => {
+    const backupRecords: Out.BackupRecord[] = backups.map(({ record, branch }) => {
       const won = branch.inTime;
       if (won) this.#won++;
       else this.#lost++;
       return { ...record, won };
     });
-    this.#watchUnsettled(set, deadline);
-    const settled = set.settled().then((): HedgedSettlement => {
+    watchUnsettled(set, clock, deadline, this.#settleTimeoutMs);
+    const settled = set.settled().then((): Out.HedgedSettlement => {
       const branches = set.branches.map((b) => branchRecord(b, ctx));
       this.ledger.recordFanout({ mode: "speculate", now: clock.now(), branches });
       const settlement = { branches, abandonCostMs: branches.reduce((s, r) => s + r.lostWorkMs, 0) };
@@ -278,7 +293,7 @@ export class HedgedFanout {
         "ABORTED",
         "hedged fan-out: options.signal aborted; every branch was abandoned",
       );
-    const outcome: HedgedOutcome = {
+    const outcome: Out.HedgedOutcome = {
       fanoutId,
       policy: policy.name,
       k,
@@ -298,7 +313,7 @@ export class HedgedFanout {
   }
 
   #decided(
-    decisions: HedgeDecisionRecord[],
+    decisions: Out.HedgeDecisionRecord[],
     fanoutId: string,
     primary: PeerId,
     backup: PeerId,
@@ -307,7 +322,7 @@ export class HedgedFanout {
   ): void {
     if (decision.action === "refuse")
       this.#refused[decision.reason] = (this.#refused[decision.reason] ?? 0) + 1;
-    const record: HedgeDecisionRecord = {
+    const record: Out.HedgeDecisionRecord = {
       fanoutId,
       policy: this.policy.name,
       primary,
@@ -317,25 +332,6 @@ export class HedgedFanout {
     };
     decisions.push(record);
     safely(() => this.#observer.onHedgeDecision?.(record));
-  }
-
-  /** Ends, as failed, branches a misbehaving transport never settles — so the books and the ledger close. */
-  #watchUnsettled(set: BranchSet<unknown>, deadline: number): void {
-    if (set.unsettled === 0) return;
-    const timer = this.#clock.setTimer(
-      () => {
-        for (const b of set.branches) {
-          if (b.result !== undefined) continue;
-          set.forceSettle(b, {
-            kind: "failed",
-            code: "TRANSPORT_NO_SETTLE",
-            message: `transport did not settle branch ${b.branchId} within ${this.#settleTimeoutMs} ms of its deadline`,
-          });
-        }
-      },
-      deadline + this.#settleTimeoutMs - this.#clock.now(),
-    );
-    void set.settled().then(() => timer.cancel());
   }
 }
 

@@ -13,7 +13,7 @@ export function checkHedgePolicy(policy: HedgePolicy, field = "hedge.policy"): H
   if (policy.name === "fixed-delay") {
     if (policy.delayMs === undefined)
       throw invalid(`${field}.delayMs`, undefined, "a delay in ms for fixed-delay");
-    checkRange(`${field}.delayMs`, policy.delayMs, HEDGE_RANGES.checkEveryMs);
+    checkRange(`${field}.delayMs`, policy.delayMs, HEDGE_RANGES.delayMs);
   }
   if (policy.maxExtraLoad !== undefined)
     checkRange(`${field}.maxExtraLoad`, policy.maxExtraLoad, HEDGE_RANGES.maxExtraLoad);

@@ -61,3 +61,14 @@ export const HEDGE_REASONS: { readonly [R in HedgeReason]: HedgeReasonSpec } = {
     when: "the policy's extra-load ceiling would be exceeded by one more backup",
   },
 };
+
+/**
+ * Refusals about the spare replica itself — its estimate is not fresh, its p99 is only a lower bound, or
+ * its p99 plus cost does not fit what is left — rather than about the moment or the primary: the engine
+ * then asks the next spare in the router's order.
+ */
+export const SPARE_REFUSALS: ReadonlySet<HedgeReason> = new Set<HedgeReason>([
+  "backup-estimate-unknown",
+  "backup-p99-lower-bound",
+  "cannot-land",
+]);

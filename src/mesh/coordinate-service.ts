@@ -128,6 +128,13 @@ export function makeCoordinateHandler(
         ...(req.policy !== "" ? { policy: req.policy } : {}),
         ...(req.decision !== "" ? { decision: req.decision } : {}),
         ...(options !== null ? { options } : {}),
+        ...(req.replicated != null && {
+          replicated: {
+            replicas: req.replicated.replicas,
+            k: req.replicated.k,
+            ...(req.replicated.hedgePolicy !== "" && { hedgePolicy: req.replicated.hedgePolicy }),
+          },
+        }),
       };
       // Refused at once when full or when the wait would outlast the deadline; a queued call whose
       // deadline passes (or whose caller cancels) leaves the queue without running.
@@ -167,6 +174,8 @@ export function makeCoordinateHandler(
               estimateBasis: r.estimateBasis ?? "",
               fanoutP50Kind: r.fanoutP50Kind ?? "",
               fanoutP99Kind: r.fanoutP99Kind ?? "",
+              backups: (r.backups ?? []).map((b) => ({ ...b })),
+              refused: (r.refused ?? []).map((x) => ({ ...x })),
             });
             // the reply is written out in the turns that follow the callback: measured after them
             setImmediate(() => {

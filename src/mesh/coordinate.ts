@@ -4,7 +4,7 @@
  * signal, and hands it to the node's `CoordinateFn` (which runs the engine's Coordinator).
  */
 import type { Task } from "../engine/transport.js";
-import type { FanoutOutcome } from "../engine/outcome.js";
+import type { BranchRecord, FanoutOutcome } from "../engine/outcome.js";
 import type { Context } from "@opentelemetry/api";
 
 export interface CoordinateRequest {
@@ -16,6 +16,17 @@ export interface CoordinateRequest {
   /** Decision model name and its options, interpreted by the node. */
   readonly decision?: string;
   readonly options?: unknown;
+  /** Replicated work: any k of these replicas, hedged (src/mesh/coordinate-replicated.ts). */
+  readonly replicated?: ReplicatedRequest;
+}
+
+/** "Any k of these r replicas" (r > k), under a hedge policy. */
+export interface ReplicatedRequest {
+  /** Peer ids in preference order: the first k are the primaries, the rest backups. */
+  readonly replicas: readonly string[];
+  readonly k: number;
+  /** A hedge policy name; undefined means the node's `hedge.policy`. */
+  readonly hedgePolicy?: string;
 }
 
 export interface CoordinateContext {
@@ -62,6 +73,29 @@ export interface CoordinateResult {
   /** What fanoutP50Ms/fanoutP99Ms are: known, only a lower bound, or unknown (no estimate). */
   readonly fanoutP50Kind?: "known" | "lower-bound" | "unknown";
   readonly fanoutP99Kind?: "known" | "lower-bound" | "unknown";
+  /** A replicated request: the backups sent and those refused for good. */
+  readonly backups?: readonly CoordinateBackupSummary[];
+  readonly refused?: readonly CoordinateRefusalSummary[];
+}
+
+export interface CoordinateBackupSummary {
+  readonly peer: string;
+  readonly backs: string;
+  readonly sentAtMs: number;
+  readonly reason: string;
+  readonly landable: boolean;
+  readonly won: boolean;
+}
+
+export interface CoordinateRefusalSummary {
+  readonly backs: string;
+  readonly backup: string;
+  readonly atMs: number;
+  readonly reason: string;
+  readonly remainingMs: number;
+  /** Undefined when the backup's estimate was not fresh. */
+  readonly backupP99Ms?: number;
+  readonly costMs: number;
 }
 
 /** One branch of the fan-out as the coordinator recorded it when it decided. */
@@ -87,16 +121,6 @@ export type CoordinateFn = (req: CoordinateRequest, ctx: CoordinateContext) => P
 
 /** The reply fields of a fan-out outcome. */
 export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
-  let committed = 0;
-  let abandoned = 0;
-  let failed = 0;
-  let late = 0;
-  for (const b of outcome.branches) {
-    if (b.outcome === "committed" || b.outcome === "partial") committed++;
-    else if (b.outcome === "abandoned") abandoned++;
-    else if (b.outcome === "late") late++;
-    else failed++;
-  }
   return {
     action: outcome.action,
     mode: outcome.classification.mode,
@@ -104,10 +128,7 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     fanoutId: outcome.fanoutId,
     fanoutP50Ms: outcome.estimate.p50Ms,
     fanoutP99Ms: outcome.estimate.p99Ms,
-    committed,
-    abandoned,
-    failed,
-    late,
+    ...branchCounts(outcome.branches),
     degraded: outcome.degraded,
     decisionChanged: outcome.decisionChanged,
     elapsedMs: outcome.elapsedMs,
@@ -115,18 +136,39 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     abandonCostMs: outcome.abandonCostMs,
     decidedAbandonCostMs: outcome.classification.abandonCostMs,
     ...(outcome.violation ? { violation: outcome.violation.code } : {}),
-    branches: outcome.branches.map((b) => ({
-      peer: b.peer,
-      outcome: b.outcome,
-      decisionRelevant: b.decisionRelevant,
-      latencyMs: b.latencyMs,
-      lostWorkMs: b.lostWorkMs,
-      unsettled: b.unsettled === true,
-    })),
+    branches: outcome.branches.map(branchSummary),
     infoGainPerCommitted: outcome.infoGainPerCommitted,
     deadlineMissed: outcome.deadlineMissed,
     estimateBasis: outcome.estimate.basis ?? "independent",
     fanoutP50Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p50Kind ?? "known"),
     fanoutP99Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p99Kind ?? "known"),
+  };
+}
+
+/** How many branches ended each way (committed counts partial answers too). */
+export function branchCounts(
+  branches: readonly BranchRecord[],
+): Pick<CoordinateResult, "committed" | "abandoned" | "failed" | "late"> {
+  let committed = 0;
+  let abandoned = 0;
+  let failed = 0;
+  let late = 0;
+  for (const b of branches) {
+    if (b.outcome === "committed" || b.outcome === "partial") committed++;
+    else if (b.outcome === "abandoned") abandoned++;
+    else if (b.outcome === "late") late++;
+    else failed++;
+  }
+  return { committed, abandoned, failed, late };
+}
+
+export function branchSummary(b: BranchRecord): CoordinateBranchSummary {
+  return {
+    peer: b.peer,
+    outcome: b.outcome,
+    decisionRelevant: b.decisionRelevant,
+    latencyMs: b.latencyMs,
+    lostWorkMs: b.lostWorkMs,
+    unsettled: b.unsettled === true,
   };
 }

@@ -17,6 +17,9 @@ import type { PolicyName } from "../policy/types.js";
 import { decisionModel } from "./decision-model.js";
 import type { Membership } from "../mesh/membership/membership.js";
 import type { NodeRouting } from "./routing-setup.js";
+import type { NodeHedging } from "./hedging.js";
+import { fromHedgedOutcome } from "../mesh/coordinate-replicated.js";
+import type { CoordinateContext, CoordinateRequest } from "../mesh/coordinate.js";
 
 export interface CoordinateDeps {
   readonly coordinator: Coordinator;
@@ -26,6 +29,8 @@ export interface CoordinateDeps {
   readonly routing?: Pick<NodeRouting, "fanoutOptions">;
   readonly policy: PolicyName;
   readonly now: () => number;
+  /** Replicated requests (any k of r replicas, hedged); absent: such a request is refused. */
+  readonly hedging?: Pick<NodeHedging, "run">;
 }
 
 /**
@@ -59,6 +64,7 @@ function rejectIfAllRefused(kind: string, branches: readonly BranchRecord[]): vo
 
 export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
   return async (req, ctx) => {
+    if (req.replicated !== undefined) return replicated(deps, req, ctx);
     const policy = req.policy ?? deps.policy;
     if (!isPolicyName(policy)) throw invalid("policy", policy, `one of ${POLICY_NAMES.join(", ")}`);
     const model = decisionModel(req.decision, req.options, req.task);
@@ -101,14 +107,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
     if (req.required > peers.length) {
       throw invalid("required", req.required, `at most the ${peers.length} live peers`);
     }
-    // The engine ends the fan-out at the deadline by itself (with partial results); only a caller's
-    // cancel or a forced shutdown abandons it.
-    const abort = new AbortController();
-    const onAbort = (): void => {
-      if (!TailswarmError.is(ctx.signal.reason, "DEADLINE_EXCEEDED")) abort.abort(ctx.signal.reason);
-    };
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    try {
+    return withCallerAbort(ctx.signal, async (signal) => {
       const outcome = await deps.coordinator.fanOut(req.task, {
         peers,
         ...deps.routing?.fanoutOptions(peers.length),
@@ -117,7 +116,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
         model,
         usePriorOnDegrade: true,
         policy,
-        signal: abort.signal,
+        signal,
       });
       const result = fromFanoutOutcome(outcome);
       rejectIfAllRefused(req.task.kind, outcome.branches);
@@ -129,8 +128,48 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
         );
       }
       return result;
-    } finally {
-      ctx.signal.removeEventListener("abort", onAbort);
-    }
+    });
   };
+}
+
+/**
+ * Runs `f` with a signal that follows the caller's cancel or a forced shutdown, not the deadline: the
+ * engine ends a fan-out at its deadline by itself (with what has answered).
+ */
+async function withCallerAbort<T>(caller: AbortSignal, f: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const abort = new AbortController();
+  const onAbort = (): void => {
+    if (!TailswarmError.is(caller.reason, "DEADLINE_EXCEEDED")) abort.abort(caller.reason);
+  };
+  caller.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await f(abort.signal);
+  } finally {
+    caller.removeEventListener("abort", onAbort);
+  }
+}
+
+/**
+ * Any k of the request's replicas, hedged: the replicas must be live peers; the reply says
+ * `deadline_missed` when fewer than k answered by the deadline (with the backups it sent, so a caller
+ * can see which could not land), rather than failing.
+ */
+async function replicated(
+  deps: CoordinateDeps,
+  req: CoordinateRequest,
+  ctx: CoordinateContext,
+): Promise<CoordinateResult> {
+  if (deps.hedging === undefined || req.replicated === undefined)
+    throw new TailswarmError("INVALID_ARGUMENT", "replicated: this node does not run replicated requests");
+  const hedging = deps.hedging;
+  const spec = req.replicated;
+  return withCallerAbort(ctx.signal, async (signal) => {
+    const outcome = await hedging.run(req.task, spec, {
+      live: deps.peers.live(),
+      budgetMs: ctx.deadline - deps.now(),
+      signal,
+    });
+    rejectIfAllRefused(req.task.kind, outcome.branches);
+    return fromHedgedOutcome(outcome);
+  });
 }

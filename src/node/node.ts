@@ -31,6 +31,9 @@ import type { RoutingTelemetrySource } from "../telemetry/routing-telemetry.js";
 import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import type { NodeConfig } from "./config/types.js";
 import { makeCoordinate } from "./coordinate-fn.js";
+import { NodeHedging } from "./hedging.js";
+import type { HedgeObserver } from "../engine/hedge-outcome.js";
+import { LimitLog } from "../mesh/limit-log.js";
 import { silentLogger } from "./logger.js";
 import type { Logger } from "./logger.js";
 import { createNodeMembership } from "./node-membership.js";
@@ -62,6 +65,8 @@ export interface TelemetryHandle {
   readonly observer?: FanoutObserver;
   /** Wraps the coordinator's transport (e.g. to keep branch spans active while the mesh sends). */
   wrapTransport?(transport: PeerTransport): PeerTransport;
+  /** Observes every replicated (hedged) fan-out: hedges issued, won, lost, refused, and why. */
+  readonly hedgeObserver?: HedgeObserver;
   /** The flight recorder: served as tailswarm.v1.Decisions on the node's port. */
   readonly decisions?: DecisionsSource;
   /** What the tracer provider's sampler is: the server's RPC spans skip the SDK where it would not sample. */
@@ -243,8 +248,9 @@ export class SwarmNode {
     }
     // Answered branches teach the routing's Learn-MABP (when it learns; otherwise the transport as is).
     const learning = routing.wrapTransport(transport);
+    const fanoutTransport = telemetry?.wrapTransport?.(learning) ?? learning;
     const coordinator = new Coordinator({
-      transport: telemetry?.wrapTransport?.(learning) ?? learning,
+      transport: fanoutTransport,
       book,
       ledger,
       horizonProbe: { ...config.horizonProbe, windowMs: config.estimator.windowMs },
@@ -253,6 +259,18 @@ export class SwarmNode {
     });
 
     const limitLog = log.child("limits");
+    const onLimit = (limit: string, fields: Record<string, unknown>): void =>
+      limitLog.warn("limit reached", { limit, ...fields });
+    const hedgeLimits = new LimitLog(onLimit);
+    const hedging = new NodeHedging({
+      config: config.hedge,
+      transport: fanoutTransport,
+      book,
+      ledger,
+      nodeId: config.nodeId,
+      ...(telemetry?.hedgeObserver !== undefined && { observer: telemetry.hedgeObserver }),
+      onLimit: (limit, fields) => hedgeLimits.report(limit, fields),
+    });
     const server = createSwarmServer({
       nodeId: config.nodeId,
       region: config.region,
@@ -263,6 +281,7 @@ export class SwarmNode {
         routing,
         policy: config.policy,
         now: () => Date.now(),
+        hedging,
       }),
       ...(tls !== undefined && { credentials: tls.serverCredentials() }),
       ...(authorize !== undefined && { authorize }),
@@ -273,7 +292,7 @@ export class SwarmNode {
       maxJsonDepth: config.maxJsonDepth,
       maxAbandonBytes: config.maxAbandonBytes,
       connections: config.connections,
-      onLimit: (limit, fields) => limitLog.warn("limit reached", { limit, ...fields }),
+      onLimit,
       maxDeadlineMs: config.maxDeadlineMs,
       deadlineReserveMs: config.deadlineReserveMs,
       replyReserveMinMs: config.replyReserveMinMs,

@@ -76,6 +76,7 @@ function toWire(r: DecisionRecord): Decision__Output {
     p50Kind: r.p50Kind,
     p99Kind: r.p99Kind,
     horizonMs: opt(r.horizonMs),
+    hedges: [...(r.hedges ?? [])],
   };
 }
 
@@ -119,6 +120,7 @@ function fromWire(w: Decision__Output): DecisionRecord {
     p50Kind: kindOf(w.p50Kind),
     p99Kind: kindOf(w.p99Kind),
     horizonMs: back(w.horizonMs),
+    ...((w.hedges ?? []).length > 0 && { hedges: w.hedges }),
   };
 }
 

@@ -8,6 +8,8 @@ import { systemClock } from "../clock/clock.js";
 import type { BranchOutcome, BranchRecord, FanoutObserver, FanoutOutcome } from "../engine/outcome.js";
 import type { Classification } from "../policy/types.js";
 import { shownInequality } from "./shown-inequality.js";
+import type { HedgedOutcome, HedgedSettlement } from "../engine/hedge-outcome.js";
+import { describeHedgeDecision } from "../hedge/describe-decision.js";
 
 /** What a fan-out quantile is, as the recorder, `tailswarm decisions` and spans show it. */
 export type EstimateKind = "known" | "lower-bound" | "unknown";
@@ -62,6 +64,11 @@ export interface DecisionRecord {
   readonly violation: { readonly code: string; readonly message: string } | null;
   /** Trace id of the fan-out's span, when tracing is on. */
   readonly traceId: string | null;
+  /**
+   * A replicated fan-out (mode `replicated`, reason its hedge policy): each hedge decision that settled
+   * something — a backup sent or refused for good — with its reason and numbers.
+   */
+  readonly hedges?: readonly string[];
 }
 
 export interface FlightRecorderOptions {
@@ -75,6 +82,12 @@ export interface FlightRecorderOptions {
 
 const NONE: readonly string[] = Object.freeze([]);
 
+/** A decision as kept: `because` is built when read, from the classification (or is the text). */
+interface Entry {
+  readonly record: Omit<DecisionRecord, "because"> & { lostWorkMs: number };
+  readonly because: Classification | string;
+}
+
 function num(v: number): number | null {
   return Number.isFinite(v) ? v : null;
 }
@@ -87,8 +100,8 @@ function num(v: number): number | null {
  */
 export class FlightRecorder implements FanoutObserver {
   readonly capacity: number;
-  /** Each decision without `because`, and the classification it is built from when read. */
-  readonly #ring: ({ record: Omit<DecisionRecord, "because">; classification: Classification } | undefined)[];
+  /** Each decision without `because`, and the classification it is built from when read (or the text). */
+  readonly #ring: (Entry | undefined)[];
   /** Recorded fan-outs with branches still unsettled: their late reports add lost work. */
   readonly #pending = new Map<string, { decision: { lostWorkMs: number }; branchIds: Set<string> }>();
   readonly #clock: Clock;
@@ -102,9 +115,7 @@ export class FlightRecorder implements FanoutObserver {
       throw new RangeError(`FlightRecorder capacity: got ${capacity}, expected an integer >= 1`);
     }
     this.capacity = capacity;
-    this.#ring = new Array<
-      { record: Omit<DecisionRecord, "because">; classification: Classification } | undefined
-    >(capacity);
+    this.#ring = new Array<Entry | undefined>(capacity);
     this.#clock = options.clock ?? systemClock;
     this.#traceIdOf = options.traceIdOf;
   }
@@ -170,12 +181,80 @@ export class FlightRecorder implements FanoutObserver {
       violation: o.violation === undefined ? null : { code: o.violation.code, message: o.violation.message },
       traceId: this.#traceIdOf?.(o.fanoutId) ?? null,
     };
+    this.#push({ record: decision, because: c }, unsettled);
+  }
+
+  /** A replicated (hedged) fan-out: its hedge decisions, as a HedgeObserver. */
+  onHedgedFanoutEnd(o: HedgedOutcome): void {
+    const branches: Record<BranchOutcome, number> = {
+      committed: 0,
+      partial: 0,
+      abandoned: 0,
+      late: 0,
+      failed: 0,
+    };
+    let unsettled: Set<string> | undefined;
+    for (const b of o.branches) {
+      branches[b.outcome]++;
+      if (b.unsettled === true) (unsettled ??= new Set()).add(b.branchId);
+    }
+    const won = o.backups.filter((b) => b.won).length;
+    const refused = o.decisions.filter((d) => d.decision.action === "refuse").length;
+    const decision: Omit<DecisionRecord, "because"> = {
+      fanoutId: o.fanoutId,
+      atUnixMs: this.#clock.now(),
+      mode: "replicated",
+      reason: o.policy,
+      policy: o.policy,
+      budgetMs: num(o.budgetMs),
+      fanoutP50Ms: null,
+      fanoutP99Ms: null,
+      abandonCostMs: null,
+      decisionRelevant: false,
+      size: o.replicas,
+      requirement: `quorum:${o.k}`,
+      estimateStatus: "unknown",
+      p50Kind: "unknown",
+      p99Kind: "unknown",
+      horizonMs: null,
+      unknownPeers: NONE,
+      estimateAgeMs: null,
+      minSamples: 0,
+      estimateBasis: "independent",
+      branches,
+      answered: o.answers.size,
+      lostWorkMs: o.branches.reduce((sum, b) => sum + b.lostWorkMs, 0),
+      decisionChanged: false,
+      degraded: false,
+      deadlineMissed: o.deadlineMissed,
+      elapsedMs: o.elapsedMs,
+      infoGainPerCommitted: null,
+      violation: null,
+      traceId: null,
+      hedges: o.decisions.map(describeHedgeDecision),
+    };
+    const because =
+      `any ${o.k} of ${o.replicas} replicas under ${o.policy}: ${o.backups.length} backup(s) sent (${won} won), ` +
+      `${refused} refused`;
+    this.#push({ record: decision, because }, unsettled);
+  }
+
+  /** The losers' lost work, as the peers reported it, once every branch has settled. */
+  onHedgedFanoutSettled(fanoutId: string, settlement: HedgedSettlement): void {
+    const p = this.#pending.get(fanoutId);
+    if (p === undefined) return;
+    p.decision.lostWorkMs = settlement.abandonCostMs;
+    this.#pending.delete(fanoutId);
+  }
+
+  #push(entry: Entry, unsettled: Set<string> | undefined): void {
     const evicted = this.#ring[this.#next];
     if (evicted !== undefined) this.#pending.delete(evicted.record.fanoutId);
-    this.#ring[this.#next] = { record: decision, classification: c };
+    this.#ring[this.#next] = entry;
     this.#next = (this.#next + 1) % this.capacity;
     this.#recorded++;
-    if (unsettled !== undefined) this.#pending.set(o.fanoutId, { decision, branchIds: unsettled });
+    if (unsettled !== undefined)
+      this.#pending.set(entry.record.fanoutId, { decision: entry.record, branchIds: unsettled });
   }
 
   /** The last `n` decisions (default: all kept), newest first. */
@@ -188,7 +267,7 @@ export class FlightRecorder implements FanoutObserver {
       const { record } = r;
       out.push({
         ...record,
-        because: shownInequality(r.classification),
+        because: typeof r.because === "string" ? r.because : shownInequality(r.because),
         branches: { ...record.branches },
       });
     }

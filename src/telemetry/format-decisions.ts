@@ -14,6 +14,13 @@ export function formatDecisions(decisions: readonly DecisionRecord[]): string {
     const at = new Date(d.atUnixMs).toISOString().replace("T", " ").replace("Z", "");
     lines.push(`${at}  ${d.fanoutId}  ${d.mode.toUpperCase()}  (${d.reason})`);
     if (d.because !== "") lines.push(`  because ${d.because}`);
+    if (d.hedges !== undefined) {
+      for (const h of d.hedges) lines.push(`  hedge ${h}`);
+      lines.push(
+        `  budget ${ms(d.budgetMs)} ms; lost work ${ms(d.lostWorkMs)} ms; ${ms(d.elapsedMs)} ms${d.deadlineMissed ? " — DEADLINE MISSED" : ""}`,
+      );
+      continue;
+    }
     const est =
       d.estimateStatus === "fresh"
         ? `fresh, min ${d.minSamples} samples, oldest ${ms(d.estimateAgeMs)} ms, ${d.estimateBasis === "observed" ? "p50/p99 observed per fan-out" : "p50/p99 from per-peer CDFs (independence)"}`

@@ -17,14 +17,17 @@ export interface PairedDifference {
   readonly hi95: number;
 }
 
+/** What pairs a call with its copy under another policy: its coordinator and request index. */
+export type Pairable = Pick<ScoredCall, "coordinator" | "request">;
+
 /** The requests of `a` and `b`, paired by coordinator and request index (stream order). */
-export function pairCalls(
-  a: readonly ScoredCall[],
-  b: readonly ScoredCall[],
-): readonly (readonly [ScoredCall, ScoredCall])[] {
-  const byRequest = new Map<string, ScoredCall>();
+export function pairCalls<C extends Pairable>(
+  a: readonly C[],
+  b: readonly C[],
+): readonly (readonly [C, C])[] {
+  const byRequest = new Map<string, C>();
   for (const c of b) byRequest.set(`${c.coordinator}#${c.request}`, c);
-  const out: (readonly [ScoredCall, ScoredCall])[] = [];
+  const out: (readonly [C, C])[] = [];
   for (const c of a) {
     const other = byRequest.get(`${c.coordinator}#${c.request}`);
     if (other !== undefined) out.push([c, other]);
@@ -54,9 +57,9 @@ export function meanInterval(xs: readonly number[]): MeanInterval | null {
 }
 
 /** Mean of f(a) − f(b) over the pairs with its 95% interval; null under two pairs (no spread to read). */
-export function pairedDifference(
-  pairs: readonly (readonly [ScoredCall, ScoredCall])[],
-  f: (c: ScoredCall) => number,
+export function pairedDifference<C>(
+  pairs: readonly (readonly [C, C])[],
+  f: (c: C) => number,
 ): PairedDifference | null {
   const m = meanInterval(pairs.map(([x, y]) => f(x) - f(y)));
   return m === null ? null : { pairs: m.n, mean: m.mean, lo95: m.lo95, hi95: m.hi95 };

@@ -21,6 +21,12 @@ export interface CoordinateCall {
   readonly decision: string;
   readonly options: unknown;
   readonly budgetMs: number;
+  /** Any k of these replicas, hedged (the replicated-tail scenario). */
+  readonly replicated?: {
+    readonly replicas: readonly string[];
+    readonly k: number;
+    readonly hedgePolicy: string;
+  };
 }
 
 export class SwarmClient {
@@ -46,6 +52,9 @@ export class SwarmClient {
         policy: c.policy,
         decision: c.decision,
         options: Buffer.from(JSON.stringify(c.options)),
+        ...(c.replicated !== undefined && {
+          replicated: { ...c.replicated, replicas: [...c.replicated.replicas] },
+        }),
       },
       c.budgetMs,
     );

@@ -139,6 +139,31 @@ describe("HedgedFanout", () => {
     expect(backups.length).toBeLessThan(f.hedged.stats().issued);
   });
 
+  it("gated: a spare whose estimate cannot be used is passed over for the next one", async () => {
+    const s = setup({ name: "gated" }, TAIL);
+    s.transport.addPeer("cold", { latency: 12 }); // never sampled: its estimate is unknown
+    const runs: HedgedOutcome[] = [];
+    for (let i = 0; i < 30; i++) {
+      runs.push(
+        await s.clock.runUntilSettled(
+          s.hedged.run(TASK, { replicas: ["a", "cold", "b"], k: 1, budgetMs: 300 }),
+        ),
+      );
+      await s.clock.advance(5);
+    }
+    const backups = runs.flatMap((r) => r.backups);
+    expect(backups.length).toBeGreaterThan(0);
+    expect(backups.every((b) => b.peer === "b" && b.landable)).toBe(true);
+    // the cold spare is recorded refused for `a` only where no backup went out for `a`; the backup
+    // itself, once out, may be refused the cold spare (the last one left)
+    for (const r of runs) {
+      const coldForA = r.decisions.filter((d) => d.backup === "cold" && d.primary === "a");
+      if (r.backups.some((b) => b.backs === "a")) expect(coldForA).toHaveLength(0);
+      for (const d of r.decisions.filter((x) => x.backup === "cold"))
+        expect(d.decision.reason).toBe("backup-estimate-unknown");
+    }
+  });
+
   it("refuses bad input with the field named", async () => {
     const s = setup({ name: "gated" }, TAIL);
     await expect(s.hedged.run(TASK, { replicas: ["a", "b"], k: 2, budgetMs: 10 })).rejects.toThrow(

@@ -8,6 +8,7 @@ import { POLICY_NAMES } from "../../policy/types.js";
 import { runTestbed } from "../../testbed/run-testbed.js";
 import { DEFAULT_SCENARIO, loadScenario } from "../../testbed/scenario-loader.js";
 import { routingScenarioOf, runRoutingScenario } from "../../testbed/routing/dispatch.js";
+import { replicatedScenarioOf, runReplicatedScenario } from "../../testbed/replicated/dispatch.js";
 import { EXIT, formatHelp, numberFlag, oneOf, parseFlags, UsageError } from "../args.js";
 import { CliError, guard, writeError } from "../verb-errors.js";
 import { ATTACH_FLAGS, attachCommand, emitComposeCommand } from "./testbed-attach.js";
@@ -91,6 +92,27 @@ async function testbed(argv: string[]): Promise<number> {
         }),
       );
       return EXIT.ok;
+    }
+    const replicated = await replicatedScenarioOf(values.scenario ?? DEFAULT_SCENARIO);
+    if (replicated !== undefined) {
+      const [durationS, warmupS, seed] = ["duration", "warmup", "seed"].map((k) => numberFlag(values, k));
+      const controller = new AbortController();
+      const onSignal = (): void => controller.abort();
+      process.once("SIGINT", onSignal);
+      try {
+        process.stdout.write(
+          await runReplicatedScenario(replicated, {
+            durationS,
+            warmupS,
+            seed,
+            signal: controller.signal,
+            ...(values.out && { outDir: values.out }),
+          }),
+        );
+      } finally {
+        process.off("SIGINT", onSignal);
+      }
+      return controller.signal.aborted ? 130 : EXIT.ok;
     }
     scenario = await loadScenario(values.scenario ?? DEFAULT_SCENARIO);
   } catch (error) {

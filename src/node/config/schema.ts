@@ -11,6 +11,9 @@ import { nanoid } from "nanoid";
 import { z } from "zod";
 import { ABANDON_LEDGER_DEFAULTS, ABANDON_LEDGER_RANGES } from "../../engine/abandon-ledger.js";
 import { HORIZON_PROBE_DEFAULTS, HORIZON_PROBE_RANGES } from "../../engine/horizon-probes.js";
+import { HEDGE_DEFAULTS, HEDGE_RANGES } from "../../hedge/options.js";
+import { HEDGE_POLICY_NAMES } from "../../hedge/types.js";
+import type { HedgePolicyName } from "../../hedge/types.js";
 import { ACTIVE_IDLE_WINDOWS, LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
 import { HEALTH_DEFAULTS, HEALTH_RANGES } from "../../mesh/membership/health.js";
 import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/membership.js";
@@ -298,6 +301,34 @@ export const nodeConfigSchema = z.strictObject({
           "A horizon probe's deadline on the peer, from its issue, ms: a probe that has not answered by then is censored at its age.",
         ),
       ),
+  }),
+  hedge: group({
+    policy: oneOfField(HEDGE_POLICY_NAMES as unknown as readonly [HedgePolicyName, ...HedgePolicyName[]])
+      .default("gated")
+      .meta(
+        doc(
+          "Hedge policy of a replicated Coordinate (any k of r replicas) that names none: gated (a backup only when it can land within the remaining budget and is worth its cost), none, fixed-delay, percentile or p95.",
+        ),
+      ),
+    delayMs: rangeField(HEDGE_RANGES.delayMs)
+      .default(HEDGE_DEFAULTS.delayMs)
+      .meta(doc("fixed-delay: a backup once the primary has been out this long, ms (gRPC A6 hedgingDelay).")),
+    maxExtraLoad: rangeField(HEDGE_RANGES.maxExtraLoad)
+      .default(HEDGE_DEFAULTS.maxExtraLoad)
+      .meta(
+        doc(
+          "Extra-load ceiling of gated and percentile: backups per primary branch over any hedge.ceilingWindowMs (percentile also hedges at the 1 − this quantile); a refusal by it is logged.",
+        ),
+      ),
+    ceilingWindowMs: rangeField(HEDGE_RANGES.ceilingWindowMs)
+      .default(HEDGE_DEFAULTS.ceilingWindowMs)
+      .meta(doc("The window over which hedge.maxExtraLoad holds, ms.")),
+    minBackupsPerWindow: rangeField(HEDGE_RANGES.minBackupsPerWindow)
+      .default(HEDGE_DEFAULTS.minBackupsPerWindow)
+      .meta(doc("Backups any window admits beyond hedge.maxExtraLoad × its primaries.")),
+    checkEveryMs: rangeField(HEDGE_RANGES.checkEveryMs)
+      .default(HEDGE_DEFAULTS.checkEveryMs)
+      .meta(doc("gated: how often an outstanding replica branch is re-examined for a backup, ms.")),
   }),
   maxAbandonBytes: rangeField(server.maxAbandonBytes)
     .default(SERVER_DEFAULTS.maxAbandonBytes)

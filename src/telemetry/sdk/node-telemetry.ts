@@ -7,6 +7,8 @@ import type { FanoutObserver } from "../../engine/outcome.js";
 import type { PeerTransport } from "../../engine/transport.js";
 import type { PeerEstimate, PeerId } from "../../estimate/types.js";
 import { decisionsSource } from "../decisions-service.js";
+import type { HedgeObserver } from "../../engine/hedge-outcome.js";
+import { HedgeTelemetry } from "../hedge-metrics.js";
 import type { DecisionsSource } from "../decisions-service.js";
 import type { EstimateSource } from "../peer-gauges.js";
 import type { RoutingTelemetrySource } from "../routing-telemetry.js";
@@ -50,6 +52,8 @@ export interface NodeTelemetryContext {
 
 export interface NodeTelemetryHandle {
   readonly observer: FanoutObserver;
+  /** Replicated fan-outs: hedges issued, won, lost, refused, and a span with the why per decision. */
+  readonly hedgeObserver: HedgeObserver;
   wrapTransport(transport: PeerTransport): PeerTransport;
   /** The flight recorder, for addDecisionsService. */
   readonly decisions: DecisionsSource;
@@ -88,6 +92,24 @@ function statusEstimates(status: NodeTelemetryContext["status"]): EstimateSource
         censored: p?.censored ?? 0,
         ageMs: p === undefined || p.estimateAgeMs < 0 ? Infinity : p.estimateAgeMs,
       };
+    },
+  };
+}
+
+/** Telemetry's and the flight recorder's hedge observers, in that order. */
+function bothHedgeObservers(a: HedgeObserver, b: HedgeObserver): HedgeObserver {
+  return {
+    onHedgeDecision: (r) => {
+      a.onHedgeDecision?.(r);
+      b.onHedgeDecision?.(r);
+    },
+    onHedgedFanoutEnd: (o) => {
+      a.onHedgedFanoutEnd?.(o);
+      b.onHedgedFanoutEnd?.(o);
+    },
+    onHedgedFanoutSettled: (id, s) => {
+      a.onHedgedFanoutSettled?.(id, s);
+      b.onHedgedFanoutSettled?.(id, s);
     },
   };
 }
@@ -148,6 +170,7 @@ export function nodeTelemetry(
     return {
       observer: telemetry.observer,
       wrapTransport: (t) => telemetry.wrapTransport(t),
+      hedgeObserver: bothHedgeObservers(new HedgeTelemetry(), recorder),
       decisions: decisionsSource(ctx.nodeId, recorder),
       sampling: sdk.sampling,
       telemetry,
