@@ -9,6 +9,7 @@ import type { SwarmServer } from "../mesh/server.js";
 import { toServiceError } from "../mesh/status.js";
 import type { NodeConfig } from "./config/types.js";
 import type { Membership } from "../mesh/membership/membership.js";
+import type { PeerHealth } from "../mesh/membership/health.js";
 import type { EventLoopDelay } from "./event-loop-delay.js";
 import { nodeStatusService } from "./status-proto.js";
 import type { PeerStatus__Output } from "../mesh/gen/tailswarm/v1/PeerStatus.js";
@@ -19,7 +20,8 @@ export interface StatusDeps {
   readonly server: SwarmServer;
   readonly coordinator: Coordinator;
   readonly book: LatencyBook;
-  readonly membership: Pick<Membership, "live" | "peers">;
+  readonly membership: Pick<Membership, "live" | "peers" | "probesSent">;
+  readonly health: Pick<PeerHealth, "ejected">;
   readonly listen: string;
   /** The process's event-loop delay monitor (absent: NaN). */
   readonly loop?: EventLoopDelay;
@@ -72,6 +74,9 @@ export function nodeStatus(d: StatusDeps): StatusReply__Output {
     violations: stats.violations,
     abandonCostMs: live.length === 0 ? 0 : d.coordinator.ledger.expectedAbandonCostMs(live, now),
     peers,
+    probesSent: d.membership.probesSent,
+    ejectedPeers: d.health.ejected(now),
+    activePeers: d.book.activeSet().size,
   };
 }
 

@@ -76,6 +76,8 @@ interface PeerState {
   untilMs: number;
   /** Ejected and not yet returned (out, or on probation once `untilMs` passed). */
   out: boolean;
+  /** When its last branch outcome was reported, epoch ms. */
+  lastMs: number;
 }
 
 export class PeerHealth {
@@ -101,6 +103,7 @@ export class PeerHealth {
 
   report(peer: PeerId, report: HealthReport, nowMs: number): void {
     const s = this.#state(peer);
+    s.lastMs = nowMs;
     const cause =
       report.kind === "ok" ? (this.#outlier(peer, report.latencyMs) ? "outlier" : undefined) : report.kind;
     if (cause === undefined) {
@@ -126,6 +129,17 @@ export class PeerHealth {
   admits(peer: PeerId, nowMs: number): boolean {
     const s = this.#peers.get(peer);
     return s === undefined || !s.out || nowMs >= s.untilMs;
+  }
+
+  /**
+   * Whether branch outcomes say too little of the peer for it to go without an active probe: none
+   * reported for `idleMs` (idle), or it is suspected (its last branch was bad, or it is ejected or on
+   * probation). A peer in steady use answers for itself.
+   */
+  needsProbe(peer: PeerId, nowMs: number, idleMs: number): boolean {
+    const s = this.#peers.get(peer);
+    if (s === undefined) return true;
+    return s.out || s.consecutive > 0 || nowMs - s.lastMs >= idleMs;
   }
 
   /** `peers` without those ejected now (order kept). */
@@ -154,7 +168,7 @@ export class PeerHealth {
   #state(peer: PeerId): PeerState {
     let s = this.#peers.get(peer);
     if (s === undefined) {
-      s = { consecutive: 0, lastCause: "failed", ejections: 0, untilMs: 0, out: false };
+      s = { consecutive: 0, lastCause: "failed", ejections: 0, untilMs: 0, out: false, lastMs: -Infinity };
       this.#peers.set(peer, s);
     }
     return s;

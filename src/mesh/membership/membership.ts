@@ -85,8 +85,14 @@ export interface MembershipOptions {
   readonly subsetSize?: number;
   /** A channel unused this long is closed, ms. */
   readonly channelIdleMs?: number;
-  /** Peers this node is sending branches to (the active set): always probed, whatever the subset. */
+  /** Peers this node is sending branches to (the active set): kept in the probed set, whatever the subset. */
   readonly active?: (id: PeerId) => boolean;
+  /**
+   * Whether an identified peer that is up needs an active probe this round (default: every one does).
+   * Addresses not yet identified and addresses down are probed every round whatever it says: probes
+   * are how an address's node id is learned and how a down peer is seen back.
+   */
+  readonly wantsProbe?: (id: PeerId) => boolean;
 }
 
 type TimingKey =
@@ -143,6 +149,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
   readonly #subsetSize: number;
   readonly #channelIdleMs: number;
   readonly #active: (id: PeerId) => boolean;
+  readonly #wantsProbe: (id: PeerId) => boolean;
+  #probes = 0;
   #timer: TimerHandle | undefined;
   #refreshTimers: TimerHandle[] = [];
   #running = false;
@@ -162,6 +170,12 @@ export class Membership extends EventEmitter<MembershipEvents> {
     this.#subsetSize = timing(options, "subsetSize");
     this.#channelIdleMs = timing(options, "channelIdleMs");
     this.#active = options.active ?? (() => false);
+    this.#wantsProbe = options.wantsProbe ?? (() => true);
+  }
+
+  /** Probes sent since this membership started (Probe calls; a first-contact State call not counted). */
+  get probesSent(): number {
+    return this.#probes;
   }
 
   /** Resolves every source and runs a first probe round; then probes and refreshes on timers. */
@@ -212,11 +226,13 @@ export class Membership extends EventEmitter<MembershipEvents> {
 
   /**
    * One probe round (also run on the interval) over this node's subset of the addresses and its
-   * active set; then channels idle past `channelIdleMs` are closed.
+   * active set — of those, the addresses not yet identified or down and the peers `wantsProbe` asks
+   * for; then channels idle past `channelIdleMs` are closed.
    */
   async probeNow(): Promise<void> {
     if (this.#stopped) return;
-    await Promise.all(this.#probed().map((e) => this.#probe(e)));
+    const due = this.#probed().filter((e) => !e.self && (e.id === "" || !e.up || this.#wantsProbe(e.id)));
+    await Promise.all(due.map((e) => this.#probe(e)));
     if (!this.#stopped) this.pool.closeIdle(this.#channelIdleMs);
   }
 
@@ -317,6 +333,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
   async #probe(e: Entry): Promise<void> {
     const client = this.pool.get(e.address);
     const sent = this.#clock.now();
+    this.#probes++;
     let reply: ProbeReply__Output;
     try {
       reply = await call(client, "Probe", { sentUnixMs: Date.now() }, this.#timeout);
