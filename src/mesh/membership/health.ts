@@ -76,8 +76,9 @@ interface PeerState {
   untilMs: number;
   /** Ejected and not yet returned (out, or on probation once `untilMs` passed). */
   out: boolean;
-  /** When its last branch outcome was reported, epoch ms. */
+  /** When its last branch outcome was reported, and its last bad one, epoch ms. */
   lastMs: number;
+  lastBadMs: number;
 }
 
 export class PeerHealth {
@@ -117,6 +118,7 @@ export class PeerHealth {
     }
     s.consecutive++;
     s.lastCause = cause;
+    s.lastBadMs = nowMs;
     if (s.out) {
       // On probation (its ejection expired): one more bad branch sends it back out.
       if (nowMs >= s.untilMs) this.#eject(peer, s, cause, nowMs);
@@ -140,6 +142,11 @@ export class PeerHealth {
     const s = this.#peers.get(peer);
     if (s === undefined) return true;
     return s.out || s.consecutive > 0 || nowMs - s.lastMs >= idleMs;
+  }
+
+  /** When the peer's last bad branch (failed, rejected or outlier) was reported, epoch ms; −Infinity if none. */
+  lastBadMs(peer: PeerId): number {
+    return this.#peers.get(peer)?.lastBadMs ?? -Infinity;
   }
 
   /** `peers` without those ejected now (order kept). */
@@ -168,7 +175,15 @@ export class PeerHealth {
   #state(peer: PeerId): PeerState {
     let s = this.#peers.get(peer);
     if (s === undefined) {
-      s = { consecutive: 0, lastCause: "failed", ejections: 0, untilMs: 0, out: false, lastMs: -Infinity };
+      s = {
+        consecutive: 0,
+        lastCause: "failed",
+        ejections: 0,
+        untilMs: 0,
+        out: false,
+        lastMs: -Infinity,
+        lastBadMs: -Infinity,
+      };
       this.#peers.set(peer, s);
     }
     return s;
