@@ -116,11 +116,12 @@ async function startSwarm(n: number): Promise<Swarm> {
   return { launcher, dir, hosts, victim, clients, addresses };
 }
 
-async function stopSwarm(s: Swarm): Promise<void> {
+async function stopSwarm(s: Swarm, keepLogs: boolean): Promise<void> {
   for (const c of s.clients) c.close();
   const r = await s.launcher.stopAll();
   if (r.leftRunning.length > 0) throw new Error(`processes left running: ${r.leftRunning.join(", ")}`);
-  rmSync(s.dir, { recursive: true, force: true });
+  if (keepLogs) console.error(`scale: the nodes' configs and logs are in ${s.dir}`);
+  else rmSync(s.dir, { recursive: true, force: true });
 }
 
 /** Waits until every node answers Status and sees at least `want` peers up; returns the seconds it took. */
@@ -312,10 +313,11 @@ export async function run(): Promise<void> {
   const largest = Math.max(...SIZES);
   for (const n of SIZES) {
     const s = await startSwarm(n);
+    let ok = false;
     try {
       // the subset may hold the node's own address
       const want = Math.min(ACTIVE, n - 1) - 1;
-      const startS = await ready(s, want, 120_000);
+      const startS = await ready(s, want, 300_000);
       figures[`${n} nodes: ready (every node sees ${want} peers up)`] = {
         value: startS,
         unit: "s",
@@ -333,6 +335,7 @@ export async function run(): Promise<void> {
       row("RSS per node (host processes / nodes)", on.rssPerNodeMiB, "MiB");
       row("sockets per node (host processes / nodes)", on.socketsPerNode, "");
       row(`fan-outs answered by their ${DEADLINE_MS} ms deadline`, l.ok, `of ${l.sent}`);
+      if (l.firstError !== "") console.log(`${n} nodes: first failed fan-out: ${l.firstError.slice(0, 300)}`);
       if (l.failed + l.late > 0) {
         figures[`${n} nodes: fan-outs failed or late`] = {
           value: l.failed + l.late,
@@ -341,8 +344,9 @@ export async function run(): Promise<void> {
         };
       }
       if (n === largest) await killTest(s, figures, n);
+      ok = true;
     } finally {
-      await stopSwarm(s);
+      await stopSwarm(s, !ok);
     }
   }
   recordFigures(

@@ -27,7 +27,7 @@ export interface NodeMembershipDeps {
    * Branch outcomes: an active-set peer is probed only while they say too little — none for the
    * estimator's `maxSampleAgeMs` (the age past which its samples count as stale), or it is suspected.
    */
-  readonly health: Pick<PeerHealth, "needsProbe">;
+  readonly health: Pick<PeerHealth, "needsProbe" | "report" | "onSuspect" | "forget">;
   /** The node's logger; membership lines go to its `membership` child, resets to `node`. */
   readonly log: Logger;
 }
@@ -54,6 +54,11 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     wantsProbe: (id) =>
       deps.book.tracks(id) && deps.health.needsProbe(id, Date.now(), deps.book.options.maxSampleAgeMs),
   });
+  // A failed probe is a bad outcome like a failed branch (a success says nothing of the branch path,
+  // so it resets nothing); a peer whose branch just failed is probed at once. A dead peer is then out
+  // of fan-outs about one probe round after its first failed branch, not failureThreshold branches.
+  membership.on("probeFailed", (p) => deps.health.report(p.id, { kind: "failed" }, Date.now()));
+  deps.health.onSuspect = (peer) => membership.probePeer(peer);
   membership.on("up", (p) => log.info("peer up", { peer: p.id, address: p.address, region: p.region }));
   membership.on("down", (p) =>
     log.warn("peer down", {
@@ -68,6 +73,8 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     // Only a restart drops the estimates: a peer slow to answer probes is still the same peer, and
     // its slowness is exactly the tail the estimates must keep.
     deps.book.reset(p.id);
+    // A new process: the old one's failures (its death, the probes that saw it) are not this one's.
+    deps.health.forget(p.id);
     nodeLog.info("estimates reset", { peer: p.id });
   });
   membership.on("removed", (p) => {

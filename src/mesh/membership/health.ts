@@ -92,6 +92,8 @@ export class PeerHealth {
   onReturn: ((peer: PeerId, ejections: number) => void) | undefined;
   /** An ejection refused by `maxEjectedPercent` (the peer stays in). */
   onRefused: ((peer: PeerId, cause: HealthCause) => void) | undefined;
+  /** A peer in good standing had a bad branch: the first of a run (a probe now says more, sooner). */
+  onSuspect: ((peer: PeerId) => void) | undefined;
 
   constructor(options: HealthOptions = {}) {
     const o = {} as Record<Key, number>;
@@ -119,6 +121,7 @@ export class PeerHealth {
     s.consecutive++;
     s.lastCause = cause;
     s.lastBadMs = nowMs;
+    if (s.consecutive === 1 && !s.out) this.onSuspect?.(peer);
     if (s.out) {
       // On probation (its ejection expired): one more bad branch sends it back out.
       if (nowMs >= s.untilMs) this.#eject(peer, s, cause, nowMs);

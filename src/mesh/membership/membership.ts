@@ -60,6 +60,8 @@ export interface PeerInfo {
  */
 export interface MembershipEvents {
   up: [PeerInfo];
+  /** A probe of an identified peer failed (timed out, refused, or any error). */
+  probeFailed: [PeerInfo];
   down: [PeerInfo];
   restarted: [PeerInfo];
   removed: [PeerInfo];
@@ -151,6 +153,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
   readonly #active: (id: PeerId) => boolean;
   readonly #wantsProbe: (id: PeerId) => boolean;
   #probes = 0;
+  /** Entries with a probe in flight (a round skips them, `probePeer` too). */
+  readonly #probing = new Set<Entry>();
   #timer: TimerHandle | undefined;
   #refreshTimers: TimerHandle[] = [];
   #running = false;
@@ -171,6 +175,18 @@ export class Membership extends EventEmitter<MembershipEvents> {
     this.#channelIdleMs = timing(options, "channelIdleMs");
     this.#active = options.active ?? (() => false);
     this.#wantsProbe = options.wantsProbe ?? (() => true);
+  }
+
+  /**
+   * Probes the addresses of peer `id` now, outside the rounds (those not already being probed): for a
+   * peer whose branch just failed, so that it is confirmed down or cleared within a probe, not a round.
+   */
+  probePeer(id: PeerId): void {
+    if (this.#stopped || id === "") return;
+    for (const e of this.#entries.values()) {
+      if (e.id !== id || e.self || this.#probing.has(e)) continue;
+      void this.#probe(e);
+    }
   }
 
   /** Probes sent since this membership started (Probe calls; a first-contact State call not counted). */
@@ -232,7 +248,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
   async probeNow(): Promise<void> {
     if (this.#stopped) return;
     const due = this.#probed().filter((e) => !e.self && (e.id === "" || !e.up || this.#wantsProbe(e.id)));
-    await Promise.all(due.map((e) => this.#probe(e)));
+    await Promise.all(due.filter((e) => !this.#probing.has(e)).map((e) => this.#probe(e)));
     if (!this.#stopped) this.pool.closeIdle(this.#channelIdleMs);
   }
 
@@ -331,6 +347,15 @@ export class Membership extends EventEmitter<MembershipEvents> {
   }
 
   async #probe(e: Entry): Promise<void> {
+    this.#probing.add(e);
+    try {
+      await this.#probeOnce(e);
+    } finally {
+      this.#probing.delete(e);
+    }
+  }
+
+  async #probeOnce(e: Entry): Promise<void> {
     const client = this.pool.get(e.address);
     const sent = this.#clock.now();
     this.#probes++;
@@ -381,15 +406,18 @@ export class Membership extends EventEmitter<MembershipEvents> {
   #failed(e: Entry, error: ServiceError): void {
     e.consecutiveFailures++;
     e.lastError = error.details || error.message;
+    if (e.id !== "") this.emit("probeFailed", this.#info(e));
     if (e.up && e.consecutiveFailures >= this.#threshold) {
       e.up = false;
       if (!this.#isLive(e.id)) this.emit("down", this.#info(e));
     }
     // A probe that timed out on a peer already down is a silent path (a partition drops packets, no
     // reset): its connection's retransmissions back off for seconds, so after the path heals the
-    // old connection would wake up only at the next one. A fresh channel per probe lets the first
-    // probe after healing bring the peer back.
-    if (!e.up && error.code === status.DEADLINE_EXCEEDED) this.pool.close(e.address);
+    // old connection would wake up only at the next one. A probe refused (nothing listening yet, or
+    // any more) leaves the channel in grpc-js's reconnect backoff, which grows to minutes. A fresh
+    // channel per probe lets the first probe after healing, or after the peer starts, bring it in.
+    if (!e.up && (error.code === status.DEADLINE_EXCEEDED || error.code === status.UNAVAILABLE))
+      this.pool.close(e.address);
   }
 }
 
