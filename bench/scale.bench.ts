@@ -25,6 +25,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { Coordinator } from "../src/engine/coordinator.js";
+import { LatencyBook } from "../src/estimate/latency-book.js";
+import { predicateModel } from "../src/decision/predicate-model.js";
+import { GrpcTransport } from "../src/mesh/grpc-transport.js";
 import { NodeClient } from "../src/node/client.js";
 import { Launcher } from "../src/testbed/launcher.js";
 import type { Launched, LaunchSpec } from "../src/testbed/launcher.js";
@@ -225,6 +230,65 @@ async function phase(s: Swarm, on: boolean): Promise<PhaseResult> {
   };
 }
 
+/**
+ * A fan-out from this process to every node of the swarm but the victim, all answers required
+ * (always-sync, 5 s budget), FANOUTS times: answered, wall time, the transport's send CPU per branch,
+ * its batches, and the longest this process's event loop was held (delay monitor, 1 ms resolution).
+ */
+async function wideFanout(s: Swarm, figures: Record<string, Figure>): Promise<void> {
+  const FANOUTS = 5;
+  const peers = s.addresses.slice(1);
+  const transport = new GrpcTransport();
+  const coordinator = new Coordinator({ transport, book: new LatencyBook(), nodeId: "bench" });
+  const model = predicateModel<unknown, string>({
+    prior: "none",
+    decide: () => "answered",
+    canFlip: () => true,
+  });
+  const run = () =>
+    coordinator.fanOut(
+      { kind: "echo", payload: { x: 1 } },
+      { peers, budgetMs: 5_000, model, policy: "always-sync" },
+    );
+  try {
+    await run(); // connects
+    const before = transport.sendStats();
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    const answered: number[] = [];
+    const wall: number[] = [];
+    for (let i = 0; i < FANOUTS; i++) {
+      const t0 = performance.now();
+      const o = await run();
+      wall.push(performance.now() - t0);
+      answered.push(o.answered);
+    }
+    loop.disable();
+    const after = transport.sendStats();
+    const branches = after.branches - before.branches;
+    const label = `fan-out to ${peers.length} required peers over gRPC`;
+    figures[`${label}: answered (worst of ${FANOUTS})`] = {
+      value: Math.min(...answered),
+      unit: `of ${peers.length}`,
+    };
+    figures[`${label}: wall time (median of ${FANOUTS})`] = {
+      value: wall.sort((a, b) => a - b)[FANOUTS >> 1] ?? NaN,
+      unit: "ms",
+    };
+    figures[`${label}: send CPU per branch`] = {
+      value: (after.cpuMicros - before.cpuMicros) / branches,
+      unit: "µs",
+    };
+    figures[`${label}: send batches per fan-out`] = {
+      value: (after.batches - before.batches) / FANOUTS,
+      unit: "",
+    };
+    figures[`${label}: longest event-loop delay meanwhile`] = { value: loop.max / 1e6, unit: "ms" };
+  } finally {
+    transport.close();
+  }
+}
+
 /** Kills the victim while the others coordinate; how long until no node that had it live sends it branches. */
 async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): Promise<void> {
   const victim = "n0";
@@ -264,7 +328,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
             const now = Date.now();
             outAfter.set(i, (now - killedAt) / 1000);
             if (isEjected) ejected++;
-            const bad = row?.lastBadBranchUnixMs ?? -1;
+            const bad = row?.lastBadBranchUnixMs ?? -1; // branches only, not probes
             if (bad >= killedAt) sinceBad.push((now - bad) / 1000);
           }
         }),
@@ -343,7 +407,10 @@ export async function run(): Promise<void> {
           ...(l.firstError !== "" && { note: l.firstError.slice(0, 120) }),
         };
       }
-      if (n === largest) await killTest(s, figures, n);
+      if (n === largest) {
+        await wideFanout(s, figures);
+        await killTest(s, figures, n);
+      }
       ok = true;
     } finally {
       await stopSwarm(s, !ok);

@@ -57,7 +57,7 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
   // A failed probe is a bad outcome like a failed branch (a success says nothing of the branch path,
   // so it resets nothing); a peer whose branch just failed is probed at once. A dead peer is then out
   // of fan-outs about one probe round after its first failed branch, not failureThreshold branches.
-  membership.on("probeFailed", (p) => deps.health.report(p.id, { kind: "failed" }, Date.now()));
+  membership.on("probeFailed", (p) => deps.health.report(p.id, { kind: "failed" }, Date.now(), true));
   deps.health.onSuspect = (peer) => membership.probePeer(peer);
   membership.on("up", (p) => log.info("peer up", { peer: p.id, address: p.address, region: p.region }));
   membership.on("down", (p) =>

@@ -21,7 +21,7 @@ export interface StatusDeps {
   readonly coordinator: Coordinator;
   readonly book: LatencyBook;
   readonly membership: Pick<Membership, "live" | "peers" | "probesSent">;
-  readonly health: Pick<PeerHealth, "ejected" | "lastBadMs">;
+  readonly health: Pick<PeerHealth, "ejected" | "lastBadBranchMs">;
   readonly listen: string;
   /** The process's event-loop delay monitor (absent: NaN). */
   readonly loop?: EventLoopDelay;
@@ -49,8 +49,7 @@ export function nodeStatus(d: StatusDeps): StatusReply__Output {
       p50Kind: e === undefined || e.status === "unknown" ? "unknown" : (e.p50Kind ?? "known"),
       p99Kind: e === undefined || e.status === "unknown" ? "unknown" : (e.p99Kind ?? "known"),
       horizonMs: e?.horizonMs !== undefined && Number.isFinite(e.horizonMs) ? e.horizonMs : -1,
-      lastBadBranchUnixMs:
-        p.id === "" || d.health.lastBadMs(p.id) === -Infinity ? -1 : d.health.lastBadMs(p.id),
+      lastBadBranchUnixMs: p.id === "" ? -1 : Math.max(-1, d.health.lastBadBranchMs(p.id)),
     };
   });
   const live = d.membership.live();

@@ -76,9 +76,9 @@ interface PeerState {
   untilMs: number;
   /** Ejected and not yet returned (out, or on probation once `untilMs` passed). */
   out: boolean;
-  /** When its last branch outcome was reported, and its last bad one, epoch ms. */
+  /** When its last branch outcome was reported, and its last bad branch, epoch ms. */
   lastMs: number;
-  lastBadMs: number;
+  lastBadBranchMs: number;
 }
 
 export class PeerHealth {
@@ -104,9 +104,13 @@ export class PeerHealth {
     this.#p99Of = options.p99Of ?? (() => NaN);
   }
 
-  report(peer: PeerId, report: HealthReport, nowMs: number): void {
+  /**
+   * What a branch (or, with `probe`, an active probe: only ever a failure) said of `peer`. A failed
+   * probe counts toward ejection like a failed branch but is no branch outcome: the peer stays idle.
+   */
+  report(peer: PeerId, report: HealthReport, nowMs: number, probe = false): void {
     const s = this.#state(peer);
-    s.lastMs = nowMs;
+    if (!probe) s.lastMs = nowMs;
     const cause =
       report.kind === "ok" ? (this.#outlier(peer, report.latencyMs) ? "outlier" : undefined) : report.kind;
     if (cause === undefined) {
@@ -120,7 +124,7 @@ export class PeerHealth {
     }
     s.consecutive++;
     s.lastCause = cause;
-    s.lastBadMs = nowMs;
+    if (!probe) s.lastBadBranchMs = nowMs;
     if (s.consecutive === 1 && !s.out) this.onSuspect?.(peer);
     if (s.out) {
       // On probation (its ejection expired): one more bad branch sends it back out.
@@ -148,8 +152,8 @@ export class PeerHealth {
   }
 
   /** When the peer's last bad branch (failed, rejected or outlier) was reported, epoch ms; −Infinity if none. */
-  lastBadMs(peer: PeerId): number {
-    return this.#peers.get(peer)?.lastBadMs ?? -Infinity;
+  lastBadBranchMs(peer: PeerId): number {
+    return this.#peers.get(peer)?.lastBadBranchMs ?? -Infinity;
   }
 
   /** `peers` without those ejected now (order kept). */
@@ -185,7 +189,7 @@ export class PeerHealth {
         untilMs: 0,
         out: false,
         lastMs: -Infinity,
-        lastBadMs: -Infinity,
+        lastBadBranchMs: -Infinity,
       };
       this.#peers.set(peer, s);
     }
