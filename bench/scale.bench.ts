@@ -154,7 +154,9 @@ async function ready(s: Swarm, want: number, timeoutMs: number): Promise<number>
 
 async function probesSent(s: Swarm, skip: ReadonlySet<number>): Promise<number> {
   const counts = await Promise.all(
-    s.clients.map((c, i) => (skip.has(i) ? 0 : c.status(5_000).then((st) => Number(st.probesSent)))),
+    s.clients.map((c, i) =>
+      skip.has(i) ? Promise.resolve(0) : c.status(5_000).then((st) => Number(st.probesSent)),
+    ),
   );
   return sum(counts);
 }
