@@ -137,26 +137,37 @@ async function ready(s: Swarm, want: number, timeoutMs: number): Promise<number>
     if (Date.now() - t0 > timeoutMs) {
       throw new Error(`${pending.size} of ${s.clients.length} nodes not ready after ${timeoutMs} ms`);
     }
-    await Promise.all(
-      [...pending].map(async (i) => {
-        try {
-          const st = await s.clients[i]!.status(2_000);
-          if (st.peers.filter((p) => p.up).length >= want) pending.delete(i);
-        } catch {
-          // not listening yet
-        }
-      }),
-    );
+    await pooled([...pending], 16, async (i) => {
+      try {
+        const st = await s.clients[i]!.status(5_000);
+        if (st.peers.filter((p) => p.up).length >= want) pending.delete(i);
+      } catch {
+        // not listening yet
+      }
+    });
     if (pending.size > 0) await sleep(500);
   }
   return (Date.now() - t0) / 1000;
 }
 
+/** `fn` over `items`, at most `limit` at a time (a Status carries every peer's row: 500 at once stall the hosts). */
+async function pooled<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const k = next++;
+        out[k] = await fn(items[k] as T);
+      }
+    }),
+  );
+  return out;
+}
+
 async function probesSent(s: Swarm, skip: ReadonlySet<number>): Promise<number> {
-  const counts = await Promise.all(
-    s.clients.map((c, i) =>
-      skip.has(i) ? Promise.resolve(0) : c.status(5_000).then((st) => Number(st.probesSent)),
-    ),
+  const counts = await pooled([...s.clients.keys()], 16, (i) =>
+    skip.has(i) ? Promise.resolve(0) : s.clients[i]!.status(20_000).then((st) => Number(st.probesSent)),
   );
   return sum(counts);
 }
@@ -296,10 +307,12 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
   const victim = "n0";
   const skip = new Set([0]);
   const had = (
-    await Promise.all(
-      s.clients.map(async (c, i) =>
-        i === 0 ? -1 : (await c.status(5_000)).peers.some((p) => p.peerId === victim && p.up) ? i : -1,
-      ),
+    await pooled([...s.clients.keys()], 16, async (i) =>
+      i === 0
+        ? -1
+        : (await s.clients[i]!.status(20_000)).peers.some((p) => p.peerId === victim && p.up)
+          ? i
+          : -1,
     )
   ).filter((i) => i >= 0);
   const windowS = 5;
@@ -381,6 +394,7 @@ export async function run(): Promise<void> {
     const s = await startSwarm(n);
     let ok = false;
     try {
+      figures[`${n} nodes: load average at start`] = { value: loadavg()[0] ?? NaN, unit: "" };
       // the subset may hold the node's own address
       const want = Math.min(ACTIVE, n - 1) - 1;
       const startS = await ready(s, want, 300_000);
@@ -414,12 +428,19 @@ export async function run(): Promise<void> {
         await killTest(s, figures, n);
       }
       ok = true;
+    } catch (err) {
+      figures[`${n} nodes: run failed`] = {
+        value: NaN,
+        unit: "",
+        note: (err as Error).message.slice(0, 160),
+      };
     } finally {
       await stopSwarm(s, !ok);
+      recordFigures(
+        `scale (${SIZES.join("/")} nodes; so far ${n}; subset ${ACTIVE}, ${RATE}/s per node, ${PHASE_S} s phases)`,
+        figures,
+      );
     }
+    if (!ok) break; // a larger swarm on the same machine fares no better
   }
-  recordFigures(
-    `scale (${SIZES.join("/")} nodes, subset ${ACTIVE}, ${RATE}/s per node, ${PHASE_S} s phases)`,
-    figures,
-  );
 }
