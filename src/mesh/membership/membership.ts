@@ -153,6 +153,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
   readonly #active: (id: PeerId) => boolean;
   readonly #wantsProbe: (id: PeerId) => boolean;
   #probes = 0;
+  /** The entries in rendezvous order (see #probed); undefined after the address list changed. */
+  #ranked: Entry[] | undefined;
   /** Entries with a probe in flight (a round skips them, `probePeer` too). */
   readonly #probing = new Set<Entry>();
   #timer: TimerHandle | undefined;
@@ -258,15 +260,18 @@ export class Membership extends EventEmitter<MembershipEvents> {
    * leaving moves at most one slot; plus every address of an active-set peer and of this node itself.
    */
   #probed(): Entry[] {
-    const all = [...this.#entries.values()];
-    if (all.length <= this.#subsetSize) return all;
-    const self = this.#selfId ?? "";
-    const ranked = all
-      .map((e) => ({ e, rank: hash32(`${self}|${e.address}`) }))
-      .sort((a, b) => a.rank - b.rank || (a.e.address < b.e.address ? -1 : 1));
-    return ranked
-      .filter(({ e }, i) => i < this.#subsetSize || e.self || (e.id !== "" && this.#active(e.id)))
-      .map(({ e }) => e);
+    if (this.#entries.size <= this.#subsetSize) return [...this.#entries.values()];
+    if (this.#ranked === undefined) {
+      // ranked once per change of the address list, not per round: a round is O(N) then, not O(N log N)
+      const self = this.#selfId ?? "";
+      this.#ranked = [...this.#entries.values()]
+        .map((e) => ({ e, rank: hash32(`${self}|${e.address}`) }))
+        .sort((a, b) => a.rank - b.rank || (a.e.address < b.e.address ? -1 : 1))
+        .map(({ e }) => e);
+    }
+    return this.#ranked.filter(
+      (e, i) => i < this.#subsetSize || e.self || (e.id !== "" && this.#active(e.id)),
+    );
   }
 
   #isLive(id: PeerId): boolean {
@@ -322,6 +327,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     for (const list of this.#bySource.values()) for (const a of list) wanted.add(a);
     for (const a of wanted) {
       if (!this.#entries.has(a)) {
+        this.#ranked = undefined;
         this.#entries.set(a, {
           address: a,
           id: "",
@@ -338,6 +344,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     for (const [a, e] of this.#entries) {
       if (wanted.has(a)) continue;
       this.#entries.delete(a);
+      this.#ranked = undefined;
       if (!e.self) {
         if (e.up && !this.#isLive(e.id)) this.emit("down", this.#info({ ...e, up: false }));
         this.emit("removed", this.#info(e));
