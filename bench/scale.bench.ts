@@ -4,6 +4,7 @@
  * loopback address (127.23.x.y:7400), each listing every address as a static peer and keeping a subset
  * of SCALE_ACTIVE (default 20) — so its fan-outs, and its active set, are about that size. Per size:
  *
+ * - ready: every node sees its subset up, within SCALE_READY_S (default 300).
  * - on: every node coordinates at SCALE_RATE per second (default 0.2, open loop, staggered), 2 s
  *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 20).
  * - per node: CPU (the host processes' utime + stime over the phase, / nodes), RSS (/ nodes: the
@@ -43,6 +44,8 @@ const PER_PROCESS = Number(process.env.SCALE_NODES_PER_PROCESS ?? 125);
 const ACTIVE = Number(process.env.SCALE_ACTIVE ?? 20);
 const RATE = Number(process.env.SCALE_RATE ?? 0.2);
 const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 20);
+/** How long a swarm may take until every node sees its subset up, s. */
+const READY_S = Number(process.env.SCALE_READY_S ?? 300);
 const DEADLINE_MS = 2_000;
 const PORT = 7400;
 const CLK_TCK = 100; // Linux USER_HZ
@@ -397,7 +400,7 @@ export async function run(): Promise<void> {
       figures[`${n} nodes: load average at start`] = { value: loadavg()[0] ?? NaN, unit: "" };
       // the subset may hold the node's own address
       const want = Math.min(ACTIVE, n - 1) - 1;
-      const startS = await ready(s, want, 300_000);
+      const startS = await ready(s, want, READY_S * 1000);
       figures[`${n} nodes: ready (every node sees ${want} peers up)`] = {
         value: startS,
         unit: "s",
