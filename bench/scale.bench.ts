@@ -19,7 +19,7 @@
  *   to the victim (Status `last_bad_branch_unix_ms`) and from the kill to that poll, and the swarm's
  *   probe rate before and after.
  *
- *   npm run build && flock /tmp/tailswarm-heavy.lock npm run bench -- scale
+ *   npm run build && npm run bench -- scale
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtempSync, rmSync } from "node:fs";
