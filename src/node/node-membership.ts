@@ -13,6 +13,7 @@
  * const transport = new GrpcTransport({ pool, addressOf: (id) => membership.addressOf(id) });
  * void membership.start();
  */
+import { status } from "@grpc/grpc-js";
 import type { LatencyBook } from "../estimate/latency-book.js";
 import type { ChannelPool } from "../mesh/channel-pool.js";
 import type { PeerHealth } from "../mesh/membership/health.js";
@@ -54,10 +55,14 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     wantsProbe: (id) =>
       deps.book.tracks(id) && deps.health.needsProbe(id, Date.now(), deps.book.options.maxSampleAgeMs),
   });
-  // A failed probe is a bad outcome like a failed branch (a success says nothing of the branch path,
+  // A refused probe is a bad outcome like a failed branch (a success says nothing of the branch path,
   // so it resets nothing); a peer whose branch just failed is probed at once. A dead peer is then out
   // of fan-outs about one probe round after its first failed branch, not failureThreshold branches.
-  membership.on("probeFailed", (p) => deps.health.report(p.id, { kind: "failed" }, Date.now(), true));
+  // A probe past its deadline is no failure here, as a branch cut at its deadline is none: on a loaded
+  // machine probes time out, and counting them ejected healthy peers and drew more probes.
+  membership.on("probeFailed", (p, code) => {
+    if (code !== status.DEADLINE_EXCEEDED) deps.health.report(p.id, { kind: "failed" }, Date.now(), true);
+  });
   deps.health.onSuspect = (peer) => membership.probePeer(peer);
   membership.on("up", (p) => log.info("peer up", { peer: p.id, address: p.address, region: p.region }));
   membership.on("down", (p) =>

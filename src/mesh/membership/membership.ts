@@ -60,8 +60,8 @@ export interface PeerInfo {
  */
 export interface MembershipEvents {
   up: [PeerInfo];
-  /** A probe of an identified peer failed (timed out, refused, or any error). */
-  probeFailed: [PeerInfo];
+  /** A probe of an identified peer failed (timed out, refused, or any error), with its gRPC status code. */
+  probeFailed: [PeerInfo, status];
   down: [PeerInfo];
   restarted: [PeerInfo];
   removed: [PeerInfo];
@@ -413,7 +413,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
   #failed(e: Entry, error: ServiceError): void {
     e.consecutiveFailures++;
     e.lastError = error.details || error.message;
-    if (e.id !== "") this.emit("probeFailed", this.#info(e));
+    if (e.id !== "") this.emit("probeFailed", this.#info(e), error.code);
     if (e.up && e.consecutiveFailures >= this.#threshold) {
       e.up = false;
       if (!this.#isLive(e.id)) this.emit("down", this.#info(e));
