@@ -29,6 +29,7 @@ const BENCHES: readonly (readonly [string, () => Promise<BenchModule>])[] = [
   ["mesh", () => import("./mesh.bench.js")],
   ["footprint", () => import("./footprint.bench.js")],
   ["overload", () => import("./overload.bench.js")],
+  ["scale", () => import("./scale.bench.js")],
 ];
 
 /** Longest a bench may run, ms (`BENCH_TIMEOUT_MS`). */

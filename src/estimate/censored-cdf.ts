@@ -4,16 +4,21 @@ import type { BucketTable, WindowedHistogram } from "./windowed-histogram.js";
 import type { WindowedCensored } from "./windowed-censored.js";
 
 /**
- * Scratch of `update` only (the merged censoring points before they are reduced to buckets, and the
- * ended-censored pairs before the merge): shared by every CDF, since `update` runs to completion
+ * Scratch of `update` only (the merged censoring points before they are reduced to buckets): shared by every CDF, since `update` runs to completion
  * synchronously, so that a peer keeps only what its reads need.
  */
 let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
-let scratchEndX: Float64Array = new Float64Array(64);
-let scratchEndW: Float64Array = new Float64Array(64);
+const NO_ENDS = new Float64Array(0);
 /** 1 where the merged censoring point is an ended call's, 0 where it is a call in flight. */
 let scratchEnded: Uint8Array = new Uint8Array(64);
+/** Per merged censoring point: completed samples beyond its bucket, R(beta + 1). */
+let scratchRest: Float64Array = new Float64Array(64);
+
+/** The window bucket of a censoring time in ms (floored to µs: a lower bound stays one). */
+function bucketOfMs(x: number): number {
+  return bucketIndexOf(Math.min(Math.max(Math.floor(x * 1000), 0), MAX_TRACKABLE_US));
+}
 
 function grown(a: Float64Array, n: number): Float64Array {
   return a.length >= n ? a : new Float64Array(Math.max(n, a.length * 2));
@@ -30,8 +35,9 @@ function grown(a: Float64Array, n: number): Float64Array {
  * at once (k calls pending at 300 ms among n completions put k / (n + k) of the mass at >= 300 ms). It
  * assumes censoring independent of latency: calls are cut by "now", a deadline, a caller's abort or other
  * peers' answers, never by their own speed. Nothing is rebuilt per sample: the factors telescope over
- * runs of buckets with the same censored weight, so `update` is O(m log B) for m censoring points and
- * `at(t)` is two prefix queries on the window's Fenwick tree.
+ * runs of buckets with the same censored weight, so `update` is O(m log B) for m censoring points (prefix
+ * queries are kept while the windows are unchanged) and `at(t)` is one prefix and one point query on the
+ * window's Fenwick tree, none again inside the bucket it read last.
  *
  * @example
  * const cdf = new CensoredCdf();
@@ -64,6 +70,25 @@ export class CensoredCdf implements CdfLike {
   private hiEdgeMs = 0;
   /** Weight of the ended-censored observations in the tail (calls in flight not counted). */
   private endedTail = 0;
+  /**
+   * The ended-censored points' buckets and R(beta + 1), kept while neither window changes: between two
+   * decisions usually only the ages of the calls in flight move, and these prefix queries are most of a
+   * rebuild.
+   */
+  private endBeta = new Int32Array(0);
+  private endRest = new Int32Array(0);
+  private endWindow: WindowedHistogram | undefined;
+  /** The window's range as of `rangeVersion` (two Fenwick descents, not repeated while the window is unchanged). */
+  private rangeWindow: WindowedHistogram | undefined;
+  private rangeVersion = -1;
+  private rangeLo = 0;
+  private rangeHi = -1;
+  private endWindowVersion = -1;
+  private endEndedVersion = -1;
+  /** The last bucket `at` read below the tail and the CDF at its two edges (the fan-out search narrows into one bucket). */
+  private memoK = -1;
+  private memoBefore = 0;
+  private memoAfter = 0;
   /** True when there is nothing: no completed sample and no censored observation. */
   empty = true;
 
@@ -76,19 +101,40 @@ export class CensoredCdf implements CdfLike {
     this.window = window;
     this.table = window.table;
     this.total = window.totalCount;
-    const { lo, hi } = window.range();
-    this.lo = lo;
-    this.hi = hi;
-    // merge the in-flight ages (weight 1 each) with the ended-censored pairs, both ascending
-    let e = 0;
-    if (ended !== undefined && ended.totalCount > 0) {
-      const bound = ended.distinctBound();
-      scratchEndX = grown(scratchEndX, bound);
-      scratchEndW = grown(scratchEndW, bound);
-      e = ended.read(scratchEndX, scratchEndW);
+    if (this.rangeWindow !== window || this.rangeVersion !== window.version) {
+      const r = window.range();
+      this.rangeLo = r.lo;
+      this.rangeHi = r.hi;
+      this.rangeWindow = window;
+      this.rangeVersion = window.version;
     }
-    const endX = scratchEndX;
-    const endW = scratchEndW;
+    this.lo = this.rangeLo;
+    const hi = (this.hi = this.rangeHi);
+    // merge the in-flight ages (weight 1 each) with the ended-censored pairs, both ascending
+    const pairs = ended?.pairs();
+    const e = pairs?.n ?? 0;
+    const endX = pairs?.x ?? NO_ENDS;
+    const endW = pairs?.w ?? NO_ENDS;
+    if (
+      e > 0 &&
+      (this.endWindow !== window ||
+        this.endWindowVersion !== window.version ||
+        this.endEndedVersion !== ended?.version)
+    ) {
+      if (this.endBeta.length < e) {
+        this.endBeta = new Int32Array(e);
+        this.endRest = new Int32Array(e);
+      }
+      for (let j = 0; j < e; j++) {
+        const k = bucketOfMs(endX[j] as number);
+        this.endBeta[j] = k;
+        this.endRest[j] = this.total - window.countAtOrBelow(k);
+      }
+      this.endWindow = window;
+      this.endWindowVersion = window.version;
+      this.endEndedVersion = ended?.version ?? -1;
+    }
+    this.memoK = -1;
     const m = count + e;
     this.m = m;
     this.empty = this.total === 0 && m === 0;
@@ -103,6 +149,7 @@ export class CensoredCdf implements CdfLike {
     }
     const cx = (scratchX = grown(scratchX, m));
     const cw = (scratchW = grown(scratchW, m));
+    const rest = (scratchRest = grown(scratchRest, m));
     if (scratchEnded.length < m) scratchEnded = new Uint8Array(Math.max(m, scratchEnded.length * 2));
     const fromEnded = scratchEnded;
     {
@@ -110,38 +157,40 @@ export class CensoredCdf implements CdfLike {
       let j = 0;
       for (let k = 0; k < m; k++) {
         if (j >= e || (i < count && (agesMs[i] as number) <= (endX[j] as number))) {
-          cx[k] = Math.max(agesMs[i++] as number, 0);
+          const x = Math.max(agesMs[i++] as number, 0);
+          const b = bucketOfMs(x);
+          cx[k] = x;
           cw[k] = 1;
           fromEnded[k] = 0;
+          this.beta[k] = b;
+          rest[k] = this.total - window.countAtOrBelow(b);
         } else {
           cx[k] = endX[j] as number;
-          cw[k] = endW[j++] as number;
+          cw[k] = endW[j] as number;
           fromEnded[k] = 1;
+          this.beta[k] = this.endBeta[j] as number;
+          rest[k] = this.endRest[j++] as number;
         }
       }
     }
     let weight = 0;
     for (let i = m - 1; i >= 0; i--) {
-      const us = Math.min(Math.max(Math.floor((cx[i] as number) * 1000), 0), MAX_TRACKABLE_US);
-      this.beta[i] = bucketIndexOf(us);
       weight += cw[i] as number;
       this.segC[i] = weight;
     }
     this.segC[m] = 0;
-    // segments: s = 0..m, bucket run [a_s, beta_s] (beta_m = ∞) with C_s censored weight in the risk set
-    // (R at a segment's start is R after the previous one's end: one prefix query per segment)
+    // segments: s = 0..m, bucket run (beta_{s−1}, beta_s] (beta_m = ∞) with C_s censored weight in the
+    // risk set; R at a segment's start is R after the previous one's end (betas ascend, so a run of equal
+    // betas is empty and keeps R)
     let survival = 1;
-    let start = 0;
     let rStart = this.total;
     for (let s = 0; s <= m; s++) {
       const c = this.segC[s] as number;
       this.segR[s] = rStart;
       this.segS[s] = survival;
       if (s < m) {
-        const end = Math.max(this.beta[s] as number, start - 1);
-        const rEnd = end >= start ? this.total - window.countAtOrBelow(end) : rStart;
+        const rEnd = rest[s] as number;
         survival *= (rEnd + c) / (rStart + c);
-        start = end + 1;
         rStart = rEnd;
       }
     }
@@ -193,20 +242,29 @@ export class CensoredCdf implements CdfLike {
   /** Survival after bucket k: P(latency beyond bucket k). */
   private survivalAfter(k: number): number {
     if (k < this.lo) return 1;
-    const m = this.m;
-    // segment: number of censored entries with beta < k  (beta sorted)
+    return this.survivalIn(
+      this.segmentOf(k),
+      this.total - (this.window as WindowedHistogram).countAtOrBelow(k),
+    );
+  }
+
+  /** The segment of bucket k: the number of censored entries with beta < k (beta sorted). */
+  private segmentOf(k: number): number {
     let a = 0;
-    let b = m;
+    let b = this.m;
     while (a < b) {
       const mid = (a + b) >>> 1;
       if ((this.beta[mid] as number) < k) a = mid + 1;
       else b = mid;
     }
-    const s = a;
+    return a;
+  }
+
+  /** Survival after a bucket of segment s beyond which `rNext` completed samples lie. */
+  private survivalIn(s: number, rNext: number): number {
     const c = this.segC[s] as number;
     const rStart = this.segR[s] as number;
     if (rStart + c === 0) return this.segS[s] as number;
-    const rNext = this.total - (this.window as WindowedHistogram).countAtOrBelow(k);
     return ((this.segS[s] as number) * (rNext + c)) / (rStart + c);
   }
 
@@ -231,8 +289,21 @@ export class CensoredCdf implements CdfLike {
       if (k < this.lo) return 0;
       const table = this.table as BucketTable;
       const theta = (us - (table.lowUs[k] as number)) / (table.widthUs[k] as number);
-      const before = 1 - this.survivalAfter(k - 1);
-      const after = 1 - this.survivalAfter(k);
+      if (k === this.memoK) return this.memoBefore + theta * (this.memoAfter - this.memoBefore);
+      // survival after k and after k − 1 from one segment search and one prefix query (the read the
+      // fan-out search repeats per peer and grid point)
+      const window = this.window as WindowedHistogram;
+      const rAfter = this.total - window.countAtOrBelow(k);
+      let s = this.segmentOf(k);
+      const after = 1 - this.survivalIn(s, rAfter);
+      let before = 0;
+      if (k - 1 >= this.lo) {
+        while (s > 0 && (this.beta[s - 1] as number) >= k - 1) s--;
+        before = 1 - this.survivalIn(s, rAfter + window.countAt(k));
+      }
+      this.memoK = k;
+      this.memoBefore = before;
+      this.memoAfter = after;
       return before + theta * (after - before);
     }
     const n = this.tailCount;

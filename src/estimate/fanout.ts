@@ -128,39 +128,33 @@ function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number): 
 /** P(at least k of the first m events of `ps`), exactly; O(m · min(k, m − k + 1)). */
 export function exactTail(ps: Float64Array, m: number, k: number): number {
   const misses = m - k; // at most this many may be missing
-  if (k <= misses + 1) {
-    // dp[j] = P(j answered so far), j = k absorbing ("k or more")
-    const dp = ensureScratch(k + 1);
-    dp.fill(0, 0, k + 1);
-    dp[0] = 1;
-    for (let i = 0; i < m; i++) {
-      const p = ps[i] as number;
-      const q = 1 - p;
-      const top = Math.min(i + 1, k);
-      if (top === k) dp[k] = (dp[k] as number) + (dp[k - 1] as number) * p;
-      for (let j = top === k ? k - 1 : top; j >= 1; j--)
-        dp[j] = (dp[j] as number) * q + (dp[j - 1] as number) * p;
-      dp[0] = dp[0] * q;
-    }
-    return dp[k] as number;
-  }
-  // dp[j] = P(j missing so far), j = misses + 1 absorbing ("too many missing")
-  const cap = misses + 1;
+  if (k <= misses + 1) return countUpTo(ps, m, k, false)[k] as number;
+  const dp = countUpTo(ps, m, misses + 1, true);
+  let ok = 0;
+  for (let j = 0; j <= misses; j++) ok += dp[j] as number;
+  return ok;
+}
+
+/**
+ * The distribution of how many of the first m events of `ps` happened (or, with `missed`, did not),
+ * counted up to `cap`: dp[j] = P(j) for j < cap and dp[cap] = P(cap or more), absorbing. O(m · cap), so
+ * `exactTail` counts whichever side is shorter. The array is scratch: read it before the next call.
+ */
+function countUpTo(ps: Float64Array, m: number, cap: number, missed: boolean): Float64Array {
   const dp = ensureScratch(cap + 1);
   dp.fill(0, 0, cap + 1);
   dp[0] = 1;
   for (let i = 0; i < m; i++) {
     const p = ps[i] as number;
-    const q = 1 - p;
+    const hit = missed ? 1 - p : p;
+    const stay = missed ? p : 1 - p;
     const top = Math.min(i + 1, cap);
-    if (top === cap) dp[cap] = (dp[cap] as number) + (dp[cap - 1] as number) * q;
+    if (top === cap) dp[cap] = (dp[cap] as number) + (dp[cap - 1] as number) * hit;
     for (let j = top === cap ? cap - 1 : top; j >= 1; j--)
-      dp[j] = (dp[j] as number) * p + (dp[j - 1] as number) * q;
-    dp[0] = dp[0] * p;
+      dp[j] = (dp[j] as number) * stay + (dp[j - 1] as number) * hit;
+    dp[0] = dp[0] * stay;
   }
-  let ok = 0;
-  for (let j = 0; j <= misses; j++) ok += dp[j] as number;
-  return ok;
+  return dp;
 }
 
 /**
@@ -231,25 +225,117 @@ function normalCdf(z: number): number {
  * const p99 = fanoutQuantile(peers.map((p) => p.cdf(now)), { kind: "quorum", k: 3 }, 0.99);
  */
 export function fanoutQuantile(cdfs: readonly CdfLike[], requirement: Requirement, q: number): number {
+  const span = gridSpan(cdfs, requirement);
+  if (span === undefined) return cdfs.length === 0 ? 0 : NaN;
+  return refine(cdfs, requirement, q, gridCell(cdfs, requirement, q, span), span.horizon);
+}
+
+/** p50 and p99 of the fan-out, the pair the policy needs, with what each is and the horizon they were read against. */
+export function fanoutQuantiles(
+  cdfs: readonly CdfLike[],
+  requirement: Requirement,
+): {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly p50Kind: QuantileKind;
+  readonly p99Kind: QuantileKind;
+  readonly horizonMs: number;
+} {
+  const span = gridSpan(cdfs, requirement);
+  let p50Ms = cdfs.length === 0 ? 0 : NaN;
+  let p99Ms = p50Ms;
+  const horizonMs = span?.horizon ?? fanoutHorizon(cdfs);
+  if (span !== undefined) {
+    const cell50 = gridCell(cdfs, requirement, 0.5, span);
+    p50Ms = refine(cdfs, requirement, 0.5, cell50, horizonMs);
+    // the p99 cell is at or after the p50 one: search upwards from it (the same cell a search of the
+    // whole span finds, the first grid point where the CDF reaches 0.99, in a few evaluations)
+    const from: Cell =
+      cell50.fHi >= 0.99
+        ? cell50
+        : gridCell(
+            cdfs,
+            requirement,
+            0.99,
+            { gLo: cell50.gHi, fLo: cell50.fHi, gHi: span.gHi, fHi: 1 },
+            true,
+          );
+    p99Ms = refine(cdfs, requirement, 0.99, from, horizonMs);
+  }
+  return {
+    p50Ms,
+    p99Ms,
+    p50Kind: quantileKind(p50Ms, horizonMs),
+    p99Kind: quantileKind(p99Ms, horizonMs),
+    horizonMs,
+  };
+}
+
+/** A span of grid indices and the fan-out CDF at its ends: below `gLo` it is < q, from `gHi` on >= q. */
+interface Cell {
+  readonly gLo: number;
+  readonly gHi: number;
+  readonly fLo: number;
+  readonly fHi: number;
+}
+
+/**
+ * The grid span where the fan-out CDF rises (0 below every CDF's first knot, 1 beyond every last one) and
+ * the fan-out horizon; undefined for an empty set or when a CDF is empty.
+ */
+function gridSpan(
+  cdfs: readonly CdfLike[],
+  requirement: Requirement,
+): (Cell & { horizon: number }) | undefined {
   const n = cdfs.length;
   checkRequirement(requirement, n);
-  if (n === 0) return 0;
+  if (n === 0) return undefined;
   let lo = Infinity;
   let hi = -Infinity;
   let horizon = Infinity;
   for (let i = 0; i < n; i++) {
     const c = cdfs[i] as CdfLike;
-    if (!(c.minX >= 0)) return NaN;
+    if (!(c.minX >= 0)) return undefined;
     if (c.minX < lo) lo = c.minX;
     if (c.maxX > hi) hi = c.maxX;
     const h = c.horizonMs;
     if (h !== undefined && h < horizon) horizon = h;
   }
-  // Below every CDF's first knot the fan-out CDF is 0; beyond every last knot it is 1.
-  let gLo = gridIndexBelow(Math.max(lo, GRID_START_MS));
-  let gHi = gridIndexAbove(Math.max(hi, GRID_START_MS));
-  let fLo = 0;
-  let fHi = 1;
+  return {
+    gLo: gridIndexBelow(Math.max(lo, GRID_START_MS)),
+    gHi: gridIndexAbove(Math.max(hi, GRID_START_MS)),
+    fLo: 0,
+    fHi: 1,
+    horizon,
+  };
+}
+
+/**
+ * The grid cell where the fan-out CDF crosses q inside `span`: the first grid point where it reaches q and
+ * the one before. By bisection of the span, or, with `gallop`, by steps doubling upwards from its start
+ * and bisection of the last step (when the crossing is near the start, as p99's is near p50's).
+ */
+function gridCell(
+  cdfs: readonly CdfLike[],
+  requirement: Requirement,
+  q: number,
+  span: Cell,
+  gallop = false,
+): Cell {
+  let { gLo, gHi, fLo, fHi } = span;
+  if (gallop) {
+    for (let step = 1; gLo + step < gHi; step *= 2) {
+      const g = gLo + step;
+      const f = fanoutCdfAt(cdfs, requirement, gridPoint(g));
+      if (f >= q) {
+        gHi = g;
+        fHi = f;
+        break;
+      }
+      gLo = g;
+      fLo = f;
+    }
+  }
   while (gHi - gLo > 1) {
     const mid = (gLo + gHi) >>> 1;
     const f = fanoutCdfAt(cdfs, requirement, gridPoint(mid));
@@ -261,8 +347,20 @@ export function fanoutQuantile(cdfs: readonly CdfLike[], requirement: Requiremen
       fLo = f;
     }
   }
-  let a = gridPoint(gLo);
-  let b = gridPoint(gHi);
+  return { gLo, gHi, fLo, fHi };
+}
+
+/** Narrows the crossing of q inside its grid cell by bisection, splits at the horizon, interpolates. */
+function refine(
+  cdfs: readonly CdfLike[],
+  requirement: Requirement,
+  q: number,
+  cell: Cell,
+  horizon: number,
+): number {
+  let { fLo, fHi } = cell;
+  let a = gridPoint(cell.gLo);
+  let b = gridPoint(cell.gHi);
   for (let step = 0; step < BISECTION_DEPTH; step++) {
     const mid = 0.5 * (a + b);
     const f = fanoutCdfAt(cdfs, requirement, mid);
@@ -290,29 +388,6 @@ export function fanoutQuantile(cdfs: readonly CdfLike[], requirement: Requiremen
   }
   if (fHi <= fLo) return b;
   return a + ((q - fLo) / (fHi - fLo)) * (b - a);
-}
-
-/** p50 and p99 of the fan-out, the pair the policy needs, with what each is and the horizon they were read against. */
-export function fanoutQuantiles(
-  cdfs: readonly CdfLike[],
-  requirement: Requirement,
-): {
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly p50Kind: QuantileKind;
-  readonly p99Kind: QuantileKind;
-  readonly horizonMs: number;
-} {
-  const horizonMs = fanoutHorizon(cdfs);
-  const p50Ms = fanoutQuantile(cdfs, requirement, 0.5);
-  const p99Ms = fanoutQuantile(cdfs, requirement, 0.99);
-  return {
-    p50Ms,
-    p99Ms,
-    p50Kind: quantileKind(p50Ms, horizonMs),
-    p99Kind: quantileKind(p99Ms, horizonMs),
-    horizonMs,
-  };
 }
 
 /** The kind of a fan-out quantile computed by `fanoutQuantile` against `horizonMs` (see there). */

@@ -83,28 +83,14 @@ export class WindowedCensored extends SliceRing {
   }
 
   /**
-   * Writes the window's censored observations as (lower bound in ms, count) pairs in ascending order into
-   * `agesMs`/`weights` from index `offset` on (the caller sizes them: at most `distinctBound()` pairs).
-   * Returns how many pairs were written. Call `advance` first.
+   * The window's censored observations as (lower bound in ms, count) pairs in ascending order: the first
+   * `n` of `x` and `w`. The arrays are the window's own, valid until it changes: read them, do not keep or
+   * write them. Call `advance` first.
    */
-  read(agesMs: Float64Array, weights: Float64Array, offset = 0): number {
-    if (this.total === 0) return 0;
+  pairs(): CensoredPairs {
+    if (this.total === 0) return NO_PAIRS;
     this.materialize();
-    const n = this.pairN;
-    const x = this.pairX;
-    const w = this.pairW;
-    for (let k = 0; k < n; k++) {
-      agesMs[offset + k] = x[k] as number;
-      weights[offset + k] = w[k] as number;
-    }
-    return n;
-  }
-
-  /** The number of pairs `read` writes. */
-  distinctBound(): number {
-    if (this.total === 0) return 0;
-    this.materialize();
-    return this.pairN;
+    return { x: this.pairX, w: this.pairW, n: this.pairN };
   }
 
   /** Approximate bytes held (the buffer is empty until the first censored end). */
@@ -160,3 +146,12 @@ export class WindowedCensored extends SliceRing {
 }
 
 function noop(): void {}
+
+/** (lower bound ms, count) pairs: the first `n` of `x` and `w`. */
+export interface CensoredPairs {
+  readonly x: Float64Array;
+  readonly w: Float64Array;
+  readonly n: number;
+}
+
+const NO_PAIRS: CensoredPairs = { x: new Float64Array(0), w: new Float64Array(0), n: 0 };

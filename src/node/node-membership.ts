@@ -4,22 +4,31 @@
  * per peer). Peers are keyed by node id everywhere — membership, the LatencyBook, the transport's
  * `addressOf` and `status` — so a peer's samples, its address and its status row are one peer.
  * A restart (new start time) resets the peer's estimates; an id whose last address left every
- * source is forgotten.
+ * source is forgotten. Branch outcomes are the health signal: an identified peer is actively probed
+ * only while it is in the active set and idle (no branch outcome for the estimator's
+ * `maxSampleAgeMs`) or suspected (`PeerHealth.needsProbe`).
  *
  * @example
- * const membership = createNodeMembership(config, { pool, book, log });
+ * const membership = createNodeMembership(config, { pool, book, health, log });
  * const transport = new GrpcTransport({ pool, addressOf: (id) => membership.addressOf(id) });
  * void membership.start();
  */
+import { status } from "@grpc/grpc-js";
 import type { LatencyBook } from "../estimate/latency-book.js";
 import type { ChannelPool } from "../mesh/channel-pool.js";
+import type { PeerHealth } from "../mesh/membership/health.js";
 import { Membership } from "../mesh/membership/membership.js";
 import type { NodeConfig } from "./config/types.js";
 import type { Logger } from "./logger.js";
 
 export interface NodeMembershipDeps {
   readonly pool: ChannelPool;
-  readonly book: Pick<LatencyBook, "reset" | "forget" | "tracks">;
+  readonly book: Pick<LatencyBook, "reset" | "forget" | "tracks" | "options">;
+  /**
+   * Branch outcomes: an active-set peer is probed only while they say too little — none for the
+   * estimator's `maxSampleAgeMs` (the age past which its samples count as stale), or it is suspected.
+   */
+  readonly health: Pick<PeerHealth, "needsProbe" | "report" | "onSuspect" | "forget">;
   /** The node's logger; membership lines go to its `membership` child, resets to `node`. */
   readonly log: Logger;
 }
@@ -43,7 +52,18 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     subsetSize: config.membership.subsetSize,
     channelIdleMs: config.membership.channelIdleMs,
     active: (id) => deps.book.tracks(id),
+    wantsProbe: (id) =>
+      deps.book.tracks(id) && deps.health.needsProbe(id, Date.now(), deps.book.options.maxSampleAgeMs),
   });
+  // A refused probe is a bad outcome like a failed branch (a success says nothing of the branch path,
+  // so it resets nothing); a peer whose branch just failed is probed at once. A dead peer is then out
+  // of fan-outs about one probe round after its first failed branch, not failureThreshold branches.
+  // A probe past its deadline is no failure here, as a branch cut at its deadline is none: on a loaded
+  // machine probes time out, and counting them ejected healthy peers and drew more probes.
+  membership.on("probeFailed", (p, code) => {
+    if (code !== status.DEADLINE_EXCEEDED) deps.health.report(p.id, { kind: "failed" }, Date.now(), true);
+  });
+  deps.health.onSuspect = (peer) => membership.probePeer(peer);
   membership.on("up", (p) => log.info("peer up", { peer: p.id, address: p.address, region: p.region }));
   membership.on("down", (p) =>
     log.warn("peer down", {
@@ -58,6 +78,8 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     // Only a restart drops the estimates: a peer slow to answer probes is still the same peer, and
     // its slowness is exactly the tail the estimates must keep.
     deps.book.reset(p.id);
+    // A new process: the old one's failures (its death, the probes that saw it) are not this one's.
+    deps.health.forget(p.id);
     nodeLog.info("estimates reset", { peer: p.id });
   });
   membership.on("removed", (p) => {

@@ -185,8 +185,8 @@ export class SwarmNode {
         });
       } else nodeLog.debug("peer left the active set (idle)", { peer });
     };
-    const membership = createNodeMembership(config, { pool, book, log });
     const health = createNodeHealth(config.health, { book, log });
+    const membership = createNodeMembership(config, { pool, book, health, log });
     const routing = createNodeRouting(config.routing, {
       pool,
       peers: () =>
@@ -322,6 +322,7 @@ export class SwarmNode {
         coordinator,
         book,
         membership,
+        health,
         listen: bound.address,
         loop: loop.monitor,
       });

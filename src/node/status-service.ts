@@ -9,6 +9,7 @@ import type { SwarmServer } from "../mesh/server.js";
 import { toServiceError } from "../mesh/status.js";
 import type { NodeConfig } from "./config/types.js";
 import type { Membership } from "../mesh/membership/membership.js";
+import type { PeerHealth } from "../mesh/membership/health.js";
 import type { EventLoopDelay } from "./event-loop-delay.js";
 import { nodeStatusService } from "./status-proto.js";
 import type { PeerStatus__Output } from "../mesh/gen/tailswarm/v1/PeerStatus.js";
@@ -19,7 +20,8 @@ export interface StatusDeps {
   readonly server: SwarmServer;
   readonly coordinator: Coordinator;
   readonly book: LatencyBook;
-  readonly membership: Pick<Membership, "live" | "peers">;
+  readonly membership: Pick<Membership, "live" | "peers" | "probesSent">;
+  readonly health: Pick<PeerHealth, "ejected" | "lastBadBranchMs">;
   readonly listen: string;
   /** The process's event-loop delay monitor (absent: NaN). */
   readonly loop?: EventLoopDelay;
@@ -47,6 +49,7 @@ export function nodeStatus(d: StatusDeps): StatusReply__Output {
       p50Kind: e === undefined || e.status === "unknown" ? "unknown" : (e.p50Kind ?? "known"),
       p99Kind: e === undefined || e.status === "unknown" ? "unknown" : (e.p99Kind ?? "known"),
       horizonMs: e?.horizonMs !== undefined && Number.isFinite(e.horizonMs) ? e.horizonMs : -1,
+      lastBadBranchUnixMs: p.id === "" ? -1 : Math.max(-1, d.health.lastBadBranchMs(p.id)),
     };
   });
   const live = d.membership.live();
@@ -78,6 +81,9 @@ export function nodeStatus(d: StatusDeps): StatusReply__Output {
         .map(([policy, ledger]) => [policy, live.length === 0 ? 0 : ledger.expectedAbandonCostMs(live, now)]),
     ),
     peers,
+    probesSent: d.membership.probesSent,
+    ejectedPeers: d.health.ejected(now),
+    activePeers: d.book.activeSet().size,
   };
 }
 

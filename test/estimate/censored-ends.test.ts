@@ -38,9 +38,7 @@ describe("WindowedCensored", () => {
       h.advance(t);
       expect(c.totalCount).toBe(h.totalCount);
     }
-    const ages = new Float64Array(c.distinctBound());
-    const weights = new Float64Array(ages.length);
-    const n = c.read(ages, weights);
+    const { x: ages, w: weights, n } = c.pairs();
     expect(n).toBe(c.totalCount);
     for (let k = 1; k < n; k++) expect(ages[k]!).toBeGreaterThan(ages[k - 1]!);
     expect([...weights.subarray(0, n)].every((w) => w === 1)).toBe(true);
@@ -66,11 +64,10 @@ describe("WindowedCensored", () => {
     c.record(9_100, 1_000);
     expect(c.totalCount).toBe(1024);
     expect(c.dropped).toBe(2_000 - 1024 + 2);
-    const ages = new Float64Array(c.distinctBound());
-    const weights = new Float64Array(ages.length);
-    expect(c.read(ages, weights)).toBe(2);
-    expect([...ages]).toEqual([5, 9]);
-    expect([...weights]).toEqual([1022, 2]);
+    const { x, w, n } = c.pairs();
+    expect(n).toBe(2);
+    expect([...x.subarray(0, n)]).toEqual([5, 9]);
+    expect([...w.subarray(0, n)]).toEqual([1022, 2]);
     c.advance(100_000);
     expect(c.totalCount).toBe(0);
   });

@@ -38,7 +38,8 @@ describe("abandoning 5,000 branches to one peer", () => {
   afterAll(() => s.server.forceClose());
 
   it("GrpcTransport: every branch abandoned with its lost work, no concurrent call fails", async () => {
-    const t = new GrpcTransport();
+    // every call starts in the turn it is made (with the concurrent ones), so each is on the wire before its abort
+    const t = new GrpcTransport({ sendBatch: TOTAL });
     let issuing = true;
     const concurrent = concurrentLoop(
       () =>

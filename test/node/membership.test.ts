@@ -69,6 +69,9 @@ describe("node membership", () => {
       expect(peers.every((p) => p.restarts === 0)).toBe(true);
 
       b1.forceStop();
+      // An active peer in steady use is not probed: its failed branch is what starts the probes that
+      // mark it down.
+      await client.coordinate(vote, 2_000).catch(() => undefined);
       await until(() => a.status().peers.every((p) => !p.up), "b down");
       const b2 = await node(["--node-id", "b", "--listen", b1.address]);
       expect(b2.status().startedAtUnixMs).not.toBe(b1.status().startedAtUnixMs);

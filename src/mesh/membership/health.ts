@@ -76,6 +76,9 @@ interface PeerState {
   untilMs: number;
   /** Ejected and not yet returned (out, or on probation once `untilMs` passed). */
   out: boolean;
+  /** When its last branch outcome was reported, and its last bad branch, epoch ms. */
+  lastMs: number;
+  lastBadBranchMs: number;
 }
 
 export class PeerHealth {
@@ -89,6 +92,8 @@ export class PeerHealth {
   onReturn: ((peer: PeerId, ejections: number) => void) | undefined;
   /** An ejection refused by `maxEjectedPercent` (the peer stays in). */
   onRefused: ((peer: PeerId, cause: HealthCause) => void) | undefined;
+  /** A peer in good standing had a bad branch: the first of a run (a probe now says more, sooner). */
+  onSuspect: ((peer: PeerId) => void) | undefined;
 
   constructor(options: HealthOptions = {}) {
     const o = {} as Record<Key, number>;
@@ -99,8 +104,13 @@ export class PeerHealth {
     this.#p99Of = options.p99Of ?? (() => NaN);
   }
 
-  report(peer: PeerId, report: HealthReport, nowMs: number): void {
+  /**
+   * What a branch (or, with `probe`, an active probe: only ever a failure) said of `peer`. A failed
+   * probe counts toward ejection like a failed branch but is no branch outcome: the peer stays idle.
+   */
+  report(peer: PeerId, report: HealthReport, nowMs: number, probe = false): void {
     const s = this.#state(peer);
+    if (!probe) s.lastMs = nowMs;
     const cause =
       report.kind === "ok" ? (this.#outlier(peer, report.latencyMs) ? "outlier" : undefined) : report.kind;
     if (cause === undefined) {
@@ -114,6 +124,8 @@ export class PeerHealth {
     }
     s.consecutive++;
     s.lastCause = cause;
+    if (!probe) s.lastBadBranchMs = nowMs;
+    if (s.consecutive === 1 && !s.out) this.onSuspect?.(peer);
     if (s.out) {
       // On probation (its ejection expired): one more bad branch sends it back out.
       if (nowMs >= s.untilMs) this.#eject(peer, s, cause, nowMs);
@@ -126,6 +138,22 @@ export class PeerHealth {
   admits(peer: PeerId, nowMs: number): boolean {
     const s = this.#peers.get(peer);
     return s === undefined || !s.out || nowMs >= s.untilMs;
+  }
+
+  /**
+   * Whether branch outcomes say too little of the peer for it to go without an active probe: none
+   * reported for `idleMs` (idle), or it is suspected (its last branch was bad, or it is ejected or on
+   * probation). A peer in steady use answers for itself.
+   */
+  needsProbe(peer: PeerId, nowMs: number, idleMs: number): boolean {
+    const s = this.#peers.get(peer);
+    if (s === undefined) return true;
+    return s.out || s.consecutive > 0 || nowMs - s.lastMs >= idleMs;
+  }
+
+  /** When the peer's last bad branch (failed, rejected or outlier) was reported, epoch ms; −Infinity if none. */
+  lastBadBranchMs(peer: PeerId): number {
+    return this.#peers.get(peer)?.lastBadBranchMs ?? -Infinity;
   }
 
   /** `peers` without those ejected now (order kept). */
@@ -154,7 +182,15 @@ export class PeerHealth {
   #state(peer: PeerId): PeerState {
     let s = this.#peers.get(peer);
     if (s === undefined) {
-      s = { consecutive: 0, lastCause: "failed", ejections: 0, untilMs: 0, out: false };
+      s = {
+        consecutive: 0,
+        lastCause: "failed",
+        ejections: 0,
+        untilMs: 0,
+        out: false,
+        lastMs: -Infinity,
+        lastBadBranchMs: -Infinity,
+      };
       this.#peers.set(peer, s);
     }
     return s;

@@ -61,6 +61,8 @@ export interface PeerInfo {
  */
 export interface MembershipEvents {
   up: [PeerInfo];
+  /** A probe of an identified peer failed (timed out, refused, or any error), with its gRPC status code. */
+  probeFailed: [PeerInfo, status];
   down: [PeerInfo];
   restarted: [PeerInfo];
   removed: [PeerInfo];
@@ -86,8 +88,14 @@ export interface MembershipOptions {
   readonly subsetSize?: number;
   /** A channel unused this long is closed, ms. */
   readonly channelIdleMs?: number;
-  /** Peers this node is sending branches to (the active set): always probed, whatever the subset. */
+  /** Peers this node is sending branches to (the active set): kept in the probed set, whatever the subset. */
   readonly active?: (id: PeerId) => boolean;
+  /**
+   * Whether an identified peer that is up needs an active probe this round (default: every one does).
+   * Addresses not yet identified and addresses down are probed every round whatever it says: probes
+   * are how an address's node id is learned and how a down peer is seen back.
+   */
+  readonly wantsProbe?: (id: PeerId) => boolean;
 }
 
 type TimingKey =
@@ -144,6 +152,12 @@ export class Membership extends EventEmitter<MembershipEvents> {
   readonly #subsetSize: number;
   readonly #channelIdleMs: number;
   readonly #active: (id: PeerId) => boolean;
+  readonly #wantsProbe: (id: PeerId) => boolean;
+  #probes = 0;
+  /** The entries in rendezvous order (see #probed); undefined after the address list changed. */
+  #ranked: Entry[] | undefined;
+  /** Entries with a probe in flight (a round skips them, `probePeer` too). */
+  readonly #probing = new Set<Entry>();
   #timer: TimerHandle | undefined;
   #refreshTimers: TimerHandle[] = [];
   #running = false;
@@ -163,6 +177,24 @@ export class Membership extends EventEmitter<MembershipEvents> {
     this.#subsetSize = timing(options, "subsetSize");
     this.#channelIdleMs = timing(options, "channelIdleMs");
     this.#active = options.active ?? (() => false);
+    this.#wantsProbe = options.wantsProbe ?? (() => true);
+  }
+
+  /**
+   * Probes the addresses of peer `id` now, outside the rounds (those not already being probed): for a
+   * peer whose branch just failed, so that it is confirmed down or cleared within a probe, not a round.
+   */
+  probePeer(id: PeerId): void {
+    if (this.#stopped || id === "") return;
+    for (const e of this.#entries.values()) {
+      if (e.id !== id || e.self || this.#probing.has(e)) continue;
+      void this.#probe(e);
+    }
+  }
+
+  /** Probes sent since this membership started (Probe calls; a first-contact State call not counted). */
+  get probesSent(): number {
+    return this.#probes;
   }
 
   /** Resolves every source and runs a first probe round; then probes and refreshes on timers. */
@@ -213,11 +245,13 @@ export class Membership extends EventEmitter<MembershipEvents> {
 
   /**
    * One probe round (also run on the interval) over this node's subset of the addresses and its
-   * active set; then channels idle past `channelIdleMs` are closed.
+   * active set — of those, the addresses not yet identified or down and the peers `wantsProbe` asks
+   * for; then channels idle past `channelIdleMs` are closed.
    */
   async probeNow(): Promise<void> {
     if (this.#stopped) return;
-    await Promise.all(this.#probed().map((e) => this.#probe(e)));
+    const due = this.#probed().filter((e) => !e.self && (e.id === "" || !e.up || this.#wantsProbe(e.id)));
+    await Promise.all(due.filter((e) => !this.#probing.has(e)).map((e) => this.#probe(e)));
     if (!this.#stopped) this.pool.closeIdle(this.#channelIdleMs);
   }
 
@@ -227,15 +261,18 @@ export class Membership extends EventEmitter<MembershipEvents> {
    * leaving moves at most one slot; plus every address of an active-set peer and of this node itself.
    */
   #probed(): Entry[] {
-    const all = [...this.#entries.values()];
-    if (all.length <= this.#subsetSize) return all;
-    const self = this.#selfId ?? "";
-    const ranked = all
-      .map((e) => ({ e, rank: hash32(`${self}|${e.address}`) }))
-      .sort((a, b) => a.rank - b.rank || (a.e.address < b.e.address ? -1 : 1));
-    return ranked
-      .filter(({ e }, i) => i < this.#subsetSize || e.self || (e.id !== "" && this.#active(e.id)))
-      .map(({ e }) => e);
+    if (this.#entries.size <= this.#subsetSize) return [...this.#entries.values()];
+    if (this.#ranked === undefined) {
+      // ranked once per change of the address list, not per round: a round is O(N) then, not O(N log N)
+      const self = this.#selfId ?? "";
+      this.#ranked = [...this.#entries.values()]
+        .map((e) => ({ e, rank: hash32(`${self}|${e.address}`) }))
+        .sort((a, b) => a.rank - b.rank || (a.e.address < b.e.address ? -1 : 1))
+        .map(({ e }) => e);
+    }
+    return this.#ranked.filter(
+      (e, i) => i < this.#subsetSize || e.self || (e.id !== "" && this.#active(e.id)),
+    );
   }
 
   #isLive(id: PeerId): boolean {
@@ -291,6 +328,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     for (const list of this.#bySource.values()) for (const a of list) wanted.add(a);
     for (const a of wanted) {
       if (!this.#entries.has(a)) {
+        this.#ranked = undefined;
         this.#entries.set(a, {
           address: a,
           id: "",
@@ -307,6 +345,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     for (const [a, e] of this.#entries) {
       if (wanted.has(a)) continue;
       this.#entries.delete(a);
+      this.#ranked = undefined;
       if (!e.self) {
         if (e.up && !this.#isLive(e.id)) this.emit("down", this.#info({ ...e, up: false }));
         this.emit("removed", this.#info(e));
@@ -316,8 +355,18 @@ export class Membership extends EventEmitter<MembershipEvents> {
   }
 
   async #probe(e: Entry): Promise<void> {
+    this.#probing.add(e);
+    try {
+      await this.#probeOnce(e);
+    } finally {
+      this.#probing.delete(e);
+    }
+  }
+
+  async #probeOnce(e: Entry): Promise<void> {
     const client = this.pool.get(e.address);
     const sent = this.#clock.now();
+    this.#probes++;
     let reply: ProbeReply__Output;
     try {
       reply = await unaryCall(client, swarmService().Probe, { sentUnixMs: Date.now() }, this.#timeout);
@@ -370,14 +419,17 @@ export class Membership extends EventEmitter<MembershipEvents> {
   #failed(e: Entry, error: ServiceError): void {
     e.consecutiveFailures++;
     e.lastError = error.details || error.message;
+    if (e.id !== "") this.emit("probeFailed", this.#info(e), error.code);
     if (e.up && e.consecutiveFailures >= this.#threshold) {
       e.up = false;
       if (!this.#isLive(e.id)) this.emit("down", this.#info(e));
     }
     // A probe that timed out on a peer already down is a silent path (a partition drops packets, no
     // reset): its connection's retransmissions back off for seconds, so after the path heals the
-    // old connection would wake up only at the next one. A fresh channel per probe lets the first
-    // probe after healing bring the peer back.
-    if (!e.up && error.code === status.DEADLINE_EXCEEDED) this.pool.close(e.address);
+    // old connection would wake up only at the next one. A probe refused (nothing listening yet, or
+    // any more) leaves the channel in grpc-js's reconnect backoff, which grows to minutes. A fresh
+    // channel per probe lets the first probe after healing, or after the peer starts, bring it in.
+    if (!e.up && (error.code === status.DEADLINE_EXCEEDED || error.code === status.UNAVAILABLE))
+      this.pool.close(e.address);
   }
 }

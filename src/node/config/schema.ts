@@ -97,7 +97,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(MEMBERSHIP_DEFAULTS.subsetSize)
       .meta(
         doc(
-          "Addresses a node probes and keeps channels to beyond its active set: a rendezvous-hashed subset, different per node.",
+          "Addresses a node identifies, keeps channels to and fans out to beyond its active set: a rendezvous-hashed subset, different per node (docs/scaling.md says which of them are probed).",
         ),
       ),
     channelIdleMs: rangeField(MEMBERSHIP_RANGES.channelIdleMs)

@@ -1,0 +1,449 @@
+/**
+ * What a node costs as the swarm grows: swarms of SCALE_SIZES nodes (default 50, 200 and 500) run with
+ * `tailswarm host` (SCALE_NODES_PER_PROCESS nodes per process, default 125), every node on its own
+ * loopback address (127.23.x.y:7400), each listing every address as a static peer and keeping a subset
+ * of SCALE_ACTIVE (default 20) — so its fan-outs, and its active set, are about that size. Per size:
+ *
+ * - ready: every node sees its subset up, within SCALE_READY_S (default 300).
+ * - on: every node coordinates at SCALE_RATE per second (default 0.2, open loop, staggered), 2 s
+ *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 20).
+ * - per node: CPU (the host processes' utime + stime over the phase, / nodes), RSS (/ nodes: the
+ *   process's runtime is shared by its nodes), sockets (socket fds of the host processes / nodes: a
+ *   node's channels and the connections peers opened to it), probes sent per second (Status
+ *   `probes_sent`), fan-outs answered by their deadline.
+ * - CPU with coordination off is what a node spends on membership, health and its idle server (no
+ *   fan-out runs): the figure that must not grow with the swarm.
+ * - the kill: at the end of the largest size, one node (alone in its own process) is SIGKILLed while the
+ *   others coordinate; the bench polls every node that had it live (Status, every 250 ms) until each
+ *   has it ejected (health) or down (membership), and prints the time from each node's last bad branch
+ *   to the victim (Status `last_bad_branch_unix_ms`) and from the kill to that poll, and the swarm's
+ *   probe rate before and after.
+ *
+ *   npm run build && npm run bench -- scale
+ */
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { Coordinator } from "../src/engine/coordinator.js";
+import { LatencyBook } from "../src/estimate/latency-book.js";
+import { predicateModel } from "../src/decision/predicate-model.js";
+import { GrpcTransport } from "../src/mesh/grpc-transport.js";
+import { NodeClient } from "../src/node/client.js";
+import { Launcher } from "../src/testbed/launcher.js";
+import type { Launched, LaunchSpec } from "../src/testbed/launcher.js";
+import { recordFigures } from "./report.js";
+import type { Figure } from "./report.js";
+
+const ROOT = join(fileURLToPath(import.meta.url), "..", "..");
+const MAIN = join(ROOT, "dist", "cli", "main.js");
+const SIZES = (process.env.SCALE_SIZES ?? "50,200,500").split(",").map(Number);
+const PER_PROCESS = Number(process.env.SCALE_NODES_PER_PROCESS ?? 125);
+const ACTIVE = Number(process.env.SCALE_ACTIVE ?? 20);
+const RATE = Number(process.env.SCALE_RATE ?? 0.2);
+const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 20);
+/** How long a swarm may take until every node sees its subset up, s. */
+const READY_S = Number(process.env.SCALE_READY_S ?? 300);
+const DEADLINE_MS = 2_000;
+const PORT = 7400;
+const CLK_TCK = 100; // Linux USER_HZ
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function addressOf(i: number): string {
+  return `127.23.${Math.floor(i / 250)}.${(i % 250) + 1}:${PORT}`;
+}
+
+function nodeConfig(i: number, all: readonly string[]): LaunchSpec {
+  return {
+    id: `n${i}`,
+    config: {
+      nodeId: `n${i}`,
+      listen: all[i],
+      peers: all,
+      probe: { intervalMs: 1_000 },
+      membership: { subsetSize: ACTIVE },
+      logLevel: "warn",
+    },
+  };
+}
+
+interface ProcSample {
+  readonly cpuS: number;
+  readonly rssMiB: number;
+  readonly sockets: number;
+}
+
+function sample(pid: number): ProcSample {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const rssKiB = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  let sockets = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:")) sockets++;
+    } catch {
+      // closed while listing
+    }
+  }
+  return {
+    cpuS: (Number(fields[11]) + Number(fields[12])) / CLK_TCK,
+    rssMiB: rssKiB / 1024,
+    sockets,
+  };
+}
+
+function sum(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a + b, 0);
+}
+
+interface Swarm {
+  readonly launcher: Launcher;
+  readonly dir: string;
+  readonly hosts: Launched[];
+  readonly victim: Launched;
+  readonly clients: NodeClient[];
+  readonly addresses: string[];
+}
+
+async function startSwarm(n: number): Promise<Swarm> {
+  const dir = mkdtempSync(join(tmpdir(), "tailswarm-scale-"));
+  const launcher = new Launcher(dir, MAIN);
+  const addresses = Array.from({ length: n }, (_, i) => addressOf(i));
+  const victim = await launcher.startHost({ id: "victim", nodes: [nodeConfig(0, addresses)] });
+  const hosts: Launched[] = [];
+  for (let from = 1; from < n; from += PER_PROCESS) {
+    const nodes: LaunchSpec[] = [];
+    for (let i = from; i < Math.min(n, from + PER_PROCESS); i++) nodes.push(nodeConfig(i, addresses));
+    hosts.push(await launcher.startHost({ id: `host-${hosts.length}`, nodes }));
+  }
+  const clients = addresses.map((a) => new NodeClient(a));
+  return { launcher, dir, hosts, victim, clients, addresses };
+}
+
+async function stopSwarm(s: Swarm, keepLogs: boolean): Promise<void> {
+  for (const c of s.clients) c.close();
+  const r = await s.launcher.stopAll();
+  if (r.leftRunning.length > 0) throw new Error(`processes left running: ${r.leftRunning.join(", ")}`);
+  if (keepLogs) console.error(`scale: the nodes' configs and logs are in ${s.dir}`);
+  else rmSync(s.dir, { recursive: true, force: true });
+}
+
+/** Waits until every node answers Status and sees at least `want` peers up; returns the seconds it took. */
+async function ready(s: Swarm, want: number, timeoutMs: number): Promise<number> {
+  const t0 = Date.now();
+  const pending = new Set(s.clients.keys());
+  while (pending.size > 0) {
+    if (Date.now() - t0 > timeoutMs) {
+      throw new Error(`${pending.size} of ${s.clients.length} nodes not ready after ${timeoutMs} ms`);
+    }
+    await pooled([...pending], 16, async (i) => {
+      try {
+        const st = await s.clients[i]!.status(5_000);
+        if (st.peers.filter((p) => p.up).length >= want) pending.delete(i);
+      } catch {
+        // not listening yet
+      }
+    });
+    if (pending.size > 0) await sleep(500);
+  }
+  return (Date.now() - t0) / 1000;
+}
+
+/** `fn` over `items`, at most `limit` at a time (a Status carries every peer's row: 500 at once stall the hosts). */
+async function pooled<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const k = next++;
+        out[k] = await fn(items[k] as T);
+      }
+    }),
+  );
+  return out;
+}
+
+async function probesSent(s: Swarm, skip: ReadonlySet<number>): Promise<number> {
+  const counts = await pooled([...s.clients.keys()], 16, (i) =>
+    skip.has(i) ? Promise.resolve(0) : s.clients[i]!.status(20_000).then((st) => Number(st.probesSent)),
+  );
+  return sum(counts);
+}
+
+interface Load {
+  sent: number;
+  ok: number;
+  late: number;
+  failed: number;
+  firstError: string;
+}
+
+/** Every node (but `skip`) coordinates at RATE per second until `stopAt`, staggered. */
+async function coordinate(s: Swarm, stopAt: number, skip: ReadonlySet<number>): Promise<Load> {
+  const out: Load = { sent: 0, ok: 0, late: 0, failed: 0, firstError: "" };
+  const calls: Promise<void>[] = [];
+  const period = 1000 / RATE;
+  const n = s.clients.length;
+  const t0 = Date.now();
+  for (let k = 0; ; k++) {
+    // node i's j-th call at t0 + (i / n + j) · period: one call every period / n across the swarm
+    const i = k % n;
+    const at = t0 + (k / n) * period;
+    if (at >= stopAt) break;
+    if (skip.has(i)) continue;
+    await sleep(Math.max(0, at - Date.now()));
+    out.sent++;
+    const started = Date.now();
+    calls.push(
+      s.clients[i]!.coordinate({ kind: "vote", payload: { question: `q${k}` } }, DEADLINE_MS).then(
+        () => {
+          if (Date.now() - started <= DEADLINE_MS) out.ok++;
+          else out.late++;
+        },
+        (err: Error) => {
+          out.failed++;
+          out.firstError ||= err.message;
+        },
+      ),
+    );
+  }
+  await Promise.all(calls);
+  return out;
+}
+
+interface PhaseResult {
+  readonly cpuPerNodeMs: number;
+  readonly rssPerNodeMiB: number;
+  readonly socketsPerNode: number;
+  readonly probesPerNodePerS: number;
+  readonly load?: Load;
+}
+
+async function phase(s: Swarm, on: boolean): Promise<PhaseResult> {
+  const nodes = s.clients.length - 1; // the victim's process is not counted
+  const skip = new Set([0]);
+  const pids = s.hosts.map((h) => h.pid);
+  const probes0 = await probesSent(s, skip);
+  const before = pids.map(sample);
+  const t0 = Date.now();
+  const stopAt = t0 + PHASE_S * 1000;
+  const load = on ? await coordinate(s, stopAt, new Set()) : undefined;
+  await sleep(Math.max(0, stopAt - Date.now()));
+  const after = pids.map(sample);
+  const wall = (Date.now() - t0) / 1000;
+  const probes1 = await probesSent(s, skip);
+  return {
+    cpuPerNodeMs: (1000 * (sum(after.map((a) => a.cpuS)) - sum(before.map((b) => b.cpuS)))) / wall / nodes,
+    rssPerNodeMiB: sum(after.map((a) => a.rssMiB)) / nodes,
+    socketsPerNode: sum(after.map((a) => a.sockets)) / nodes,
+    probesPerNodePerS: (probes1 - probes0) / wall / nodes,
+    ...(load !== undefined && { load }),
+  };
+}
+
+/**
+ * A fan-out from this process to every node of the swarm but the victim, all answers required
+ * (always-sync, 5 s budget), FANOUTS times: answered, wall time, the transport's send CPU per branch,
+ * its batches, and the longest this process's event loop was held (delay monitor, 1 ms resolution).
+ */
+async function wideFanout(s: Swarm, figures: Record<string, Figure>): Promise<void> {
+  const FANOUTS = 5;
+  const peers = s.addresses.slice(1);
+  const transport = new GrpcTransport();
+  const coordinator = new Coordinator({ transport, book: new LatencyBook(), nodeId: "bench" });
+  const model = predicateModel<unknown, string>({
+    prior: "none",
+    decide: () => "answered",
+    canFlip: () => true,
+  });
+  const run = () =>
+    coordinator.fanOut(
+      { kind: "echo", payload: { x: 1 } },
+      { peers, budgetMs: 5_000, model, policy: "always-sync" },
+    );
+  try {
+    await run(); // connects
+    const before = transport.sendStats();
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    const answered: number[] = [];
+    const wall: number[] = [];
+    for (let i = 0; i < FANOUTS; i++) {
+      const t0 = performance.now();
+      const o = await run();
+      wall.push(performance.now() - t0);
+      answered.push(o.answered);
+    }
+    loop.disable();
+    const after = transport.sendStats();
+    const branches = after.branches - before.branches;
+    const label = `fan-out to ${peers.length} required peers over gRPC`;
+    figures[`${label}: answered (worst of ${FANOUTS})`] = {
+      value: Math.min(...answered),
+      unit: `of ${peers.length}`,
+    };
+    figures[`${label}: wall time (median of ${FANOUTS})`] = {
+      value: wall.sort((a, b) => a - b)[FANOUTS >> 1] ?? NaN,
+      unit: "ms",
+    };
+    figures[`${label}: send CPU per branch`] = {
+      value: (after.cpuMicros - before.cpuMicros) / branches,
+      unit: "µs",
+    };
+    figures[`${label}: send batches per fan-out`] = {
+      value: (after.batches - before.batches) / FANOUTS,
+      unit: "",
+    };
+    figures[`${label}: longest event-loop delay meanwhile`] = { value: loop.max / 1e6, unit: "ms" };
+  } finally {
+    transport.close();
+  }
+}
+
+/** Kills the victim while the others coordinate; how long until no node that had it live sends it branches. */
+async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): Promise<void> {
+  const victim = "n0";
+  const skip = new Set([0]);
+  const had = (
+    await pooled([...s.clients.keys()], 16, async (i) =>
+      i === 0
+        ? -1
+        : (await s.clients[i]!.status(20_000)).peers.some((p) => p.peerId === victim && p.up)
+          ? i
+          : -1,
+    )
+  ).filter((i) => i >= 0);
+  const windowS = 5;
+  const loadStop = Date.now() + (2 * windowS + 10) * 1000;
+  const load = coordinate(s, loadStop, skip);
+  await sleep(2_000);
+  const p0 = await probesSent(s, skip);
+  await sleep(windowS * 1000);
+  const p1 = await probesSent(s, skip);
+  const killedAt = Date.now();
+  process.kill(-s.victim.pid, "SIGKILL");
+  const outAfter = new Map<number, number>();
+  /** Per node: seen out this long after its last bad branch to the victim (at most: polled every 250 ms). */
+  const sinceBad: number[] = [];
+  let ejected = 0;
+  const pollUntil = killedAt + 15_000;
+  let probeAfter = NaN;
+  while (outAfter.size < had.length && Date.now() < pollUntil) {
+    await Promise.all(
+      had
+        .filter((i) => !outAfter.has(i))
+        .map(async (i) => {
+          const st = await s.clients[i]!.status(2_000).catch(() => undefined);
+          if (st === undefined) return;
+          const row = st.peers.find((p) => p.peerId === victim);
+          const isEjected = st.ejectedPeers.includes(victim);
+          if (isEjected || row === undefined || !row.up) {
+            const now = Date.now();
+            outAfter.set(i, (now - killedAt) / 1000);
+            if (isEjected) ejected++;
+            const bad = row?.lastBadBranchUnixMs ?? -1; // branches only, not probes
+            if (bad >= killedAt) sinceBad.push((now - bad) / 1000);
+          }
+        }),
+    );
+    await sleep(250);
+  }
+  const elapsed = (Date.now() - killedAt) / 1000;
+  if (elapsed < windowS) await sleep((windowS - elapsed) * 1000);
+  const p2 = await probesSent(s, skip);
+  probeAfter = (p2 - p1) / ((Date.now() - killedAt) / 1000);
+  const done = await load;
+  const times = [...outAfter.values()].sort((a, b) => a - b);
+  const label = `kill (${n} nodes)`;
+  figures[`${label}: nodes that had the victim live`] = { value: had.length, unit: "nodes" };
+  figures[`${label}: of them, out (ejected or down) within 15 s`] = { value: times.length, unit: "nodes" };
+  figures[`${label}: out within 2 s of the kill`] = {
+    value: times.filter((t) => t <= 2).length,
+    unit: "nodes",
+  };
+  sinceBad.sort((a, b) => a - b);
+  figures[`${label}: of them, out by health ejection (the rest: down by probes)`] = {
+    value: ejected,
+    unit: "nodes",
+  };
+  figures[`${label}: seen out after its last failed branch, max (poll 250 ms)`] = {
+    value: sinceBad.at(-1) ?? NaN,
+    unit: `s (${sinceBad.length} nodes had one)`,
+  };
+  figures[`${label}: seen out within 2 s of its last failed branch`] = {
+    value: sinceBad.filter((t) => t <= 2).length,
+    unit: `of ${sinceBad.length}`,
+  };
+  figures[`${label}: time from kill to out, max`] = { value: times.at(-1) ?? NaN, unit: "s" };
+  figures[`${label}: time from kill to out, median`] = { value: times[times.length >> 1] ?? NaN, unit: "s" };
+  figures[`${label}: swarm probe rate before`] = { value: (p1 - p0) / windowS, unit: "probes/s" };
+  figures[`${label}: swarm probe rate after (from the kill)`] = { value: probeAfter, unit: "probes/s" };
+  figures[`${label}: fan-outs answered by the deadline during it`] = {
+    value: done.ok,
+    unit: `of ${done.sent}`,
+  };
+}
+
+export async function run(): Promise<void> {
+  const figures: Record<string, Figure> = {};
+  figures["1-minute load average at start (machine has 2 cores)"] = { value: loadavg()[0] ?? NaN, unit: "" };
+  const largest = Math.max(...SIZES);
+  for (const n of SIZES) {
+    const s = await startSwarm(n);
+    let ok = false;
+    try {
+      figures[`${n} nodes: load average at start`] = { value: loadavg()[0] ?? NaN, unit: "" };
+      // the subset may hold the node's own address
+      const want = Math.min(ACTIVE, n - 1) - 1;
+      const startS = await ready(s, want, READY_S * 1000);
+      figures[`${n} nodes: ready (every node sees ${want} peers up)`] = {
+        value: startS,
+        unit: "s",
+      };
+      const on = await phase(s, true);
+      const off = await phase(s, false);
+      const l = on.load!;
+      const row = (k: string, value: number, unit: string): void => {
+        figures[`${n} nodes: ${k}`] = { value, unit };
+      };
+      row("CPU per node, coordination off (membership, health, idle server)", off.cpuPerNodeMs, "millicores");
+      row(`CPU per node, coordinating ${RATE}/s`, on.cpuPerNodeMs, "millicores");
+      row("probes sent per node, coordination off", off.probesPerNodePerS, "/s");
+      row(`probes sent per node, coordinating`, on.probesPerNodePerS, "/s");
+      row("RSS per node (host processes / nodes)", on.rssPerNodeMiB, "MiB");
+      row("sockets per node (host processes / nodes)", on.socketsPerNode, "");
+      row(`fan-outs answered by their ${DEADLINE_MS} ms deadline`, l.ok, `of ${l.sent}`);
+      if (l.firstError !== "") console.log(`${n} nodes: first failed fan-out: ${l.firstError.slice(0, 300)}`);
+      if (l.failed + l.late > 0) {
+        figures[`${n} nodes: fan-outs failed or late`] = {
+          value: l.failed + l.late,
+          unit: "calls",
+          ...(l.firstError !== "" && { note: l.firstError.slice(0, 120) }),
+        };
+      }
+      if (n === largest) {
+        await wideFanout(s, figures);
+        await killTest(s, figures, n);
+      }
+      ok = true;
+    } catch (err) {
+      figures[`${n} nodes: run failed`] = {
+        value: NaN,
+        unit: "",
+        note: (err as Error).message.slice(0, 160),
+      };
+    } finally {
+      await stopSwarm(s, !ok);
+      recordFigures(
+        `scale (${SIZES.join("/")} nodes; so far ${n}; subset ${ACTIVE}, ${RATE}/s per node, ${PHASE_S} s phases)`,
+        figures,
+      );
+    }
+    if (!ok) break; // a larger swarm on the same machine fares no better
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Which peers are actively probed: addresses not yet identified and addresses down every round; an
+ * identified peer that is up only while `wantsProbe` asks for it (the node asks for active-set peers
+ * that are idle or suspected, `PeerHealth.needsProbe`). Real servers on loopback.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { Membership } from "../../src/mesh/membership/membership.js";
+import { PeerHealth } from "../../src/mesh/membership/health.js";
+import { startServer, until } from "./helpers.js";
+import type { Started } from "./helpers.js";
+
+describe("membership probes", () => {
+  const cleanup: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanup.splice(0).reverse()) c();
+  });
+  async function server(nodeId: string): Promise<Started> {
+    const s = await startServer({ nodeId, region: "r" });
+    cleanup.push(() => s.server.forceClose());
+    return s;
+  }
+
+  it("probes an identified peer only while wantsProbe asks; a down address every round until it is back", async () => {
+    const a = await server("a");
+    const b = await server("b");
+    const wanted = new Set<string>();
+    const m = new Membership({
+      sources: [`static:///${a.address},${b.address}`],
+      probeIntervalMs: 20,
+      probeTimeoutMs: 500,
+      failureThreshold: 1,
+      wantsProbe: (id) => wanted.has(id),
+    });
+    cleanup.push(() => m.stop());
+    await m.start();
+    expect(m.live()).toEqual(["a", "b"]); // the first round identifies both
+    const afterFirst = m.probesSent;
+    expect(afterFirst).toBe(2);
+
+    await new Promise((r) => setTimeout(r, 200)); // ≈ 10 rounds: nobody wanted
+    expect(m.probesSent).toBe(afterFirst);
+
+    wanted.add("b");
+    const before = m.probesSent;
+    await until(() => m.probesSent >= before + 5);
+    b.server.forceClose();
+    await until(() => !m.live().includes("b")); // a wanted peer's death is seen by probes
+    wanted.clear();
+    const downSince = m.probesSent;
+    await until(() => m.probesSent >= downSince + 3); // down: probed though no longer wanted
+    expect(m.live()).toEqual(["a"]);
+  });
+
+  it("PeerHealth.needsProbe: a peer never reported, idle, or suspected needs one; one in steady use does not", () => {
+    const h = new PeerHealth({ failureThreshold: 2, baseEjectionMs: 1_000 });
+    expect(h.needsProbe("p", 0, 500)).toBe(true); // nothing reported yet
+    h.report("p", { kind: "ok", latencyMs: 5 }, 1_000);
+    expect(h.needsProbe("p", 1_400, 500)).toBe(false);
+    expect(h.needsProbe("p", 1_500, 500)).toBe(true); // idle for idleMs
+    h.report("p", { kind: "failed" }, 1_600);
+    expect(h.needsProbe("p", 1_601, 500)).toBe(true); // suspected: its last branch failed
+    h.report("p", { kind: "failed" }, 1_602); // ejected
+    h.report("p", { kind: "ok", latencyMs: 5 }, 1_603);
+    expect(h.needsProbe("p", 1_604, 500)).toBe(true); // still out (ejected until 2_602)
+    h.report("p", { kind: "ok", latencyMs: 5 }, 2_700); // returned through probation
+    expect(h.needsProbe("p", 2_701, 500)).toBe(false);
+  });
+});
