@@ -24,6 +24,9 @@ const reply = (byPolicy: Record<string, number>): StatusReply__Output => ({
   eventLoopDelayP50Ms: 1,
   eventLoopDelayP99Ms: 2,
   eventLoopDelayMaxMs: 3,
+  probesSent: 0,
+  ejectedPeers: [],
+  activePeers: 0,
 });
 
 describe("tailswarm status: each policy's own abandon ledger", () => {
