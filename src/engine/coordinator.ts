@@ -11,28 +11,11 @@
  *   8 execute   execute-branches.ts, or the caller's fallback
  *   9 record    latency samples (BranchSet), ledger, observer, the FanoutOutcome
  *
- * Measurement branches (against starvation). A branch given up only because the decision was settled
- * without it (a speculation that a quorum of fast answers settled, a quorum requirement met) would be
- * abandoned (a synchronous fan-out waits for its required answers and gives nothing up), and an abandon
- * only says "slower than this": a right-censored observation. A peer that every speculation decides out
- * (the slow one behind a congested gateway, in a quorum of fast ones) would then complete a call only when
- * its estimate had aged out and a synchronous fan-out waited for it: speculation would stop, and start,
- * and stop again, on an estimate that is most of the time stale or unknown. So when the
- * decision settles, an outstanding branch is instead left running — detached, its answer not used, the
- * fan-out returning as before — when its peer's estimate needs samples (unknown, or fewer than
- * `measureBelowSamples` completed samples in the window) or, otherwise, with probability `explorationRate`
- * (so that peers with enough samples keep some completions and their estimate stays fresh and unbiased).
- * Whether a branch may be measured is settled as it is issued (the estimate then, and the exploration
- * draw): only such a candidate gets an abort signal of its own, the others share the fan-out's.
- * At most `maxMeasurementsPerPeer` measurement branches run per peer at once. A measurement branch still
- * ends by its own deadline, a caller abort still stops it, and its latency feeds the book when it settles;
- * its record says `measurement: true` (outcome `abandoned`, lostWorkMs 0) and it is not charged to the
- * abandon ledger (nobody stopped it; the ledger reports it apart).
- * The trade-off: peer work. Every measurement branch costs the peer the full service time of a call whose
- * answer nobody uses — on exactly the peers that are slow, often because they are loaded. The defaults keep
- * that small: measurements run only while a peer's window holds fewer than 2 × minSamples completions,
- * plus 5 % of the decided-out branches, never more than 2 at once per peer. Set `explorationRate: 0` and
- * `measureBelowSamples: 0` to never measure (and accept that decided-out peers go unknown).
+ * Measurement branches: when the decision settles without an outstanding branch, that branch is left
+ * running (its answer unused, never charged to the ledger) while its peer's estimate needs samples
+ * (`measureBelowSamples`) or with probability `explorationRate`, at most `maxMeasurementsPerPeer` per
+ * peer — otherwise a peer every speculation decides out would only ever be censored, and its estimate
+ * would go stale (docs/architecture.md, "Measurement branches").
  *
  * @example
  * const coordinator = new Coordinator({ transport, book: new LatencyBook(), clock });
