@@ -137,18 +137,7 @@ export class FlightRecorder implements FanoutObserver {
   onFanoutEnd(o: FanoutOutcome): void {
     const c = o.classification;
     const e = o.estimate;
-    const branches: Record<BranchOutcome, number> = {
-      committed: 0,
-      partial: 0,
-      abandoned: 0,
-      late: 0,
-      failed: 0,
-    };
-    let unsettled: Set<string> | undefined;
-    for (const b of o.branches) {
-      branches[b.outcome]++;
-      if (b.unsettled === true) (unsettled ??= new Set()).add(b.branchId);
-    }
+    const { branches, unsettled } = tallyBranches(o.branches);
     const decision: Omit<DecisionRecord, "because"> = {
       fanoutId: o.fanoutId,
       atUnixMs: this.#clock.now(),
@@ -186,18 +175,7 @@ export class FlightRecorder implements FanoutObserver {
 
   /** A replicated (hedged) fan-out: its hedge decisions, as a HedgeObserver. */
   onHedgedFanoutEnd(o: HedgedOutcome): void {
-    const branches: Record<BranchOutcome, number> = {
-      committed: 0,
-      partial: 0,
-      abandoned: 0,
-      late: 0,
-      failed: 0,
-    };
-    let unsettled: Set<string> | undefined;
-    for (const b of o.branches) {
-      branches[b.outcome]++;
-      if (b.unsettled === true) (unsettled ??= new Set()).add(b.branchId);
-    }
+    const { branches, unsettled } = tallyBranches(o.branches);
     const won = o.backups.filter((b) => b.won).length;
     const refused = o.decisions.filter((d) => d.decision.action === "refuse").length;
     const decision: Omit<DecisionRecord, "because"> = {
@@ -279,4 +257,27 @@ export class FlightRecorder implements FanoutObserver {
     this.#pending.clear();
     this.#next = 0;
   }
+}
+
+/** How many branches ended each way, and the ids of those a transport never settled. */
+function tallyBranches(
+  records: readonly {
+    readonly outcome: BranchOutcome;
+    readonly unsettled?: boolean;
+    readonly branchId: string;
+  }[],
+): { branches: Record<BranchOutcome, number>; unsettled: Set<string> | undefined } {
+  const branches: Record<BranchOutcome, number> = {
+    committed: 0,
+    partial: 0,
+    abandoned: 0,
+    late: 0,
+    failed: 0,
+  };
+  let unsettled: Set<string> | undefined;
+  for (const b of records) {
+    branches[b.outcome]++;
+    if (b.unsettled === true) (unsettled ??= new Set()).add(b.branchId);
+  }
+  return { branches, unsettled };
 }
