@@ -277,7 +277,6 @@ export class Coordinator {
     const outcome: FanoutOutcome<Action> = {
       fanoutId,
       classification,
-      policy: o.policy,
       estimate,
       action,
       priorAction,
@@ -420,7 +419,6 @@ export class Coordinator {
     const outcome: FanoutOutcome<Action> = {
       fanoutId,
       classification,
-      policy: o.policy,
       estimate,
       action,
       priorAction: action,

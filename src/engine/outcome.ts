@@ -1,6 +1,6 @@
 /** Contract of the engine's results and of its observer hook (telemetry, flight recorder, testbed). */
 import type { FanoutEstimate, PeerId } from "../estimate/types.js";
-import type { Classification, PolicyName } from "../policy/types.js";
+import type { Classification } from "../policy/types.js";
 import type { BranchResult } from "./transport.js";
 
 /**
@@ -53,8 +53,6 @@ export interface BranchRecord {
 export interface FanoutOutcome<Action = unknown> {
   readonly fanoutId: string;
   readonly classification: Classification;
-  /** The speculation policy that classified it. */
-  readonly policy?: PolicyName;
   readonly estimate: FanoutEstimate;
   /** The action taken, and the local/prior action it would have been with no answers. */
   readonly action: Action;

@@ -272,7 +272,8 @@ export class FanoutMetrics implements FanoutObserver {
     const now = this.#clock.now();
     if (o.branches.length > 0) this.#branchCommit.add(now, committed, o.branches.length);
     if (used > 0) this.#branchPivotal.add(now, pivotal, used);
-    if (!o.degraded && o.answered > 0) this.#commitFanout(mode, o.policy ?? "", o.decisionChanged, now);
+    if (!o.degraded && o.answered > 0)
+      this.#commitFanout(mode, o.classification.policy ?? "", o.decisionChanged, now);
     if (o.deadlineMissed) this.#misses.add(mode, () => this.#attrsOf(mode), 1);
 
     const i = this.#queuedMode.length * VALUES;
