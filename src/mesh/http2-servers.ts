@@ -37,16 +37,25 @@ function timeoutHeader(ms: number): string {
 }
 
 /**
+ * A `grpc-timeout` header's value in ms: Infinity when absent, undefined when malformed (grpc-js
+ * answers that itself).
+ */
+export function grpcTimeoutMs(raw: string | string[] | undefined): number | undefined {
+  if (raw === undefined) return Infinity;
+  const m = typeof raw === "string" ? TIMEOUT.exec(raw) : null;
+  return m === null ? undefined : Number(m[1]) * (UNIT_MS[m[2] ?? "m"] ?? 1);
+}
+
+/**
  * Cuts every incoming `grpc-timeout` to `maxMs` before grpc-js reads it: grpc-js turns the timeout into
  * a 32-bit integer, so one beyond 2³¹ ms (~24.8 days) wraps negative and the call expires at once.
  * Runs ahead of grpc-js's own "stream" listener, on the same headers object.
  */
 export function capIncomingDeadlines(h2: AnyHttp2Server, maxMs: number): void {
   h2.prependListener("stream", (_stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
-    const raw = headers["grpc-timeout"];
-    if (typeof raw !== "string") return;
-    const m = TIMEOUT.exec(raw);
-    if (m === null) return; // grpc-js answers a malformed timeout itself
-    if (Number(m[1]) * (UNIT_MS[m[2] ?? "m"] ?? 1) > maxMs) headers["grpc-timeout"] = timeoutHeader(maxMs);
+    const ms = grpcTimeoutMs(headers["grpc-timeout"]);
+    // absent, or malformed (grpc-js answers that itself)
+    if (ms === undefined || ms === Infinity) return;
+    if (ms > maxMs) headers["grpc-timeout"] = timeoutHeader(maxMs);
   });
 }
