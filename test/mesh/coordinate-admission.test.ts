@@ -7,6 +7,7 @@ import * as http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { swarmService } from "../../src/mesh/proto.js";
+import { grpcFrame, rawUnary } from "../support/raw-grpc.js";
 import { startServer } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
@@ -175,6 +176,36 @@ describe("Coordinate admission", () => {
     } finally {
       session.destroy();
     }
+  });
+
+  it("while shedding, what the headers show is judged first; a body is never read", async () => {
+    started = 0;
+    const running = [coordinate(5_000), coordinate(5_000), coordinate(5_000), coordinate(5_000)];
+    for (let i = 0; i < 100 && started < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    const session = http2.connect(`http://${s.address}`);
+    session.on("error", () => undefined);
+    try {
+      const junk = grpcFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]));
+      const path = swarmService().Coordinate.path;
+      // a malformed grpc-timeout is grpc-js's to answer, ahead of admission
+      const badTimeout = await rawUnary(session, path, junk, {
+        giveUpMs: 1_000,
+        headers: { "grpc-timeout": "soon" },
+      });
+      expect(badTimeout.code).toBe(grpc.status.INTERNAL);
+      expect(badTimeout.details).toMatch(/Invalid grpc-timeout value "soon"/);
+      // an undecodable body is refused with the rest: reading it would cost what shedding saves
+      const badBody = await rawUnary(session, path, junk, { giveUpMs: 1_000, timeoutMs: 5_000 });
+      expect(badBody.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(Number(badBody.headers["grpc-retry-pushback-ms"])).toBeGreaterThan(0);
+    } finally {
+      session.destroy();
+    }
+    expect(started).toBe(2);
+    for (const r of release.splice(0)) r();
+    for (let i = 0; i < 100 && started < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    for (const r of release.splice(0)) r();
+    await Promise.all(running);
   });
 
   it("a call whose predicted wait is past its deadline is refused on arrival", async () => {
