@@ -1,6 +1,7 @@
 /**
  * The HTTP/2 servers under a grpc-js server, for what grpc-js does not offer: connection limits
- * (connection-limits.ts) and a cap on incoming deadlines. grpc-js keeps them in a private map
+ * (connection-limits.ts), admission on headers (header-admission.ts) and a cap on incoming deadlines
+ * (with the one parser of `grpc-timeout` both use). grpc-js keeps them in a private map
  * (`http2Servers`, 1.x); if a later version drops it, `http2ServersOf` throws rather than leaving the
  * node silently unguarded (a test starts a server and checks the guard is on).
  */
