@@ -16,7 +16,8 @@
  *
  *   npm run build && npm run bench -- overload
  *
- * OVERLOAD_NODE_ARGS="--coordinate-max-queue 1024" gives the coordinator extra flags (space-separated).
+ * OVERLOAD_NODE_ARGS="--coordinate-max-queue 1024" gives the coordinator extra flags (space-separated);
+ * OVERLOAD_NODE_FLAGS="--max-semi-space-size=4 --heap-growing-percent=25" gives its Node/V8 flags.
  * OVERLOAD_PROFILE_DIR=dir writes the coordinator's CPU profile of the whole run there (it is stopped
  * with SIGTERM, then); read it with bench/profile-summary.ts.
  */
@@ -132,7 +133,10 @@ export async function run(): Promise<void> {
         "1000",
         ...(process.env.OVERLOAD_NODE_ARGS ?? "").split(" ").filter((a) => a !== ""),
       ],
-      PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`],
+      [
+        ...(PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]),
+        ...(process.env.OVERLOAD_NODE_FLAGS ?? "").split(" ").filter((a) => a !== ""),
+      ],
     );
     procs.push(coord);
     const status = new NodeClient(coord.address);

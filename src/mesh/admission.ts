@@ -1,11 +1,12 @@
 /**
- * Admission control for RPCs that fan out (Coordinate): a fixed concurrency limit with a bounded FIFO
- * queue (a `WorkQueue`), and a refusal at arrival — never after work began — when the queue is full or
- * the predicted wait in it is longer than the call's remaining deadline (it could only expire there).
- * A refusal carries a retry hint (the predicted wait, ms). While it refuses, the node is "shedding"
- * until `shedHoldMs` after the last refusal, so health does not flap with every call. A call is
- * checked on its metadata (`admitEarly`, before its request is decoded) and again when its handler
- * takes a slot (`acquire`).
+ * Admission control for RPCs that fan out (Coordinate): a fixed concurrency limit with a FIFO queue
+ * (a `WorkQueue`) bounded by each call's own deadline: a call is refused at arrival — never after work
+ * began — when its predicted wait (its place in the queue over the measured service rate, `capacity` /
+ * mean service time) plus the mean service time is past its remaining deadline (it could only expire
+ * there), or when the queue holds `maxQueue` (a bound on memory). A refusal carries a retry hint (the
+ * predicted wait, ms). While it refuses, the node is "shedding" until `shedHoldMs` after the last
+ * refusal, so health does not flap with every call. A call is checked on its HTTP/2 headers
+ * (`admitEarly`, ./header-admission.ts) and again when its handler takes a slot (`acquire`).
  *
  * The limit is fixed, not adaptive: a fan-out's latency is mostly its peers' time, so a gradient
  * limit on measured latency would shrink when peers are slow, not when this node is overloaded.
@@ -28,7 +29,8 @@ export interface AdmissionLimits {
 
 export const ADMISSION_DEFAULTS: AdmissionLimits = {
   maxConcurrent: 64,
-  maxQueue: 256,
+  // A bound on memory: what a call may wait is bounded by its deadline (the predicted wait).
+  maxQueue: 2_048,
   shedHoldMs: 1_000,
 };
 
@@ -182,10 +184,11 @@ export class Admission {
     const q = this.#queue;
     if (this.#ahead() < q.capacity) return undefined;
     const wait = this.predictedWaitMs();
+    const service = this.#meanServiceMs ?? 0;
     const state = `${q.inFlight} running, ${q.queueDepth} queued, ${this.#arriving} arriving`;
-    if (wait > 0 && wait >= remainingMs) {
+    if (wait > 0 && wait + service > remainingMs) {
       return this.#refuse(
-        `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${state}) is past the ${remainingMs.toFixed(0)} ms left to the deadline`,
+        `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${state}) and service ${service.toFixed(0)} ms are past the ${remainingMs.toFixed(0)} ms left to the deadline`,
         wait,
         "predicted-wait",
       );

@@ -10,15 +10,14 @@ import { status as Status } from "@grpc/grpc-js";
 import { TailswarmError, invalid } from "../errors.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import type { CoordinateFn } from "./coordinate.js";
-import { chainAbort, incomingDeadline, remainingMs, workDeadline } from "./deadline.js";
+import { chainAbort, incomingDeadline, workDeadline } from "./deadline.js";
 import type { CoordinateReply__Output } from "./gen/tailswarm/v1/CoordinateReply.js";
 import type { CoordinateRequest__Output } from "./gen/tailswarm/v1/CoordinateRequest.js";
 import { abortReason } from "./server-core.js";
 import type { ServerCore } from "./server-core.js";
-import { refusedStatus, serviceError, toServiceError } from "./status.js";
+import { serviceError, toServiceError } from "./status.js";
 import { extractTraceContext } from "./trace.js";
 import { SWARM_SERVICE_NAME } from "./proto.js";
-import type { Admit } from "./rpc-guard.js";
 import { startServerRpcSpan } from "../telemetry/rpc-spans.js";
 
 type Call = ServerUnaryCall<CoordinateRequest__Output, CoordinateReply__Output>;
@@ -26,20 +25,6 @@ type Reply = sendUnaryData<CoordinateReply__Output>;
 
 /** Fully-qualified method: the server span's name and `rpc.method`. */
 const COORDINATE_METHOD = `${SWARM_SERVICE_NAME}/Coordinate`;
-const COORDINATE_PATH = `/${COORDINATE_METHOD}`;
-
-/**
- * Coordinate's admission on the call's metadata (`rpcGuard`'s `admit`): a call that `acquire` would
- * refuse on arrival is refused before its request is read, with the same status and retry hint. Its
- * gRPC deadline bounds what the handler would see, so this refuses nothing the handler would admit.
- */
-export function coordinateAdmit(core: ServerCore): Admit {
-  return ({ path, call }) => {
-    if (path !== COORDINATE_PATH || core.draining) return undefined;
-    const admitted = core.coordinateAdmission.admitEarly(remainingMs(call));
-    return typeof admitted === "function" ? admitted : refusedStatus(admitted);
-  };
-}
 
 export function makeCoordinateHandler(
   core: ServerCore,

@@ -1,6 +1,7 @@
 /**
  * The HTTP/2 servers under a grpc-js server, for what grpc-js does not offer: connection limits
- * (connection-limits.ts) and a cap on incoming deadlines. grpc-js keeps them in a private map
+ * (connection-limits.ts), admission on headers (header-admission.ts) and a cap on incoming deadlines
+ * (with the one parser of `grpc-timeout` both use). grpc-js keeps them in a private map
  * (`http2Servers`, 1.x); if a later version drops it, `http2ServersOf` throws rather than leaving the
  * node silently unguarded (a test starts a server and checks the guard is on).
  */
@@ -37,16 +38,25 @@ function timeoutHeader(ms: number): string {
 }
 
 /**
+ * A `grpc-timeout` header's value in ms: Infinity when absent, undefined when malformed (grpc-js
+ * answers that itself).
+ */
+export function grpcTimeoutMs(raw: string | string[] | undefined): number | undefined {
+  if (raw === undefined) return Infinity;
+  const m = typeof raw === "string" ? TIMEOUT.exec(raw) : null;
+  return m === null ? undefined : Number(m[1]) * (UNIT_MS[m[2] ?? "m"] ?? 1);
+}
+
+/**
  * Cuts every incoming `grpc-timeout` to `maxMs` before grpc-js reads it: grpc-js turns the timeout into
  * a 32-bit integer, so one beyond 2³¹ ms (~24.8 days) wraps negative and the call expires at once.
  * Runs ahead of grpc-js's own "stream" listener, on the same headers object.
  */
 export function capIncomingDeadlines(h2: AnyHttp2Server, maxMs: number): void {
   h2.prependListener("stream", (_stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
-    const raw = headers["grpc-timeout"];
-    if (typeof raw !== "string") return;
-    const m = TIMEOUT.exec(raw);
-    if (m === null) return; // grpc-js answers a malformed timeout itself
-    if (Number(m[1]) * (UNIT_MS[m[2] ?? "m"] ?? 1) > maxMs) headers["grpc-timeout"] = timeoutHeader(maxMs);
+    const ms = grpcTimeoutMs(headers["grpc-timeout"]);
+    // absent, or malformed (grpc-js answers that itself)
+    if (ms === undefined || ms === Infinity) return;
+    if (ms > maxMs) headers["grpc-timeout"] = timeoutHeader(maxMs);
   });
 }

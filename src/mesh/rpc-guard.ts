@@ -7,9 +7,9 @@
  *   UNIMPLEMENTED "server streaming method");
  * - every status's details are bounded (`boundedDetails`), so no reply is as large as a request;
  * - `authorize`, when given, decides at the call's start and on each request message from the caller's
- *   certificate (./authz.ts);
- * - `admit`, when given, may refuse an authorized call on its metadata, before its request is read
- *   (admission control): under a flood a refusal then costs no decoding and no handler.
+ *   certificate (./authz.ts).
+ *
+ * Admission control runs before all this, on the HTTP/2 headers (./header-admission.ts).
  *
  * grpc-js decodes requests before any interceptor sees them and answers a decode error itself, so the
  * server's decoders are wrapped (`GuardedServer.register`) to hand an undecodable request on as a
@@ -54,7 +54,7 @@ export class GuardedServer extends grpc.Server {
 export interface CallInfo {
   /** `/package.Service/Method`. */
   readonly path: string;
-  readonly call: grpc.ServerInterceptingCallInterface;
+  readonly call: Pick<grpc.ServerInterceptingCallInterface, "getAuthContext">;
   /** Absent when asked at the call's start; then each decoded request message in turn. */
   readonly message?: unknown;
 }
@@ -68,12 +68,6 @@ export interface Refusal {
 
 /** Returns a refusal for a call that may not proceed, or undefined. */
 export type Authorize = (info: CallInfo) => Refusal | undefined;
-
-/**
- * Admission on a call's metadata: a refusal, or a function the guard calls once the admitted call has
- * handed its request to the handler or ended (whichever comes first), or undefined (not counted).
- */
-export type Admit = (info: CallInfo) => Refusal | (() => void) | undefined;
 
 /** grpc-js's own texts for a unary call with no request message, or with two. */
 const MISSING_MESSAGE = /^Received (no|a second) request message for (\w+ streaming|unary) method/;
@@ -91,9 +85,9 @@ function bounded(status: PartialStatusObject, path: string): PartialStatusObject
   return details.length > 0 ? { ...status, details: boundedDetails(details) } : status;
 }
 
-/** The interceptor of every call: malformed requests, bounded details, authorization, admission. */
-export function rpcGuard(guards: { authorize?: Authorize; admit?: Admit } = {}): grpc.ServerInterceptor {
-  const { authorize, admit } = guards;
+/** The interceptor of every call: malformed requests, bounded details, authorization. */
+export function rpcGuard(guards: { authorize?: Authorize } = {}): grpc.ServerInterceptor {
+  const { authorize } = guards;
   return (method, call) => {
     const path = method.path;
     const refuse = (r: Refusal): void =>
@@ -103,15 +97,9 @@ export function rpcGuard(guards: { authorize?: Authorize; admit?: Admit } = {}):
         metadata: r.metadata ?? new grpc.Metadata(),
       });
     let refused = false;
-    let arrived = (): void => {};
     return new grpc.ServerInterceptingCall(call, {
       start(next) {
-        let denial = authorize?.({ path, call });
-        if (denial === undefined) {
-          const admitted = admit?.({ path, call });
-          if (typeof admitted === "function") arrived = admitted;
-          else denial = admitted;
-        }
+        const denial = authorize?.({ path, call });
         if (denial !== undefined) refused = true;
         next({
           onReceiveMetadata(metadata, nextMetadata) {
@@ -137,16 +125,11 @@ export function rpcGuard(guards: { authorize?: Authorize; admit?: Admit } = {}):
             nextMessage(message);
           },
           onReceiveHalfClose(nextHalfClose) {
-            arrived();
             if (!refused) nextHalfClose();
-          },
-          onCancel() {
-            arrived();
           },
         });
       },
       sendStatus(status, next) {
-        arrived();
         next(bounded(status, path));
       },
     });

@@ -15,7 +15,7 @@ import { checkRange } from "../util/range.js";
 import { AbandonRegistry } from "./abandon-registry.js";
 import { makeBranchHandler } from "./branch-service.js";
 import type { CoordinateFn } from "./coordinate.js";
-import { coordinateAdmit, makeCoordinateHandler } from "./coordinate-service.js";
+import { makeCoordinateHandler } from "./coordinate-service.js";
 import type { HandlerRegistry } from "./handler.js";
 import type { RoutingAdvert } from "../routing/advert.js";
 import type { SamplingHints } from "../telemetry/sampling-hints.js";
@@ -28,6 +28,8 @@ import type { ConnectionLimits } from "./connection-limits.js";
 import { LimitLog } from "./limit-log.js";
 import type { LimitListener } from "./limit-log.js";
 import { capIncomingDeadlines, http2ServersOf } from "./http2-servers.js";
+import { admitOnHeaders } from "./header-admission.js";
+import type { Gate } from "./header-admission.js";
 import type { AnyHttp2Server } from "./http2-servers.js";
 import { callerOf } from "./authz.js";
 import { GuardedServer, rpcGuard } from "./rpc-guard.js";
@@ -212,14 +214,19 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
     "grpc.keepalive_time_ms": connectionLimits.keepaliveTimeMs,
     "grpc.keepalive_timeout_ms": connectionLimits.keepaliveTimeoutMs,
     ...options.grpcOptions,
-    interceptors: [
-      rpcGuard({
-        authorize: options.authorize,
-        admit: options.coordinate === undefined ? undefined : coordinateAdmit(core),
-      }),
-      ...(options.grpcOptions?.interceptors ?? []),
-    ],
+    interceptors: [rpcGuard({ authorize: options.authorize }), ...(options.grpcOptions?.interceptors ?? [])],
   });
+  // Calls refused on their HTTP/2 headers, before grpc-js sees them (./header-admission.ts).
+  const gates: Gate[] =
+    options.coordinate === undefined
+      ? []
+      : [
+          {
+            path: swarmService().Coordinate.path,
+            admission: coordinateAdmission,
+            open: () => !core.draining,
+          },
+        ];
   const abandonStreams = new Set<ServerDuplexStream<AbandonRequest__Output, AbandonReply>>();
   /** Abandons `issuer`'s branches among `ids` (another caller's are not matched). */
   const abandonIds = (ids: readonly string[], issuer: string): number => {
@@ -348,6 +355,8 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
             for (const h2 of http2ServersOf(server)) {
               if (guarded.has(h2)) continue;
               guarded.add(h2);
+              // first the gate (it moves grpc-js's listener behind it), then the cap, which runs before both
+              admitOnHeaders(h2, gates, options.authorize);
               capIncomingDeadlines(h2, limits.maxDeadlineMs);
               stopLimits.push(limitConnections(h2, connectionLimits, limitLog));
             }

@@ -7,6 +7,7 @@ import * as http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { swarmService } from "../../src/mesh/proto.js";
+import { grpcFrame, rawUnary } from "../support/raw-grpc.js";
 import { startServer } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
@@ -76,7 +77,8 @@ describe("Coordinate admission", () => {
 
   it("a queued call whose deadline passes is answered DEADLINE_EXCEEDED and never runs", async () => {
     const running = [coordinate(5_000), coordinate(5_000)];
-    await new Promise((r) => setTimeout(r, 100));
+    // the client's first calls also connect: wait for them to run rather than a fixed time
+    for (let i = 0; i < 100 && started < 2; i++) await new Promise((r) => setTimeout(r, 20));
     expect(started).toBe(2);
     // Nothing is known of service times yet, so the wait is not predicted: the call queues.
     const queued = await coordinate(300);
@@ -176,6 +178,36 @@ describe("Coordinate admission", () => {
     }
   });
 
+  it("while shedding, what the headers show is judged first; a body is never read", async () => {
+    started = 0;
+    const running = [coordinate(5_000), coordinate(5_000), coordinate(5_000), coordinate(5_000)];
+    for (let i = 0; i < 100 && started < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    const session = http2.connect(`http://${s.address}`);
+    session.on("error", () => undefined);
+    try {
+      const junk = grpcFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]));
+      const path = swarmService().Coordinate.path;
+      // a malformed grpc-timeout is grpc-js's to answer, ahead of admission
+      const badTimeout = await rawUnary(session, path, junk, {
+        giveUpMs: 1_000,
+        headers: { "grpc-timeout": "soon" },
+      });
+      expect(badTimeout.code).toBe(grpc.status.INTERNAL);
+      expect(badTimeout.details).toMatch(/Invalid grpc-timeout value "soon"/);
+      // an undecodable body is refused with the rest: reading it would cost what shedding saves
+      const badBody = await rawUnary(session, path, junk, { giveUpMs: 1_000, timeoutMs: 5_000 });
+      expect(badBody.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(Number(badBody.headers["grpc-retry-pushback-ms"])).toBeGreaterThan(0);
+    } finally {
+      session.destroy();
+    }
+    expect(started).toBe(2);
+    for (const r of release.splice(0)) r();
+    for (let i = 0; i < 100 && started < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    for (const r of release.splice(0)) r();
+    await Promise.all(running);
+  });
+
   it("a call whose predicted wait is past its deadline is refused on arrival", async () => {
     // The calls before held their slots ~hundreds of ms: that is the service time now known.
     started = 0;
@@ -183,7 +215,9 @@ describe("Coordinate admission", () => {
     await new Promise((r) => setTimeout(r, 100));
     const short = await coordinate(20);
     expect(short.err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-    expect(short.err?.details).toMatch(/predicted wait \d+ ms .* is past the \d+ ms left to the deadline/);
+    expect(short.err?.details).toMatch(
+      /predicted wait \d+ ms .* and service \d+ ms are past the \d+ ms left to the deadline/,
+    );
     expect(started).toBe(2);
     for (const r of release.splice(0)) r();
     await Promise.all(running);

@@ -94,6 +94,10 @@ describe("healthReportOf", () => {
     expect(healthReportOf(rec({ result: { kind: "failed", code: "UNAVAILABLE", message: "x" } }))).toEqual({
       kind: "failed",
     });
+    // "I do not serve this kind" is about the request, not the peer
+    expect(healthReportOf(rec({ result: { kind: "failed", code: "NOT_FOUND", message: "x" } }))).toBe(
+      undefined,
+    );
     // slower than one caller's budget is no failure: the estimator records it as censored
     expect(healthReportOf(rec({ outcome: "late", result: { kind: "deadline", lostWorkMs: 0 } }))).toBe(
       undefined,

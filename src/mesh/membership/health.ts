@@ -233,8 +233,10 @@ export class PeerHealth {
  * What a branch record says about its peer: an answer is `ok` with its latency; an answer the model
  * rejected (`INVALID_ANSWER`) is `rejected`; a failure is `failed`. A branch cut at its deadline says
  * only that the peer was slower than that caller's budget, which the estimator records as censored:
- * it is no failure (ejecting for it would hide the very tail the rule must see). Branches we
- * abandoned, and records still unsettled, say nothing.
+ * it is no failure (ejecting for it would hide the very tail the rule must see). NOT_FOUND ("I do not
+ * serve this kind") is an honest answer about the request, not the peer: counting it would let any
+ * client get honest peers ejected by asking for a kind they do not serve. Branches we abandoned, and
+ * records still unsettled, say nothing.
  */
 export function healthReportOf(record: BranchRecord): HealthReport | undefined {
   if (record.unsettled === true) return undefined;
@@ -243,6 +245,7 @@ export function healthReportOf(record: BranchRecord): HealthReport | undefined {
     case "answer":
       return { kind: "ok", latencyMs: record.latencyMs };
     case "failed":
+      if (r.code === "NOT_FOUND") return undefined;
       return r.code === "INVALID_ANSWER" ? { kind: "rejected" } : { kind: "failed" };
     case "deadline":
     case "abandoned":

@@ -147,7 +147,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(ADMISSION_DEFAULTS.maxQueue)
       .meta(
         doc(
-          "Coordinate calls waiting beyond coordinate.maxConcurrent; more, or one whose predicted wait is past its deadline, are refused at once (RESOURCE_EXHAUSTED with grpc-retry-pushback-ms; logged).",
+          "Coordinate calls waiting beyond coordinate.maxConcurrent (a bound on memory); more, or one whose predicted wait plus mean service time is past its deadline, are refused at once (RESOURCE_EXHAUSTED with grpc-retry-pushback-ms; logged).",
         ),
       ),
     shedHoldMs: rangeField(ADMISSION_RANGES.shedHoldMs)

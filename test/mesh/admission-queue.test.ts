@@ -1,0 +1,66 @@
+/**
+ * The deadline-aware queue of `Admission`, on a simulated clock: a call waits while its predicted
+ * wait (place in the queue over capacity / mean service time) plus the mean service time fits its
+ * remaining deadline, whatever the queue's length; `maxQueue` bounds it apart from time.
+ */
+import { describe, expect, it } from "vitest";
+import { SimClock } from "../../src/clock/sim-clock.js";
+import { Admission } from "../../src/mesh/admission.js";
+import { LimitLog } from "../../src/mesh/limit-log.js";
+
+function admission(maxQueue: number): { a: Admission; limits: string[] } {
+  const limits: string[] = [];
+  const a = new Admission({
+    what: "coordinate",
+    limits: { maxConcurrent: 2, maxQueue, shedHoldMs: 0 },
+    clock: new SimClock(),
+    log: new LimitLog((limit) => void limits.push(limit), 0),
+    onShedding: () => undefined,
+  });
+  return { a, limits };
+}
+
+/** Fills both slots and teaches a mean service time of 100 ms. */
+function warm(a: Admission, signal: AbortSignal): void {
+  expect(a.acquire(signal, 10_000)).toBe(true);
+  a.release(100);
+  expect(a.acquire(signal, 10_000)).toBe(true);
+  expect(a.acquire(signal, 10_000)).toBe(true);
+}
+
+describe("Admission's deadline-aware queue", () => {
+  it("queues as long as wait plus service fits the deadline, then refuses naming both", () => {
+    const { a, limits } = admission(1_000);
+    const signal = new AbortController().signal;
+    warm(a, signal);
+    // 2 slots at 100 ms each: 20 calls a second. With 1,000 ms left, the n-th waiter waits n/2 × 100 ms
+    // and is served by n/2 × 100 + 100 ≤ 1,000: 18 wait, the 19th is refused.
+    let queued = 0;
+    for (;;) {
+      try {
+        void (a.acquire(signal, 1_000) as Promise<void>).catch(() => undefined);
+        queued++;
+      } catch (error) {
+        expect((error as Error).message).toMatch(
+          /^coordinate: predicted wait 950 ms \(2 running, 18 queued, 0 arriving\) and service 100 ms are past the 1000 ms left to the deadline$/,
+        );
+        expect((error as { retryAfterMs: number }).retryAfterMs).toBe(950);
+        break;
+      }
+    }
+    expect(queued).toBe(18);
+    expect(limits).toEqual(["coordinate.admission"]);
+    // a call with more time left still waits: the bound is each call's deadline, not a length
+    expect(a.acquire(signal, 5_000)).toBeInstanceOf(Promise);
+  });
+
+  it("maxQueue bounds the queue apart from time", () => {
+    const { a } = admission(3);
+    const signal = new AbortController().signal;
+    warm(a, signal);
+    for (let i = 0; i < 3; i++) void (a.acquire(signal, 60_000) as Promise<void>).catch(() => undefined);
+    expect(() => a.acquire(signal, 60_000)).toThrow(
+      /^coordinate: 2 running, 3 queued, 0 arriving; limit is 2 running and 3 waiting \(coordinate\.maxQueue\)$/,
+    );
+  });
+});
