@@ -13,6 +13,9 @@ import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, QuantileKind, Requ
 interface CacheEntry {
   readonly at: number;
   readonly membership: number;
+  /** The set as given (a copy) and its requirement: a hash slot is checked against them before it counts. */
+  readonly peers: readonly PeerId[];
+  readonly requirement: Requirement;
   readonly members: readonly (PeerLatency | undefined)[];
   readonly versions: Float64Array;
   /** The set's observed completion-time tracker and its version when the entry was computed. */
@@ -68,7 +71,8 @@ export interface ActiveSetStats {
 export class LatencyBook implements LatencySource {
   readonly options: Readonly<LatencyBookOptions>;
   private readonly byPeer = new Map<PeerId, PeerLatency>();
-  private readonly cache = new Map<string, CacheEntry>();
+  /** Fan-out estimates by `setHash` of the set as given; a colliding set takes the slot over. */
+  private readonly cache = new Map<number, CacheEntry>();
   private readonly observed: ObservedFanouts;
   /** Sorted set key of an as-given cache key (the router's order varies; the observed set does not). */
   private readonly setKeys = new Map<string, string>();
@@ -190,11 +194,12 @@ export class LatencyBook implements LatencySource {
    */
   fanout(peers: readonly PeerId[], requirement: Requirement, nowMs: number): FanoutEstimate {
     const tick = this.options.fanoutTickMs;
-    const key = tick > 0 ? cacheKey(peers, requirement) : "";
+    const slot = tick > 0 ? setHash(peers, requirement) : 0;
     if (tick > 0) {
-      const hit = this.cache.get(key);
-      if (hit !== undefined && this.valid(hit, nowMs, tick)) return hit.result;
+      const hit = this.cache.get(slot);
+      if (hit !== undefined && this.valid(hit, peers, requirement, nowMs, tick)) return hit.result;
     }
+    const key = tick > 0 ? cacheKey(peers, requirement) : "";
     checkRequirement(requirement, peers.length);
     const n = peers.length;
     const members: (PeerLatency | undefined)[] = new Array<PeerLatency | undefined>(n);
@@ -274,9 +279,11 @@ export class LatencyBook implements LatencySource {
     };
     if (tick > 0) {
       if (this.cache.size >= this.options.maxCachedFanouts) this.cache.clear();
-      this.cache.set(key, {
+      this.cache.set(slot, {
         at: nowMs,
         membership: this.membership,
+        peers: peers.slice(),
+        requirement,
         members,
         versions,
         observed,
@@ -328,18 +335,62 @@ export class LatencyBook implements LatencySource {
     return k;
   }
 
-  private valid(entry: CacheEntry, nowMs: number, tick: number): boolean {
+  /**
+   * True when `entry` is the estimate of `peers` for `requirement` and still current: same set in the same
+   * order, within the tick, no peer joined or left, no member's window or observed set changed. O(n)
+   * comparisons, no allocation.
+   */
+  private valid(
+    entry: CacheEntry,
+    peers: readonly PeerId[],
+    requirement: Requirement,
+    nowMs: number,
+    tick: number,
+  ): boolean {
     if (!(nowMs >= entry.at && nowMs - entry.at < tick) || entry.membership !== this.membership) return false;
     if ((entry.observed?.version ?? -1) !== entry.observedVersion) return false;
+    const r = entry.requirement;
+    if (
+      r.kind === "all" ? requirement.kind !== "all" : requirement.kind !== "quorum" || requirement.k !== r.k
+    )
+      return false;
+    const given = entry.peers;
+    const n = given.length;
+    if (n !== peers.length) return false;
+    for (let i = 0; i < n; i++) if (given[i] !== peers[i]) return false;
     const members = entry.members;
-    for (let i = 0; i < members.length; i++) {
+    const versions = entry.versions;
+    for (let i = 0; i < n; i++) {
       const p = members[i];
-      if (p !== undefined && p.version !== entry.versions[i]) return false;
+      if (p !== undefined && p.version !== versions[i]) return false;
     }
     return true;
   }
 }
 
+/**
+ * The cache slot of a set as given: a 32-bit hash of its size, requirement and, per peer, its id's
+ * length and four of its characters (cheap, allocation-free; `valid` compares the whole set).
+ */
+function setHash(peers: readonly PeerId[], requirement: Requirement): number {
+  let h = Math.imul(0x811c9dc5 ^ peers.length, 0x01000193);
+  h = Math.imul(h ^ (requirement.kind === "all" ? -1 : requirement.k), 0x01000193);
+  for (let i = 0; i < peers.length; i++) {
+    const id = peers[i] as PeerId;
+    const len = id.length;
+    let x = len;
+    if (len > 0) {
+      x = Math.imul(x ^ id.charCodeAt(len - 1), 0x01000193);
+      x = Math.imul(x ^ id.charCodeAt(len >> 1), 0x01000193);
+      x = Math.imul(x ^ id.charCodeAt(0), 0x01000193);
+      if (len > 1) x = Math.imul(x ^ id.charCodeAt(len - 2), 0x01000193);
+    }
+    h = Math.imul(h ^ x, 0x01000193);
+  }
+  return h | 0;
+}
+
+/** The memo key of a set's observed-set key (`LatencyBook.setKey`). */
 function cacheKey(peers: readonly PeerId[], requirement: Requirement): string {
   const head = requirement.kind === "all" ? "all" : `q${requirement.k}`;
   return `${head}\u0000${peers.join("\u0000")}`;
