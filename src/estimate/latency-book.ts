@@ -1,7 +1,7 @@
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
 import { checkRequirement, fanoutHorizon, fanoutQuantile, fanoutQuantiles, quantileKind } from "./fanout.js";
-import type { CdfLike } from "./fanout.js";
+import type { CdfLike, QuantileHint } from "./fanout.js";
 import type { LatencySource } from "./latency-source.js";
 import { ObservedFanouts, observedSetKey } from "./observed-fanouts.js";
 import type { ObservedFanout } from "./observed-fanouts.js";
@@ -195,9 +195,14 @@ export class LatencyBook implements LatencySource {
   fanout(peers: readonly PeerId[], requirement: Requirement, nowMs: number): FanoutEstimate {
     const tick = this.options.fanoutTickMs;
     const slot = tick > 0 ? setHash(peers, requirement) : 0;
+    // an expired or outdated entry still says where the quantiles were: the search starts there
+    let hint: QuantileHint | undefined;
     if (tick > 0) {
       const hit = this.cache.get(slot);
-      if (hit !== undefined && this.valid(hit, peers, requirement, nowMs, tick)) return hit.result;
+      if (hit !== undefined) {
+        if (this.valid(hit, peers, requirement, nowMs, tick)) return hit.result;
+        hint = hit.result;
+      }
     }
     const key = tick > 0 ? cacheKey(peers, requirement) : "";
     checkRequirement(requirement, peers.length);
@@ -243,7 +248,7 @@ export class LatencyBook implements LatencySource {
       const observedP99 = own.quantile(0.99);
       const observedKind: QuantileKind = own.lowerBound(0.99) ? "lower-bound" : "known";
       const memberHorizon = complete ? fanoutHorizon(cdfs) : Infinity;
-      const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99) : NaN;
+      const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99, hint?.p99Ms) : NaN;
       const independentKind = quantileKind(independentP99, memberHorizon);
       // The p99 takes the larger value's kind; on a tie a lower bound wins (the max is at least it).
       let p99Ms = observedP99;
@@ -260,7 +265,7 @@ export class LatencyBook implements LatencySource {
         p99Kind,
         horizonMs: Math.min(own.horizonMs, memberHorizon),
       };
-    } else q = complete ? fanoutQuantiles(cdfs, requirement) : UNKNOWN_QUANTILES;
+    } else q = complete ? fanoutQuantiles(cdfs, requirement, hint) : UNKNOWN_QUANTILES;
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,

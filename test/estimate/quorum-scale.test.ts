@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exactTail, fanoutQuantile, refinedNormalTail } from "../../src/estimate/fanout.js";
+import { exactTail, fanoutQuantile, fanoutQuantiles, refinedNormalTail } from "../../src/estimate/fanout.js";
 import type { CdfLike } from "../../src/estimate/fanout.js";
 import { createRng, logNormal } from "../../src/util/rng.js";
 import { sortedQuantile } from "./helpers.js";
@@ -76,6 +76,26 @@ describe("k-of-n at scale: the refined normal tail", () => {
       const p99 = fanoutQuantile(cdfs, { kind: "quorum", k }, 0.99);
       expect(p99).toBeGreaterThanOrEqual(last);
       last = p99;
+    }
+  });
+
+  it("gives the same quantiles whatever the hint the search starts from", () => {
+    const rng = createRng(14);
+    for (const [n, k] of [
+      [40, 21],
+      [300, 151],
+      [1_000, 501],
+      [1_000, 1_000],
+    ] as const) {
+      const cdfs = peers(n, 15 + n).map(([m, s]) => logNormalCdf(m, s));
+      const requirement = k === n ? ({ kind: "all" } as const) : ({ kind: "quorum", k } as const);
+      const plain = fanoutQuantiles(cdfs, requirement);
+      for (let trial = 0; trial < 12; trial++) {
+        const hint = { p50Ms: plain.p50Ms * Math.exp((rng() - 0.5) * 6), p99Ms: 0.01 + rng() * 500 };
+        expect(fanoutQuantiles(cdfs, requirement, hint)).toEqual(plain);
+        expect(fanoutQuantile(cdfs, requirement, 0.99, hint.p99Ms)).toBe(plain.p99Ms);
+      }
+      expect(fanoutQuantiles(cdfs, requirement, { p50Ms: NaN, p99Ms: -1 })).toEqual(plain);
     }
   });
 });
