@@ -16,6 +16,8 @@ interface CacheEntry {
   /** The set as given (a copy) and its requirement: a hash slot is checked against them before it counts. */
   readonly peers: readonly PeerId[];
   readonly requirement: Requirement;
+  /** The set's observed-set key (sorted ids): kept with the entry, as sorting 1,000 ids costs as much as a read. */
+  readonly setKey: string;
   readonly members: readonly (PeerLatency | undefined)[];
   readonly versions: Float64Array;
   /** The set's observed completion-time tracker and its version when the entry was computed. */
@@ -74,8 +76,6 @@ export class LatencyBook implements LatencySource {
   /** Fan-out estimates by `setHash` of the set as given; a colliding set takes the slot over. */
   private readonly cache = new Map<number, CacheEntry>();
   private readonly observed: ObservedFanouts;
-  /** Sorted set key of an as-given cache key (the router's order varies; the observed set does not). */
-  private readonly setKeys = new Map<string, string>();
   private membership = 0;
   private nextSweepAt = -Infinity;
   private leftIdle = 0;
@@ -103,8 +103,8 @@ export class LatencyBook implements LatencySource {
     deadlineMs: number,
   ): ObservedFanout | undefined {
     if (this.observed.maxSets === 0 || peers.length === 0) return undefined;
-    const key = this.options.fanoutTickMs > 0 ? cacheKey(peers, requirement) : "";
-    return this.observed.begin(peers, requirement, nowMs, deadlineMs, this.setKey(key, peers, requirement));
+    const entry = this.options.fanoutTickMs > 0 ? this.cache.get(setHash(peers, requirement)) : undefined;
+    return this.observed.begin(peers, requirement, nowMs, deadlineMs, this.setKey(entry, peers, requirement));
   }
 
   /** Starts tracking a call to `peer` issued at `nowMs` with an absolute deadline (epoch ms). */
@@ -196,16 +196,11 @@ export class LatencyBook implements LatencySource {
     const tick = this.options.fanoutTickMs;
     const slot = tick > 0 ? setHash(peers, requirement) : 0;
     // an expired or outdated entry still says where the quantiles were: the search starts there
-    let hint: QuantileHint | undefined;
-    if (tick > 0) {
-      const hit = this.cache.get(slot);
-      if (hit !== undefined) {
-        if (this.valid(hit, peers, requirement, nowMs, tick)) return hit.result;
-        hint = hit.result;
-      }
-    }
-    const key = tick > 0 ? cacheKey(peers, requirement) : "";
+    const hit = tick > 0 ? this.cache.get(slot) : undefined;
+    if (hit !== undefined && this.valid(hit, peers, requirement, nowMs, tick)) return hit.result;
+    const hint: QuantileHint | undefined = hit?.result;
     checkRequirement(requirement, peers.length);
+    const setKey = peers.length === 0 ? "" : this.setKey(hit, peers, requirement);
     const n = peers.length;
     const members: (PeerLatency | undefined)[] = new Array<PeerLatency | undefined>(n);
     const versions = new Float64Array(n);
@@ -238,7 +233,7 @@ export class LatencyBook implements LatencySource {
       if (cdf.empty) complete = false;
       cdfs.push(cdf);
     }
-    const observed = n === 0 ? undefined : this.observed.get(this.setKey(key, peers, requirement));
+    const observed = n === 0 ? undefined : this.observed.get(setKey);
     observed?.refresh(nowMs);
     const useObserved = observed !== undefined && observed.status === "fresh";
     let q: Quantiles;
@@ -289,6 +284,7 @@ export class LatencyBook implements LatencySource {
         membership: this.membership,
         peers: peers.slice(),
         requirement,
+        setKey,
         members,
         versions,
         observed,
@@ -328,16 +324,11 @@ export class LatencyBook implements LatencySource {
     return bytes;
   }
 
-  /** The observed-set key of `peers` (memoized by the as-given key `key`, or computed when the cache is off). */
-  private setKey(key: string, peers: readonly PeerId[], requirement: Requirement): string {
-    if (key === "") return observedSetKey(peers, requirement);
-    let k = this.setKeys.get(key);
-    if (k === undefined) {
-      if (this.setKeys.size >= this.options.maxCachedFanouts) this.setKeys.clear();
-      k = observedSetKey(peers, requirement);
-      this.setKeys.set(key, k);
-    }
-    return k;
+  /** The observed-set key of `peers`: the cache entry's when it is this set's (expired or not), else sorted anew. */
+  private setKey(entry: CacheEntry | undefined, peers: readonly PeerId[], requirement: Requirement): string {
+    return entry !== undefined && sameSet(entry, peers, requirement)
+      ? entry.setKey
+      : observedSetKey(peers, requirement);
   }
 
   /**
@@ -354,18 +345,10 @@ export class LatencyBook implements LatencySource {
   ): boolean {
     if (!(nowMs >= entry.at && nowMs - entry.at < tick) || entry.membership !== this.membership) return false;
     if ((entry.observed?.version ?? -1) !== entry.observedVersion) return false;
-    const r = entry.requirement;
-    if (
-      r.kind === "all" ? requirement.kind !== "all" : requirement.kind !== "quorum" || requirement.k !== r.k
-    )
-      return false;
-    const given = entry.peers;
-    const n = given.length;
-    if (n !== peers.length) return false;
-    for (let i = 0; i < n; i++) if (given[i] !== peers[i]) return false;
+    if (!sameSet(entry, peers, requirement)) return false;
     const members = entry.members;
     const versions = entry.versions;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < members.length; i++) {
       const p = members[i];
       if (p !== undefined && p.version !== versions[i]) return false;
     }
@@ -395,10 +378,15 @@ function setHash(peers: readonly PeerId[], requirement: Requirement): number {
   return h | 0;
 }
 
-/** The memo key of a set's observed-set key (`LatencyBook.setKey`). */
-function cacheKey(peers: readonly PeerId[], requirement: Requirement): string {
-  const head = requirement.kind === "all" ? "all" : `q${requirement.k}`;
-  return `${head}\u0000${peers.join("\u0000")}`;
+/** True when `entry` was computed for `peers` in this order and `requirement`. */
+function sameSet(entry: CacheEntry, peers: readonly PeerId[], requirement: Requirement): boolean {
+  const r = entry.requirement;
+  if (r.kind === "all" ? requirement.kind !== "all" : requirement.kind !== "quorum" || requirement.k !== r.k)
+    return false;
+  const given = entry.peers;
+  if (given.length !== peers.length) return false;
+  for (let i = 0; i < given.length; i++) if (given[i] !== peers[i]) return false;
+  return true;
 }
 
 function neverSampled(peer: PeerId): PeerEstimate {
