@@ -40,6 +40,13 @@ const GRID_START_MS = 0.0005;
 const POINTS_PER_DECADE = 16;
 /** Bisection steps inside a grid cell (cell ratio 1.155; 10 steps: ≈ 1.5e-4 relative resolution). */
 const BISECTION_DEPTH = 10;
+/**
+ * Sets of more than `LARGE_SET` peers take `LARGE_SET_DEPTH` steps (a sub-cell 1.8 % wide) and read the
+ * crossing inside it in logit space: their fan-out CDF is a smooth sum over many peers, near-logistic in t
+ * across the sub-cell, and each step is a pass over every peer.
+ */
+const LARGE_SET = 200;
+const LARGE_SET_DEPTH = 3;
 
 function gridPoint(g: number): number {
   return GRID_START_MS * Math.pow(10, g / POINTS_PER_DECADE);
@@ -211,10 +218,12 @@ function normalCdf(z: number): number {
  * 0 for an empty set.
  *
  * Method: the fan-out CDF is evaluated on the shared log-spaced grid, a binary search finds the grid cell
- * where it crosses q, bisection narrows the cell `BISECTION_DEPTH` times, and the crossing is linearly
- * interpolated. Because the grid and the bisection points do not depend on the set, a pointwise lower
- * fan-out CDF (a peer added to an all-of-n set, a larger k) can only land in the same or a later cell and,
- * inside it, cross later: the result is monotone in the set and in k, up to floating-point rounding.
+ * where it crosses q, bisection narrows the cell `BISECTION_DEPTH` times (`LARGE_SET_DEPTH` above
+ * `LARGE_SET` peers, read in logit space), and the crossing is interpolated. Because the grid and the
+ * bisection points depend on the set's size only, a pointwise lower fan-out CDF (a larger k, a peer added
+ * to an all-of-n set) can only land in the same or a later cell and, inside it, cross later: the result is
+ * monotone in k, and in the set up to floating-point rounding (and, across 200 to 201 peers, up to the
+ * coarser sub-cell).
  *
  * Lower bounds. The result is >= the fan-out horizon (`fanoutHorizon`) exactly when the crossing rests on
  * the CDF at or beyond it, i.e. when it is a lower bound: a final cell that straddles the horizon is split
@@ -224,16 +233,32 @@ function normalCdf(z: number): number {
  * @example
  * const p99 = fanoutQuantile(peers.map((p) => p.cdf(now)), { kind: "quorum", k: 3 }, 0.99);
  */
-export function fanoutQuantile(cdfs: readonly CdfLike[], requirement: Requirement, q: number): number {
+export function fanoutQuantile(
+  cdfs: readonly CdfLike[],
+  requirement: Requirement,
+  q: number,
+  nearMs?: number,
+): number {
   const span = gridSpan(cdfs, requirement);
   if (span === undefined) return cdfs.length === 0 ? 0 : NaN;
-  return refine(cdfs, requirement, q, gridCell(cdfs, requirement, q, span), span.horizon);
+  const cell = gridCell(cdfs, requirement, q, span, gridIndexNear(nearMs, span));
+  return refine(cdfs, requirement, q, cell, span.horizon);
+}
+
+/**
+ * Where the quantiles were last time (ms; the same set's previous estimate): the grid search starts there
+ * and gallops out. It changes how many points are evaluated, never the result.
+ */
+export interface QuantileHint {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
 }
 
 /** p50 and p99 of the fan-out, the pair the policy needs, with what each is and the horizon they were read against. */
 export function fanoutQuantiles(
   cdfs: readonly CdfLike[],
   requirement: Requirement,
+  hint?: QuantileHint,
 ): {
   readonly p50Ms: number;
   readonly p99Ms: number;
@@ -246,20 +271,15 @@ export function fanoutQuantiles(
   let p99Ms = p50Ms;
   const horizonMs = span?.horizon ?? fanoutHorizon(cdfs);
   if (span !== undefined) {
-    const cell50 = gridCell(cdfs, requirement, 0.5, span);
+    const cell50 = gridCell(cdfs, requirement, 0.5, span, gridIndexNear(hint?.p50Ms, span));
     p50Ms = refine(cdfs, requirement, 0.5, cell50, horizonMs);
-    // the p99 cell is at or after the p50 one: search upwards from it (the same cell a search of the
-    // whole span finds, the first grid point where the CDF reaches 0.99, in a few evaluations)
+    // the p99 cell is at or after the p50 one: search upwards from it, or from the hint (the same cell a
+    // search of the whole span finds, the first grid point where the CDF reaches 0.99, in a few evaluations)
+    const above: Cell = { gLo: cell50.gHi, fLo: cell50.fHi, gHi: span.gHi, fHi: 1 };
     const from: Cell =
       cell50.fHi >= 0.99
         ? cell50
-        : gridCell(
-            cdfs,
-            requirement,
-            0.99,
-            { gLo: cell50.gHi, fLo: cell50.fHi, gHi: span.gHi, fHi: 1 },
-            true,
-          );
+        : gridCell(cdfs, requirement, 0.99, above, gridIndexNear(hint?.p99Ms, above) ?? cell50.gHi + 1);
     p99Ms = refine(cdfs, requirement, 0.99, from, horizonMs);
   }
   return {
@@ -310,30 +330,57 @@ function gridSpan(
   };
 }
 
+/** The grid point at or just above `tMs`, when it lies strictly inside `span` (else undefined). */
+function gridIndexNear(tMs: number | undefined, span: Cell): number | undefined {
+  if (tMs === undefined || !(tMs > 0)) return undefined;
+  const g = Math.ceil(Math.log10(tMs / GRID_START_MS) * POINTS_PER_DECADE);
+  return g > span.gLo && g < span.gHi ? g : undefined;
+}
+
 /**
  * The grid cell where the fan-out CDF crosses q inside `span`: the first grid point where it reaches q and
- * the one before. By bisection of the span, or, with `gallop`, by steps doubling upwards from its start
- * and bisection of the last step (when the crossing is near the start, as p99's is near p50's).
+ * the one before. By bisection of the span, or, from a grid point `near` inside it, by steps doubling
+ * away from it (down when the CDF there reaches q, else up) and bisection of the last step: the same cell
+ * in a few evaluations when the crossing is near (as p99's is near p50's, or this estimate's near the last).
  */
 function gridCell(
   cdfs: readonly CdfLike[],
   requirement: Requirement,
   q: number,
   span: Cell,
-  gallop = false,
+  near?: number,
 ): Cell {
   let { gLo, gHi, fLo, fHi } = span;
-  if (gallop) {
-    for (let step = 1; gLo + step < gHi; step *= 2) {
-      const g = gLo + step;
-      const f = fanoutCdfAt(cdfs, requirement, gridPoint(g));
-      if (f >= q) {
+  if (near !== undefined && near > gLo && near < gHi) {
+    const f0 = fanoutCdfAt(cdfs, requirement, gridPoint(near));
+    if (f0 >= q) {
+      gHi = near;
+      fHi = f0;
+      for (let step = 1; gHi - step > gLo; step *= 2) {
+        const g = gHi - step;
+        const f = fanoutCdfAt(cdfs, requirement, gridPoint(g));
+        if (f < q) {
+          gLo = g;
+          fLo = f;
+          break;
+        }
         gHi = g;
         fHi = f;
-        break;
       }
-      gLo = g;
-      fLo = f;
+    } else {
+      gLo = near;
+      fLo = f0;
+      for (let step = 1; gLo + step < gHi; step *= 2) {
+        const g = gLo + step;
+        const f = fanoutCdfAt(cdfs, requirement, gridPoint(g));
+        if (f >= q) {
+          gHi = g;
+          fHi = f;
+          break;
+        }
+        gLo = g;
+        fLo = f;
+      }
     }
   }
   while (gHi - gLo > 1) {
@@ -361,7 +408,9 @@ function refine(
   let { fLo, fHi } = cell;
   let a = gridPoint(cell.gLo);
   let b = gridPoint(cell.gHi);
-  for (let step = 0; step < BISECTION_DEPTH; step++) {
+  const large = cdfs.length > LARGE_SET;
+  const depth = large ? LARGE_SET_DEPTH : BISECTION_DEPTH;
+  for (let step = 0; step < depth; step++) {
     const mid = 0.5 * (a + b);
     const f = fanoutCdfAt(cdfs, requirement, mid);
     if (f >= q) {
@@ -387,7 +436,16 @@ function refine(
     }
   }
   if (fHi <= fLo) return b;
+  if (large && fLo > 0 && fHi < 1) {
+    // logit is increasing, so a pointwise lower CDF still crosses later (monotone as the linear read)
+    const lo = logit(fLo);
+    return a + ((logit(q) - lo) / (logit(fHi) - lo)) * (b - a);
+  }
   return a + ((q - fLo) / (fHi - fLo)) * (b - a);
+}
+
+function logit(p: number): number {
+  return Math.log(p / (1 - p));
 }
 
 /** The kind of a fan-out quantile computed by `fanoutQuantile` against `horizonMs` (see there). */

@@ -133,7 +133,22 @@ export class InFlightRegistry {
   }
 }
 
+/** Up to this many ages are sorted in place by insertion (no view allocated; a peer has a few calls in flight). */
+const INSERTION_SORT_MAX = 16;
+
 function sortPrefix(buf: Float64Array, n: number): Float64Array {
-  buf.subarray(0, n).sort();
+  if (n > INSERTION_SORT_MAX) {
+    buf.subarray(0, n).sort();
+    return buf;
+  }
+  for (let i = 1; i < n; i++) {
+    const v = buf[i] as number;
+    let j = i - 1;
+    while (j >= 0 && (buf[j] as number) > v) {
+      buf[j + 1] = buf[j] as number;
+      j--;
+    }
+    buf[j + 1] = v;
+  }
   return buf;
 }

@@ -1,7 +1,7 @@
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
 import { checkRequirement, fanoutHorizon, fanoutQuantile, fanoutQuantiles, quantileKind } from "./fanout.js";
-import type { CdfLike } from "./fanout.js";
+import type { CdfLike, QuantileHint } from "./fanout.js";
 import type { LatencySource } from "./latency-source.js";
 import { ObservedFanouts, observedSetKey } from "./observed-fanouts.js";
 import type { ObservedFanout } from "./observed-fanouts.js";
@@ -13,6 +13,11 @@ import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, QuantileKind, Requ
 interface CacheEntry {
   readonly at: number;
   readonly membership: number;
+  /** The set as given (a copy) and its requirement: a hash slot is checked against them before it counts. */
+  readonly peers: readonly PeerId[];
+  readonly requirement: Requirement;
+  /** The set's observed-set key (sorted ids): kept with the entry, as sorting 1,000 ids costs as much as a read. */
+  readonly setKey: string;
   readonly members: readonly (PeerLatency | undefined)[];
   readonly versions: Float64Array;
   /** The set's observed completion-time tracker and its version when the entry was computed. */
@@ -68,10 +73,9 @@ export interface ActiveSetStats {
 export class LatencyBook implements LatencySource {
   readonly options: Readonly<LatencyBookOptions>;
   private readonly byPeer = new Map<PeerId, PeerLatency>();
-  private readonly cache = new Map<string, CacheEntry>();
+  /** Fan-out estimates by `setHash` of the set as given; a colliding set takes the slot over. */
+  private readonly cache = new Map<number, CacheEntry>();
   private readonly observed: ObservedFanouts;
-  /** Sorted set key of an as-given cache key (the router's order varies; the observed set does not). */
-  private readonly setKeys = new Map<string, string>();
   private membership = 0;
   private nextSweepAt = -Infinity;
   private leftIdle = 0;
@@ -99,8 +103,8 @@ export class LatencyBook implements LatencySource {
     deadlineMs: number,
   ): ObservedFanout | undefined {
     if (this.observed.maxSets === 0 || peers.length === 0) return undefined;
-    const key = this.options.fanoutTickMs > 0 ? cacheKey(peers, requirement) : "";
-    return this.observed.begin(peers, requirement, nowMs, deadlineMs, this.setKey(key, peers, requirement));
+    const entry = this.options.fanoutTickMs > 0 ? this.cache.get(setHash(peers, requirement)) : undefined;
+    return this.observed.begin(peers, requirement, nowMs, deadlineMs, this.setKey(entry, peers, requirement));
   }
 
   /** Starts tracking a call to `peer` issued at `nowMs` with an absolute deadline (epoch ms). */
@@ -190,12 +194,13 @@ export class LatencyBook implements LatencySource {
    */
   fanout(peers: readonly PeerId[], requirement: Requirement, nowMs: number): FanoutEstimate {
     const tick = this.options.fanoutTickMs;
-    const key = tick > 0 ? cacheKey(peers, requirement) : "";
-    if (tick > 0) {
-      const hit = this.cache.get(key);
-      if (hit !== undefined && this.valid(hit, nowMs, tick)) return hit.result;
-    }
+    const slot = tick > 0 ? setHash(peers, requirement) : 0;
+    // an expired or outdated entry still says where the quantiles were: the search starts there
+    const hit = tick > 0 ? this.cache.get(slot) : undefined;
+    if (hit !== undefined && this.valid(hit, peers, requirement, nowMs, tick)) return hit.result;
+    const hint: QuantileHint | undefined = hit?.result;
     checkRequirement(requirement, peers.length);
+    const setKey = peers.length === 0 ? "" : this.setKey(hit, peers, requirement);
     const n = peers.length;
     const members: (PeerLatency | undefined)[] = new Array<PeerLatency | undefined>(n);
     const versions = new Float64Array(n);
@@ -228,7 +233,7 @@ export class LatencyBook implements LatencySource {
       if (cdf.empty) complete = false;
       cdfs.push(cdf);
     }
-    const observed = n === 0 ? undefined : this.observed.get(this.setKey(key, peers, requirement));
+    const observed = n === 0 ? undefined : this.observed.get(setKey);
     observed?.refresh(nowMs);
     const useObserved = observed !== undefined && observed.status === "fresh";
     let q: Quantiles;
@@ -238,7 +243,7 @@ export class LatencyBook implements LatencySource {
       const observedP99 = own.quantile(0.99);
       const observedKind: QuantileKind = own.lowerBound(0.99) ? "lower-bound" : "known";
       const memberHorizon = complete ? fanoutHorizon(cdfs) : Infinity;
-      const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99) : NaN;
+      const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99, hint?.p99Ms) : NaN;
       const independentKind = quantileKind(independentP99, memberHorizon);
       // The p99 takes the larger value's kind; on a tie a lower bound wins (the max is at least it).
       let p99Ms = observedP99;
@@ -255,7 +260,7 @@ export class LatencyBook implements LatencySource {
         p99Kind,
         horizonMs: Math.min(own.horizonMs, memberHorizon),
       };
-    } else q = complete ? fanoutQuantiles(cdfs, requirement) : UNKNOWN_QUANTILES;
+    } else q = complete ? fanoutQuantiles(cdfs, requirement, hint) : UNKNOWN_QUANTILES;
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
@@ -274,9 +279,12 @@ export class LatencyBook implements LatencySource {
     };
     if (tick > 0) {
       if (this.cache.size >= this.options.maxCachedFanouts) this.cache.clear();
-      this.cache.set(key, {
+      this.cache.set(slot, {
         at: nowMs,
         membership: this.membership,
+        peers: peers.slice(),
+        requirement,
+        setKey,
         members,
         versions,
         observed,
@@ -316,33 +324,69 @@ export class LatencyBook implements LatencySource {
     return bytes;
   }
 
-  /** The observed-set key of `peers` (memoized by the as-given key `key`, or computed when the cache is off). */
-  private setKey(key: string, peers: readonly PeerId[], requirement: Requirement): string {
-    if (key === "") return observedSetKey(peers, requirement);
-    let k = this.setKeys.get(key);
-    if (k === undefined) {
-      if (this.setKeys.size >= this.options.maxCachedFanouts) this.setKeys.clear();
-      k = observedSetKey(peers, requirement);
-      this.setKeys.set(key, k);
-    }
-    return k;
+  /** The observed-set key of `peers`: the cache entry's when it is this set's (expired or not), else sorted anew. */
+  private setKey(entry: CacheEntry | undefined, peers: readonly PeerId[], requirement: Requirement): string {
+    return entry !== undefined && sameSet(entry, peers, requirement)
+      ? entry.setKey
+      : observedSetKey(peers, requirement);
   }
 
-  private valid(entry: CacheEntry, nowMs: number, tick: number): boolean {
+  /**
+   * True when `entry` is the estimate of `peers` for `requirement` and still current: same set in the same
+   * order, within the tick, no peer joined or left, no member's window or observed set changed. O(n)
+   * comparisons, no allocation.
+   */
+  private valid(
+    entry: CacheEntry,
+    peers: readonly PeerId[],
+    requirement: Requirement,
+    nowMs: number,
+    tick: number,
+  ): boolean {
     if (!(nowMs >= entry.at && nowMs - entry.at < tick) || entry.membership !== this.membership) return false;
     if ((entry.observed?.version ?? -1) !== entry.observedVersion) return false;
+    if (!sameSet(entry, peers, requirement)) return false;
     const members = entry.members;
+    const versions = entry.versions;
     for (let i = 0; i < members.length; i++) {
       const p = members[i];
-      if (p !== undefined && p.version !== entry.versions[i]) return false;
+      if (p !== undefined && p.version !== versions[i]) return false;
     }
     return true;
   }
 }
 
-function cacheKey(peers: readonly PeerId[], requirement: Requirement): string {
-  const head = requirement.kind === "all" ? "all" : `q${requirement.k}`;
-  return `${head}\u0000${peers.join("\u0000")}`;
+/**
+ * The cache slot of a set as given: a 32-bit hash of its size, requirement and, per peer, its id's
+ * length and four of its characters (cheap, allocation-free; `valid` compares the whole set).
+ */
+function setHash(peers: readonly PeerId[], requirement: Requirement): number {
+  let h = Math.imul(0x811c9dc5 ^ peers.length, 0x01000193);
+  h = Math.imul(h ^ (requirement.kind === "all" ? -1 : requirement.k), 0x01000193);
+  for (let i = 0; i < peers.length; i++) {
+    const id = peers[i] as PeerId;
+    const len = id.length;
+    let x = len;
+    if (len > 0) {
+      x = Math.imul(x ^ id.charCodeAt(len - 1), 0x01000193);
+      x = Math.imul(x ^ id.charCodeAt(len >> 1), 0x01000193);
+      x = Math.imul(x ^ id.charCodeAt(0), 0x01000193);
+      if (len > 1) x = Math.imul(x ^ id.charCodeAt(len - 2), 0x01000193);
+    }
+    h = Math.imul(h ^ x, 0x01000193);
+  }
+  return h | 0;
+}
+
+/** True when `entry` was computed for `peers` in this order and `requirement`. */
+function sameSet(entry: CacheEntry, peers: readonly PeerId[], requirement: Requirement): boolean {
+  const r = entry.requirement;
+  if (r.kind === "all" ? requirement.kind !== "all" : requirement.kind !== "quorum" || requirement.k !== r.k)
+    return false;
+  const given = entry.peers;
+  if (given.length !== peers.length) return false;
+  for (let i = 0; i < given.length; i++) if (given[i] !== peers[i]) return false;
+  return true;
 }
 
 function neverSampled(peer: PeerId): PeerEstimate {

@@ -120,6 +120,25 @@ describe("LatencyBook.fanout", () => {
     expect(after.p99Ms).toBeGreaterThan(400);
   });
 
+  it("serves a cached estimate only to the same set in the same order with the same requirement", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({ fanoutTickMs: 5 }, clock);
+    // the cache slot hashes an id's length and four of its characters: these two ids share a slot
+    feed(book, "aXYbcd", 10, 30, clock.t);
+    feed(book, "aZWbcd", 300, 30, clock.t);
+    feed(book, "c", 20, 30, clock.t);
+    const fast = book.fanout(["aXYbcd"], { kind: "all" }, clock.t);
+    const slow = book.fanout(["aZWbcd"], { kind: "all" }, clock.t);
+    expect(slow).not.toBe(fast);
+    expect(slow.p50Ms).toBeGreaterThan(250);
+    expect(book.fanout(["aXYbcd"], { kind: "all" }, clock.t).p50Ms).toBeLessThan(11);
+    const ac = book.fanout(["aXYbcd", "c"], { kind: "quorum", k: 1 }, clock.t);
+    expect(book.fanout(["aXYbcd", "c"], { kind: "quorum", k: 1 }, clock.t + 1)).toBe(ac);
+    expect(book.fanout(["c", "aXYbcd"], { kind: "quorum", k: 1 }, clock.t + 1)).not.toBe(ac);
+    expect(book.fanout(["aXYbcd", "c"], { kind: "quorum", k: 2 }, clock.t + 1)).not.toBe(ac);
+    expect(book.fanout(["aXYbcd", "c"], { kind: "all" }, clock.t + 1)).not.toBe(ac);
+  });
+
   it("sees a tail in progress through the censored calls of its members", () => {
     const clock = new ManualClock();
     const book = new LatencyBook({ fanoutTickMs: 0 }, clock);

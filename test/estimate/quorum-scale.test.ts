@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { exactTail, fanoutQuantile, refinedNormalTail } from "../../src/estimate/fanout.js";
+import {
+  exactTail,
+  fanoutCdfAt,
+  fanoutQuantile,
+  fanoutQuantiles,
+  refinedNormalTail,
+} from "../../src/estimate/fanout.js";
 import type { CdfLike } from "../../src/estimate/fanout.js";
 import { createRng, logNormal } from "../../src/util/rng.js";
 import { sortedQuantile } from "./helpers.js";
@@ -76,6 +82,49 @@ describe("k-of-n at scale: the refined normal tail", () => {
       const p99 = fanoutQuantile(cdfs, { kind: "quorum", k }, 0.99);
       expect(p99).toBeGreaterThanOrEqual(last);
       last = p99;
+    }
+  });
+
+  it("gives the same quantiles whatever the hint the search starts from", () => {
+    const rng = createRng(14);
+    for (const [n, k] of [
+      [40, 21],
+      [300, 151],
+      [1_000, 501],
+      [1_000, 1_000],
+    ] as const) {
+      const cdfs = peers(n, 15 + n).map(([m, s]) => logNormalCdf(m, s));
+      const requirement = k === n ? ({ kind: "all" } as const) : ({ kind: "quorum", k } as const);
+      const plain = fanoutQuantiles(cdfs, requirement);
+      for (let trial = 0; trial < 12; trial++) {
+        const hint = { p50Ms: plain.p50Ms * Math.exp((rng() - 0.5) * 6), p99Ms: 0.01 + rng() * 500 };
+        expect(fanoutQuantiles(cdfs, requirement, hint)).toEqual(plain);
+        expect(fanoutQuantile(cdfs, requirement, 0.99, hint.p99Ms)).toBe(plain.p99Ms);
+      }
+      expect(fanoutQuantiles(cdfs, requirement, { p50Ms: NaN, p99Ms: -1 })).toEqual(plain);
+    }
+  });
+
+  it("reads a set of more than 200 peers' crossing within 1e-3 of its fan-out CDF's own, with 3 bisection steps", () => {
+    for (const [n, k] of [
+      [201, 101],
+      [500, 50],
+      [1_000, 501],
+      [1_000, 990],
+    ] as const) {
+      const cdfs = peers(n, 16 + n).map(([m, s]) => logNormalCdf(m, s));
+      const requirement = { kind: "quorum", k } as const;
+      for (const q of [0.5, 0.99]) {
+        // the crossing of the same fan-out CDF, by 80 bisection steps
+        let a = 0.001;
+        let b = 10_000;
+        for (let step = 0; step < 80; step++) {
+          const mid = Math.sqrt(a * b);
+          if (fanoutCdfAt(cdfs, requirement, mid) >= q) b = mid;
+          else a = mid;
+        }
+        expect(Math.abs(fanoutQuantile(cdfs, requirement, q) / b - 1)).toBeLessThan(1e-3);
+      }
     }
   });
 });
