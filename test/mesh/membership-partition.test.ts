@@ -79,6 +79,8 @@ describe("membership after a silent partition", () => {
       probeIntervalMs: 200,
       probeTimeoutMs: 300,
       failureThreshold: 2,
+      // the down peer's probes back off at most to this, so one lands soon after the heal
+      probeBackoffMaxMs: 400,
     });
     cleanup.push(() => m.stop());
     await m.start();
