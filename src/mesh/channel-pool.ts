@@ -1,8 +1,11 @@
 /**
  * One gRPC channel per peer address, shared by branches, abandons and membership probes. Reconnect
  * backoff is shortened from grpc-js's defaults (1 s initial, 120 s max) so that a restarted peer is
- * reachable again within a probe interval or two.
+ * reachable again within a probe interval or two. Each channel keeps its own subchannel (grpc-js's
+ * global pool is searched whole on every channel close, and membership closes a channel per failed
+ * probe of a down address), and an IP literal is dialled as `ipv4:`/`ipv6:`, without a DNS resolver.
  */
+import { isIP } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 
 export interface ChannelPoolOptions {
@@ -19,7 +22,17 @@ export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.max_receive_message_length": 4 * 1024 * 1024,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
+  "grpc.use_local_subchannel_pool": 1,
 };
+
+/** The grpc-js target of a peer address: `ipv4:`/`ipv6:` for an IP literal (no resolver), else as given. */
+function channelTarget(address: string): string {
+  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(address);
+  if (m === null) return address;
+  const family = isIP(m[1]!);
+  if (family === 4) return `ipv4:${address}`;
+  return family === 6 && address.startsWith("[") ? `ipv6:${address}` : address;
+}
 
 export class ChannelPool {
   readonly #clients = new Map<string, grpc.Client>();
@@ -39,7 +52,7 @@ export class ChannelPool {
     this.#usedAt.set(address, performance.now());
     let c = this.#clients.get(address);
     if (c === undefined) {
-      c = new grpc.Client(address, this.#credentials, this.#options);
+      c = new grpc.Client(channelTarget(address), this.#credentials, this.#options);
       this.#clients.set(address, c);
     }
     return c;
