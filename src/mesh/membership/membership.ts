@@ -219,8 +219,11 @@ export class Membership extends EventEmitter<MembershipEvents> {
   async start(): Promise<void> {
     if (this.#running || this.#stopped) return;
     this.#running = true;
-    await Promise.all(this.#sources.map((s) => this.#refresh(s)));
+    // every source resolved, then the list applied once: a node given N seeds is N sources, and
+    // applying after each would rebuild the whole list N times (O(N²) per node start)
+    await Promise.all(this.#sources.map((s) => this.#resolve(s)));
     if (!this.#running) return;
+    this.#apply();
     for (const s of this.#sources) {
       if (s.refreshMs !== undefined) this.#scheduleRefresh(s, s.refreshMs);
     }
@@ -337,14 +340,25 @@ export class Membership extends EventEmitter<MembershipEvents> {
   }
 
   async #refresh(source: MembershipSource): Promise<void> {
+    if (await this.#resolve(source)) this.#apply();
+  }
+
+  /** Resolves one source into `#bySource`; false when it failed (the previous list kept) or stopped. */
+  async #resolve(source: MembershipSource): Promise<boolean> {
     let addresses: string[];
     try {
       addresses = await source.resolve();
     } catch {
-      return; // keep the previous list; a resolver hiccup must not empty the swarm
+      return false; // keep the previous list; a resolver hiccup must not empty the swarm
     }
-    if (this.#stopped) return;
+    if (this.#stopped) return false;
     this.#bySource.set(source, addresses);
+    return true;
+  }
+
+  /** Makes the entries the union of every source's list: new addresses added, gone ones removed. */
+  #apply(): void {
+    if (this.#stopped) return;
     const wanted = new Set<string>();
     for (const list of this.#bySource.values()) for (const a of list) wanted.add(a);
     for (const a of wanted) {
