@@ -319,17 +319,17 @@ export class SwarmNode {
     ready.status = (rows) =>
       nodeStatus(
         {
-        config,
-        server,
-        coordinator,
-        book,
-        membership,
-        health,
-        listen: bound.address,
-        loop: loop.monitor,
-      },
-      rows,
-    );
+          config,
+          server,
+          coordinator,
+          book,
+          membership,
+          health,
+          listen: bound.address,
+          loop: loop.monitor,
+        },
+        rows,
+      );
     membership.start().catch((err: unknown) => nodeLog.error("membership failed", { error: err }));
     routing.start();
     nodeLog.info("listening", {

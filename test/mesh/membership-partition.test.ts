@@ -111,8 +111,12 @@ describe("membership after a silent partition", () => {
     cleanup.push(() => path.close());
     // membership keeps the peer up (probe failure threshold 100), so the node keeps asking health whether to probe it
     const { config } = await loadConfig({
-      argv: ["--node-id", "a", "--peers", path.address, "--probe-interval-ms", "100"]
-        .concat(["--probe-timeout-ms", "100", "--probe-failure-threshold", "100"]),
+      argv: ["--node-id", "a", "--peers", path.address, "--probe-interval-ms", "100"].concat([
+        "--probe-timeout-ms",
+        "100",
+        "--probe-failure-threshold",
+        "100",
+      ]),
       env: {},
     });
     const health = new PeerHealth({ failureThreshold: 2, maxEjectedPercent: 100 });
