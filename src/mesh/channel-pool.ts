@@ -1,9 +1,8 @@
 /**
  * One gRPC channel per peer address, shared by branches, abandons and membership probes. Reconnect
  * backoff is shortened from grpc-js's defaults (1 s initial, 120 s max) so that a restarted peer is
- * reachable again within a probe interval or two. Each channel keeps its own subchannel (grpc-js's
- * global pool is searched whole on every channel close, and membership closes a channel per failed
- * probe of a down address), and an IP literal is dialled as `ipv4:`/`ipv6:`, without a DNS resolver.
+ * reachable again within a probe interval or two. An IP literal is dialled as `ipv4:`/`ipv6:`, without
+ * a DNS resolver (grpc-js builds a c-ares resolver per channel otherwise).
  */
 import { isIP } from "node:net";
 import * as grpc from "@grpc/grpc-js";
@@ -22,7 +21,6 @@ export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.max_receive_message_length": 4 * 1024 * 1024,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
-  "grpc.use_local_subchannel_pool": 1,
 };
 
 /** The grpc-js target of a peer address: `ipv4:`/`ipv6:` for an IP literal (no resolver), else as given. */
