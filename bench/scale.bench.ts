@@ -4,9 +4,9 @@
  * loopback address (127.23.x.y:7400), each listing every address as a static peer and keeping a subset
  * of SCALE_ACTIVE (default 20) — so its fan-outs, and its active set, are about that size. Per size:
  *
- * - ready: every node sees its subset up, within SCALE_READY_S (default 300).
+ * - ready: every node sees its subset up, within SCALE_READY_S (default 240).
  * - on: every node coordinates at SCALE_RATE per second (default 0.2, open loop, staggered), 2 s
- *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 20).
+ *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 10).
  * - per node: CPU (the host processes' utime + stime over the phase, / nodes), RSS (/ nodes: the
  *   process's runtime is shared by its nodes), sockets (socket fds of the host processes / nodes: a
  *   node's channels and the connections peers opened to it), probes sent per second (Status
@@ -43,9 +43,9 @@ const SIZES = (process.env.SCALE_SIZES ?? "50,200,500").split(",").map(Number);
 const PER_PROCESS = Number(process.env.SCALE_NODES_PER_PROCESS ?? 125);
 const ACTIVE = Number(process.env.SCALE_ACTIVE ?? 20);
 const RATE = Number(process.env.SCALE_RATE ?? 0.2);
-const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 20);
+const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 10);
 /** How long a swarm may take until every node sees its subset up, s. */
-const READY_S = Number(process.env.SCALE_READY_S ?? 300);
+const READY_S = Number(process.env.SCALE_READY_S ?? 240);
 const DEADLINE_MS = 2_000;
 const PORT = 7400;
 const CLK_TCK = 100; // Linux USER_HZ
