@@ -4,9 +4,9 @@
  * loopback address (127.23.x.y:7400), each listing every address as a static peer and keeping a subset
  * of SCALE_ACTIVE (default 20) — so its fan-outs, and its active set, are about that size. Per size:
  *
- * - ready: every node sees its subset up, within SCALE_READY_S (default 300).
+ * - ready: every node sees its subset up, within SCALE_READY_S (default 240).
  * - on: every node coordinates at SCALE_RATE per second (default 0.2, open loop, staggered), 2 s
- *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 20).
+ *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 10).
  * - per node: CPU (the host processes' utime + stime over the phase, / nodes), RSS (/ nodes: the
  *   process's runtime is shared by its nodes), sockets (socket fds of the host processes / nodes: a
  *   node's channels and the connections peers opened to it), probes sent per second (Status
@@ -43,9 +43,9 @@ const SIZES = (process.env.SCALE_SIZES ?? "50,200,500").split(",").map(Number);
 const PER_PROCESS = Number(process.env.SCALE_NODES_PER_PROCESS ?? 125);
 const ACTIVE = Number(process.env.SCALE_ACTIVE ?? 20);
 const RATE = Number(process.env.SCALE_RATE ?? 0.2);
-const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 20);
+const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 10);
 /** How long a swarm may take until every node sees its subset up, s. */
-const READY_S = Number(process.env.SCALE_READY_S ?? 300);
+const READY_S = Number(process.env.SCALE_READY_S ?? 240);
 const DEADLINE_MS = 2_000;
 const PORT = 7400;
 const CLK_TCK = 100; // Linux USER_HZ
@@ -142,8 +142,8 @@ async function ready(s: Swarm, want: number, timeoutMs: number): Promise<number>
     }
     await pooled([...pending], 16, async (i) => {
       try {
-        const st = await s.clients[i]!.status(5_000);
-        if (st.peers.filter((p) => p.up).length >= want) pending.delete(i);
+        const st = await s.clients[i]!.status(5_000, { omitPeers: true });
+        if (st.peersUp >= want) pending.delete(i);
       } catch {
         // not listening yet
       }
@@ -153,7 +153,7 @@ async function ready(s: Swarm, want: number, timeoutMs: number): Promise<number>
   return (Date.now() - t0) / 1000;
 }
 
-/** `fn` over `items`, at most `limit` at a time (a Status carries every peer's row: 500 at once stall the hosts). */
+/** `fn` over `items`, at most `limit` at a time. */
 async function pooled<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = [];
   let next = 0;
@@ -170,7 +170,9 @@ async function pooled<T, R>(items: readonly T[], limit: number, fn: (item: T) =>
 
 async function probesSent(s: Swarm, skip: ReadonlySet<number>): Promise<number> {
   const counts = await pooled([...s.clients.keys()], 16, (i) =>
-    skip.has(i) ? Promise.resolve(0) : s.clients[i]!.status(20_000).then((st) => Number(st.probesSent)),
+    skip.has(i)
+      ? Promise.resolve(0)
+      : s.clients[i]!.status(20_000, { omitPeers: true }).then((st) => Number(st.probesSent)),
   );
   return sum(counts);
 }
@@ -313,7 +315,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
     await pooled([...s.clients.keys()], 16, async (i) =>
       i === 0
         ? -1
-        : (await s.clients[i]!.status(20_000)).peers.some((p) => p.peerId === victim && p.up)
+        : (await s.clients[i]!.status(20_000, { peerIds: [victim] })).peers.some((p) => p.up)
           ? i
           : -1,
     )
@@ -338,7 +340,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
       had
         .filter((i) => !outAfter.has(i))
         .map(async (i) => {
-          const st = await s.clients[i]!.status(2_000).catch(() => undefined);
+          const st = await s.clients[i]!.status(2_000, { peerIds: [victim] }).catch(() => undefined);
           if (st === undefined) return;
           const row = st.peers.find((p) => p.peerId === victim);
           const isEjected = st.ejectedPeers.includes(victim);

@@ -1,8 +1,10 @@
 /**
  * One gRPC channel per peer address, shared by branches, abandons and membership probes. Reconnect
  * backoff is shortened from grpc-js's defaults (1 s initial, 120 s max) so that a restarted peer is
- * reachable again within a probe interval or two.
+ * reachable again within a probe interval or two. An IP literal is dialled as `ipv4:`/`ipv6:`, without
+ * a DNS resolver (grpc-js builds a c-ares resolver per channel otherwise).
  */
+import { isIP } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 
 export interface ChannelPoolOptions {
@@ -20,6 +22,15 @@ export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
 };
+
+/** The grpc-js target of a peer address: `ipv4:`/`ipv6:` for an IP literal (no resolver), else as given. */
+function channelTarget(address: string): string {
+  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(address);
+  if (m === null) return address;
+  const family = isIP(m[1]!);
+  if (family === 4) return `ipv4:${address}`;
+  return family === 6 && address.startsWith("[") ? `ipv6:${address}` : address;
+}
 
 export class ChannelPool {
   readonly #clients = new Map<string, grpc.Client>();
@@ -39,7 +50,7 @@ export class ChannelPool {
     this.#usedAt.set(address, performance.now());
     let c = this.#clients.get(address);
     if (c === undefined) {
-      c = new grpc.Client(address, this.#credentials, this.#options);
+      c = new grpc.Client(channelTarget(address), this.#credentials, this.#options);
       this.#clients.set(address, c);
     }
     return c;

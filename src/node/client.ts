@@ -20,6 +20,7 @@ import { fetchDecisions } from "../telemetry/decisions-service.js";
 import type { RecentDecisions } from "../telemetry/decisions-service.js";
 import { nodeStatusService } from "./status-proto.js";
 import type { StatusReply__Output } from "../mesh/gen/tailswarm/v1/StatusReply.js";
+import type { StatusRequest } from "../mesh/gen/tailswarm/v1/StatusRequest.js";
 
 export interface ClientTls {
   readonly ca?: string;
@@ -155,9 +156,10 @@ export class NodeClient {
     }
   }
 
-  status(timeoutMs = 5_000): Promise<StatusReply__Output> {
+  /** The node's Status; `rows` picks the peer rows it carries (default: every one). */
+  status(timeoutMs = 5_000, rows: StatusRequest = {}): Promise<StatusReply__Output> {
     const def = nodeStatusService().Status!;
-    return unaryCall<Record<string, never>, StatusReply__Output>(this.#client, def, {}, timeoutMs);
+    return unaryCall<StatusRequest, StatusReply__Output>(this.#client, def, rows, timeoutMs);
   }
 
   /** Runs `Coordinate` with a gRPC deadline of `deadlineMs` from now. */

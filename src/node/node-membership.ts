@@ -48,6 +48,7 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     probeIntervalMs: config.probe.intervalMs,
     probeTimeoutMs: config.probe.timeoutMs,
     failureThreshold: config.probe.failureThreshold,
+    probeBackoffMaxMs: config.probe.backoffMaxMs,
     refreshMs: config.dnsIntervalMs,
     subsetSize: config.membership.subsetSize,
     channelIdleMs: config.membership.channelIdleMs,

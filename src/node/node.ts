@@ -42,6 +42,7 @@ import type { NodeRouting } from "./routing-setup.js";
 import type { StatusReply__Output } from "../mesh/gen/tailswarm/v1/StatusReply.js";
 import { acquireEventLoopDelay } from "./event-loop-delay.js";
 import { addStatusService, nodeStatus } from "./status-service.js";
+import type { StatusRows } from "./status-service.js";
 import { regionScoped } from "./region-scope.js";
 import { nodeAuthorizer } from "./authorization.js";
 import { createNodeHealth, healthy } from "./node-health.js";
@@ -210,11 +211,11 @@ export class SwarmNode {
     };
 
     // Status reads the server and coordinator once they exist (telemetry's gauges call it later).
-    const ready: { status?: () => StatusReply__Output } = {};
-    const status = (): StatusReply__Output => {
+    const ready: { status?: (rows?: StatusRows) => StatusReply__Output } = {};
+    const status = (rows?: StatusRows): StatusReply__Output => {
       if (ready.status === undefined)
         throw new TailswarmError("INTERNAL", "status: the node has not started yet");
-      return ready.status();
+      return ready.status(rows);
     };
     let telemetry: TelemetryHandle | undefined;
     if (options.telemetry !== undefined) {
@@ -315,17 +316,20 @@ export class SwarmNode {
       throw err;
     }
     const loop = acquireEventLoopDelay();
-    ready.status = () =>
-      nodeStatus({
-        config,
-        server,
-        coordinator,
-        book,
-        membership,
-        health,
-        listen: bound.address,
-        loop: loop.monitor,
-      });
+    ready.status = (rows) =>
+      nodeStatus(
+        {
+          config,
+          server,
+          coordinator,
+          book,
+          membership,
+          health,
+          listen: bound.address,
+          loop: loop.monitor,
+        },
+        rows,
+      );
     membership.start().catch((err: unknown) => nodeLog.error("membership failed", { error: err }));
     routing.start();
     nodeLog.info("listening", {

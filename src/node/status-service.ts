@@ -1,6 +1,8 @@
 /**
  * `tailswarm.v1.NodeStatus/Status`: the node, its load, its coordinator's decisions by mode, and its
- * view of every peer (up/down, fresh p50/p99, samples, estimate age).
+ * view of every peer (up/down, fresh p50/p99, samples, estimate age) — or of the peers the request
+ * names, or none: a row per address is O(swarm size) per reply, so pollers of a large swarm ask for
+ * the counts (`peers_known`, `peers_up`) or the rows they read.
  */
 import type { sendUnaryData, Server, ServerUnaryCall } from "@grpc/grpc-js";
 import type { Coordinator } from "../engine/coordinator.js";
@@ -14,6 +16,12 @@ import type { EventLoopDelay } from "./event-loop-delay.js";
 import { nodeStatusService } from "./status-proto.js";
 import type { PeerStatus__Output } from "../mesh/gen/tailswarm/v1/PeerStatus.js";
 import type { StatusReply__Output } from "../mesh/gen/tailswarm/v1/StatusReply.js";
+import type { StatusRequest__Output } from "../mesh/gen/tailswarm/v1/StatusRequest.js";
+
+/** Which peer rows a reply carries: every one (the default), those of `peerIds`, or none. */
+export type StatusRows = Pick<StatusRequest__Output, "peerIds" | "omitPeers">;
+
+const EVERY_ROW: StatusRows = { peerIds: [], omitPeers: false };
 
 export interface StatusDeps {
   readonly config: NodeConfig;
@@ -27,11 +35,14 @@ export interface StatusDeps {
   readonly loop?: EventLoopDelay;
 }
 
-export function nodeStatus(d: StatusDeps): StatusReply__Output {
+export function nodeStatus(d: StatusDeps, rows: StatusRows = EVERY_ROW): StatusReply__Output {
   const now = Date.now();
   const s = d.server.state();
   const stats = d.coordinator.stats();
-  const peers: PeerStatus__Output[] = d.membership.peers().map((p) => {
+  const known = d.membership.peers();
+  const only = rows.peerIds.length > 0 ? new Set(rows.peerIds) : undefined;
+  const shown = rows.omitPeers ? [] : only === undefined ? known : known.filter((p) => only.has(p.id));
+  const peers: PeerStatus__Output[] = shown.map((p) => {
     const e = p.id === "" ? undefined : d.book.estimate(p.id, now);
     return {
       peerId: p.id,
@@ -84,17 +95,19 @@ export function nodeStatus(d: StatusDeps): StatusReply__Output {
     probesSent: d.membership.probesSent,
     ejectedPeers: d.health.ejected(now),
     activePeers: d.book.activeSet().size,
+    peersKnown: known.length,
+    peersUp: known.filter((p) => p.up).length,
   };
 }
 
-export function addStatusService(server: Server, status: () => StatusReply__Output): void {
+export function addStatusService(server: Server, status: (rows: StatusRows) => StatusReply__Output): void {
   server.addService(nodeStatusService(), {
     Status: (
-      _call: ServerUnaryCall<unknown, StatusReply__Output>,
+      call: ServerUnaryCall<StatusRequest__Output, StatusReply__Output>,
       cb: sendUnaryData<StatusReply__Output>,
     ) => {
       try {
-        cb(null, status());
+        cb(null, status(call.request));
       } catch (err) {
         cb(toServiceError(err, "status"));
       }

@@ -27,6 +27,8 @@ const reply = (byPolicy: Record<string, number>): StatusReply__Output => ({
   probesSent: 0,
   ejectedPeers: [],
   activePeers: 0,
+  peersKnown: 0,
+  peersUp: 0,
 });
 
 describe("tailswarm status: each policy's own abandon ledger", () => {

@@ -1,7 +1,9 @@
 /**
  * Rejoin after a silent partition: packets to the peer are dropped without a reset, so the open
  * connection only times out; once the path heals, the peer is live again within about two probe
- * intervals, not when the stalled connection's backed-off retransmissions happen to wake it.
+ * intervals, not when the stalled connection's backed-off retransmissions happen to wake it. And the
+ * node's health (node-membership.ts): a probe that times out behind the partition is no failure, as a
+ * branch cut at its deadline is none; a refused one (nothing listens any more) counts toward ejection.
  *
  * The partition is a loopback TCP relay that forwards nothing while partitioned, and keeps every
  * connection opened before or during the partition stalled after healing (as a connection whose
@@ -11,6 +13,12 @@ import { createConnection, createServer } from "node:net";
 import type { Server, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { Membership } from "../../src/mesh/membership/membership.js";
+import { PeerHealth } from "../../src/mesh/membership/health.js";
+import { LatencyBook } from "../../src/estimate/latency-book.js";
+import { loadConfig } from "../../src/node/config/load-config.js";
+import { silentLogger } from "../../src/node/logger.js";
+import { createNodeMembership } from "../../src/node/node-membership.js";
+import { ChannelPool } from "../../src/mesh/channel-pool.js";
 import { startServer, until } from "./helpers.js";
 
 interface Relay {
@@ -79,6 +87,8 @@ describe("membership after a silent partition", () => {
       probeIntervalMs: 200,
       probeTimeoutMs: 300,
       failureThreshold: 2,
+      // the down peer's probes back off at most to this, so one lands soon after the heal
+      probeBackoffMaxMs: 400,
     });
     cleanup.push(() => m.stop());
     await m.start();
@@ -92,5 +102,40 @@ describe("membership after a silent partition", () => {
     const healedAt = Date.now();
     await until(() => m.live().includes("p"), 5_000);
     expect(Date.now() - healedAt).toBeLessThanOrEqual(2_000);
+  });
+
+  it("health: probes timed out behind the partition eject nothing; refused ones (the relay gone) eject the peer", async () => {
+    const peer = await startServer({ nodeId: "p", region: "r" });
+    cleanup.push(() => peer.server.forceClose());
+    const path = await relay({ host: "127.0.0.1", port: peer.port });
+    cleanup.push(() => path.close());
+    // membership keeps the peer up (probe failure threshold 100), so the node keeps asking health whether to probe it
+    const { config } = await loadConfig({
+      argv: ["--node-id", "a", "--peers", path.address, "--probe-interval-ms", "100"].concat([
+        "--probe-timeout-ms",
+        "100",
+        "--probe-failure-threshold",
+        "100",
+      ]),
+      env: {},
+    });
+    const health = new PeerHealth({ failureThreshold: 2, maxEjectedPercent: 100 });
+    const pool = new ChannelPool();
+    cleanup.push(() => pool.closeAll());
+    // every peer in the active set, never in use: health is asked each round whether to probe it
+    const book = { tracks: () => true, options: new LatencyBook().options, reset() {}, forget() {} };
+    const m = createNodeMembership(config, { pool, book, health, log: silentLogger });
+    cleanup.push(() => m.stop());
+    await m.start();
+    await until(() => m.live().includes("p"), 10_000);
+
+    path.partition();
+    const before = m.probesSent;
+    await until(() => m.probesSent >= before + 6, 10_000); // six timed out at least (the first may have answered)
+    expect(health.ejected(Date.now())).toEqual([]);
+    expect(m.peers()[0]?.consecutiveFailures).toBeGreaterThanOrEqual(5);
+
+    path.close();
+    await until(() => health.ejected(Date.now()).includes("p"), 10_000);
   });
 });

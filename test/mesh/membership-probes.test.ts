@@ -1,6 +1,7 @@
 /**
- * Which peers are actively probed: addresses not yet identified and addresses down every round; an
- * identified peer that is up only while `wantsProbe` asks for it (the node asks for active-set peers
+ * Which peers are actively probed: addresses not yet identified and addresses down at a backoff that
+ * doubles per unanswered probe up to `probeBackoffMaxMs`; an identified peer that is up only while
+ * `wantsProbe` asks for it (the node asks for active-set peers
  * that are idle or suspected, `PeerHealth.needsProbe`). Real servers on loopback.
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,7 +21,7 @@ describe("membership probes", () => {
     return s;
   }
 
-  it("probes an identified peer only while wantsProbe asks; a down address every round until it is back", async () => {
+  it("probes an identified peer only while wantsProbe asks; a down address until it is back", async () => {
     const a = await server("a");
     const b = await server("b");
     const wanted = new Set<string>();
@@ -29,6 +30,7 @@ describe("membership probes", () => {
       probeIntervalMs: 20,
       probeTimeoutMs: 500,
       failureThreshold: 1,
+      probeBackoffMaxMs: 40,
       wantsProbe: (id) => wanted.has(id),
     });
     cleanup.push(() => m.stop());
@@ -49,6 +51,33 @@ describe("membership probes", () => {
     const downSince = m.probesSent;
     await until(() => m.probesSent >= downSince + 3); // down: probed though no longer wanted
     expect(m.live()).toEqual(["a"]);
+  });
+
+  it("an address that does not answer is probed at a doubling backoff up to probeBackoffMaxMs, not every round", async () => {
+    const gone = await server("gone");
+    const address = gone.address;
+    gone.server.forceClose(); // nothing listens there: every probe is refused
+    let now = 0;
+    const clock = { now: () => now, setTimer: () => ({ cancel() {} }) };
+    const m = new Membership({
+      sources: [`static:///${address}`],
+      probeIntervalMs: 1_000,
+      probeBackoffMaxMs: 4_000,
+      clock,
+    });
+    cleanup.push(() => m.stop());
+    await m.start(); // round at t = 0
+    const at: number[] = [0];
+    for (now = 1_000; now <= 30_000; now += 1_000) {
+      const before = m.probesSent;
+      await m.probeNow();
+      if (m.probesSent > before) at.push(now);
+    }
+    // waits of ~1, 2, 4 s, then 4 s ±20% (rounds every second): 8 to 10 probes in 31 rounds
+    expect(at.length).toBeGreaterThanOrEqual(8);
+    expect(at.length).toBeLessThanOrEqual(10);
+    const waits = at.slice(1).map((t, i) => t - at[i]!);
+    expect(waits.slice(3).every((w) => w >= 3_000 && w <= 5_000)).toBe(true);
   });
 
   it("PeerHealth.needsProbe: a peer never reported, idle, or suspected needs one; one in steady use does not", () => {

@@ -67,6 +67,11 @@ describe("node membership", () => {
       expect(peers.map((p) => p.peerId)).toEqual(["b", "b"]);
       expect(peers.map((p) => p.samples)).toEqual([3, 3]);
       expect(peers.every((p) => p.restarts === 0)).toBe(true);
+      // a poller asks for the counts, or the rows it reads, not a row per address
+      const counts = await client.status(5_000, { omitPeers: true });
+      expect([counts.peers.length, counts.peersKnown, counts.peersUp]).toEqual([0, 2, 2]);
+      expect((await client.status(5_000, { peerIds: ["b"] })).peers.map((p) => p.peerId)).toEqual(["b", "b"]);
+      expect((await client.status(5_000, { peerIds: ["x"] })).peers).toEqual([]);
 
       b1.forceStop();
       // An active peer in steady use is not probed: its failed branch is what starts the probes that

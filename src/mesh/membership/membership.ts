@@ -82,6 +82,11 @@ export interface MembershipOptions {
   readonly probeTimeoutMs?: number;
   /** Missed probes in a row that mark a peer down. */
   readonly failureThreshold?: number;
+  /**
+   * Longest wait between probes of an address that does not answer (not yet identified, or down), ms:
+   * the wait starts at `probeIntervalMs` and doubles per unanswered probe up to this, jittered ±20%.
+   */
+  readonly probeBackoffMaxMs?: number;
   /** Re-resolve interval of DNS sources, ms. */
   readonly refreshMs?: number;
   /** Addresses this node probes (and so keeps channels to) beyond its active set: a deterministic subset. */
@@ -92,19 +97,26 @@ export interface MembershipOptions {
   readonly active?: (id: PeerId) => boolean;
   /**
    * Whether an identified peer that is up needs an active probe this round (default: every one does).
-   * Addresses not yet identified and addresses down are probed every round whatever it says: probes
-   * are how an address's node id is learned and how a down peer is seen back.
+   * Addresses not yet identified and addresses down are probed whatever it says (each at its backoff,
+   * `probeBackoffMaxMs`): probes are how an address's node id is learned and how a down peer is seen back.
    */
   readonly wantsProbe?: (id: PeerId) => boolean;
 }
 
 type TimingKey =
-  "probeIntervalMs" | "probeTimeoutMs" | "failureThreshold" | "refreshMs" | "subsetSize" | "channelIdleMs";
+  | "probeIntervalMs"
+  | "probeTimeoutMs"
+  | "failureThreshold"
+  | "probeBackoffMaxMs"
+  | "refreshMs"
+  | "subsetSize"
+  | "channelIdleMs";
 
 export const MEMBERSHIP_DEFAULTS: Readonly<Record<TimingKey, number>> = {
   probeIntervalMs: 1_000,
   probeTimeoutMs: 500,
   failureThreshold: 3,
+  probeBackoffMaxMs: 10_000,
   refreshMs: 5_000,
   subsetSize: 64,
   channelIdleMs: 60_000,
@@ -114,6 +126,7 @@ export const MEMBERSHIP_RANGES: Readonly<Record<TimingKey, NumberRange>> = {
   probeIntervalMs: intRange(10),
   probeTimeoutMs: intRange(1),
   failureThreshold: intRange(1, 100),
+  probeBackoffMaxMs: intRange(10),
   refreshMs: intRange(100),
   subsetSize: intRange(1, 100_000),
   channelIdleMs: intRange(1_000),
@@ -133,6 +146,9 @@ interface Entry {
   consecutiveFailures: number;
   lastError: string;
   self: boolean;
+  /** While the address does not answer: the current wait between its probes (0 once it answers) and the next one's time. */
+  backoffMs: number;
+  nextProbeAt: number;
 }
 
 export class Membership extends EventEmitter<MembershipEvents> {
@@ -148,6 +164,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
   readonly #interval: number;
   readonly #timeout: number;
   readonly #threshold: number;
+  readonly #backoffMaxMs: number;
   readonly #selfId: string | undefined;
   readonly #subsetSize: number;
   readonly #channelIdleMs: number;
@@ -173,6 +190,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     this.#interval = timing(options, "probeIntervalMs");
     this.#timeout = timing(options, "probeTimeoutMs");
     this.#threshold = timing(options, "failureThreshold");
+    this.#backoffMaxMs = timing(options, "probeBackoffMaxMs");
     this.#selfId = options.selfId;
     this.#subsetSize = timing(options, "subsetSize");
     this.#channelIdleMs = timing(options, "channelIdleMs");
@@ -201,8 +219,11 @@ export class Membership extends EventEmitter<MembershipEvents> {
   async start(): Promise<void> {
     if (this.#running || this.#stopped) return;
     this.#running = true;
-    await Promise.all(this.#sources.map((s) => this.#refresh(s)));
+    // every source resolved, then the list applied once: a node given N seeds is N sources, and
+    // applying after each would rebuild the whole list N times (O(N²) per node start)
+    await Promise.all(this.#sources.map((s) => this.#resolve(s)));
     if (!this.#running) return;
+    this.#apply();
     for (const s of this.#sources) {
       if (s.refreshMs !== undefined) this.#scheduleRefresh(s, s.refreshMs);
     }
@@ -245,12 +266,15 @@ export class Membership extends EventEmitter<MembershipEvents> {
 
   /**
    * One probe round (also run on the interval) over this node's subset of the addresses and its
-   * active set — of those, the addresses not yet identified or down and the peers `wantsProbe` asks
-   * for; then channels idle past `channelIdleMs` are closed.
+   * active set — of those, the addresses not yet identified or down whose backoff has run out, and
+   * the peers `wantsProbe` asks for; then channels idle past `channelIdleMs` are closed.
    */
   async probeNow(): Promise<void> {
     if (this.#stopped) return;
-    const due = this.#probed().filter((e) => !e.self && (e.id === "" || !e.up || this.#wantsProbe(e.id)));
+    const now = this.#clock.now();
+    const due = this.#probed().filter(
+      (e) => !e.self && (e.id === "" || !e.up ? now >= e.nextProbeAt : this.#wantsProbe(e.id)),
+    );
     await Promise.all(due.filter((e) => !this.#probing.has(e)).map((e) => this.#probe(e)));
     if (!this.#stopped) this.pool.closeIdle(this.#channelIdleMs);
   }
@@ -316,14 +340,25 @@ export class Membership extends EventEmitter<MembershipEvents> {
   }
 
   async #refresh(source: MembershipSource): Promise<void> {
+    if (await this.#resolve(source)) this.#apply();
+  }
+
+  /** Resolves one source into `#bySource`; false when it failed (the previous list kept) or stopped. */
+  async #resolve(source: MembershipSource): Promise<boolean> {
     let addresses: string[];
     try {
       addresses = await source.resolve();
     } catch {
-      return; // keep the previous list; a resolver hiccup must not empty the swarm
+      return false; // keep the previous list; a resolver hiccup must not empty the swarm
     }
-    if (this.#stopped) return;
+    if (this.#stopped) return false;
     this.#bySource.set(source, addresses);
+    return true;
+  }
+
+  /** Makes the entries the union of every source's list: new addresses added, gone ones removed. */
+  #apply(): void {
+    if (this.#stopped) return;
     const wanted = new Set<string>();
     for (const list of this.#bySource.values()) for (const a of list) wanted.add(a);
     for (const a of wanted) {
@@ -339,6 +374,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
           consecutiveFailures: 0,
           lastError: "",
           self: false,
+          backoffMs: 0,
+          nextProbeAt: 0,
         });
       }
     }
@@ -378,6 +415,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
     e.rttMs = this.#clock.now() - sent;
     e.consecutiveFailures = 0;
     e.lastError = "";
+    e.backoffMs = 0;
+    e.nextProbeAt = 0;
     if (this.#selfId !== undefined && reply.nodeId === this.#selfId) {
       e.self = true;
       e.id = reply.nodeId;
@@ -423,6 +462,13 @@ export class Membership extends EventEmitter<MembershipEvents> {
     if (e.up && e.consecutiveFailures >= this.#threshold) {
       e.up = false;
       if (!this.#isLive(e.id)) this.emit("down", this.#info(e));
+    }
+    if (!e.up) {
+      // Exponential backoff, as gRPC's reconnects have: a swarm starting together (or a node whose
+      // subset is mostly not listening yet) otherwise probes every silent address every round, each
+      // on a fresh connection, and at hundreds of nodes per process that alone held the event loop.
+      e.backoffMs = Math.min(this.#backoffMaxMs, Math.max(this.#interval, 2 * e.backoffMs));
+      e.nextProbeAt = this.#clock.now() + e.backoffMs * (0.8 + 0.4 * Math.random());
     }
     // A probe that timed out on a peer already down is a silent path (a partition drops packets, no
     // reset): its connection's retransmissions back off for seconds, so after the path heals the

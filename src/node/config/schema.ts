@@ -91,6 +91,13 @@ export const nodeConfigSchema = z.strictObject({
     failureThreshold: rangeField(MEMBERSHIP_RANGES.failureThreshold)
       .default(MEMBERSHIP_DEFAULTS.failureThreshold)
       .meta(doc("Consecutive failed probes that mark a peer down.")),
+    backoffMaxMs: rangeField(MEMBERSHIP_RANGES.probeBackoffMaxMs)
+      .default(MEMBERSHIP_DEFAULTS.probeBackoffMaxMs)
+      .meta(
+        doc(
+          "Longest wait between probes of an address that does not answer (not identified yet, or down), ms: from intervalMs, doubled per unanswered probe, jittered ±20%.",
+        ),
+      ),
   }),
   membership: group({
     subsetSize: rangeField(MEMBERSHIP_RANGES.subsetSize)
