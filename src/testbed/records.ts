@@ -55,6 +55,22 @@ export interface CallRecord {
   readonly deadlineMissed: boolean;
   readonly infoGainPerCommitted: number | null;
   readonly branches: readonly BranchRow[];
+  /** Where the call's time went on the coordinator (its reply's `timing`; absent from older nodes). */
+  readonly timing?: CallTiming;
+}
+
+/** The coordinator's account of one call, ms (CoordinateTiming in proto/tailswarm/v1/swarm.proto). */
+export interface CallTiming {
+  /** The caller's time left when the coordinator read the request. */
+  readonly arrivalLeftMs: number;
+  /** The reserve kept for the reply, and what its measured overhead wanted (more when capped). */
+  readonly reserveMs: number;
+  readonly reserveWantedMs: number;
+  readonly queuedMs: number;
+  readonly decideMs: number;
+  readonly waitMs: number;
+  /** From the end of the wait to the reply handed to gRPC. */
+  readonly replyMs: number;
 }
 
 /** One direct fan-out to every peer (no coordinator, no policy): the swarm's fan-out latency. */

@@ -1,0 +1,99 @@
+/**
+ * The deadline misses of each policy at each coordinator, by mode, and every missed call with where its
+ * time went on the coordinator (its reply's `timing`): which requests miss and why. A call that failed
+ * at the caller (mode `error`) has no reply and so no timing; `late_ms` is the caller's own view.
+ */
+import type { CallRecord } from "./records.js";
+import { round } from "./value-model.js";
+
+export interface MissRow {
+  readonly request: number;
+  /** The request's time, s since the measured run started. */
+  readonly t_s: number;
+  /** speculate | synchronous | degrade | error */
+  readonly mode: string;
+  /** gRPC status name of a failed call. */
+  readonly code?: string;
+  /** The caller's round trip past its budget, ms (negative: the coordinator flagged its own miss). */
+  readonly late_ms: number;
+  readonly decided_budget_ms: number | null;
+  readonly arrival_left_ms: number | null;
+  readonly reserve_ms: number | null;
+  readonly reserve_wanted_ms: number | null;
+  readonly queued_ms: number | null;
+  readonly decide_ms: number | null;
+  readonly wait_ms: number | null;
+  readonly reply_ms: number | null;
+}
+
+export interface DeadlineMisses {
+  readonly fanouts: number;
+  readonly misses: number;
+  readonly by_mode: Readonly<Record<string, number>>;
+  readonly calls: readonly MissRow[];
+}
+
+/** policy → coordinator → its misses. */
+export function deadlineMisses(calls: readonly CallRecord[]): Record<string, Record<string, DeadlineMisses>> {
+  const out: Record<
+    string,
+    Record<string, { fanouts: number; by_mode: Record<string, number>; calls: MissRow[] }>
+  > = {};
+  for (const c of calls) {
+    const cell = ((out[c.policy] ??= {})[c.coordinator] ??= { fanouts: 0, by_mode: {}, calls: [] });
+    cell.fanouts++;
+    if (!c.deadlineMissed) continue;
+    const row = missRow(c);
+    cell.by_mode[row.mode] = (cell.by_mode[row.mode] ?? 0) + 1;
+    cell.calls.push(row);
+  }
+  return Object.fromEntries(
+    Object.entries(out).map(([p, byCoord]) => [
+      p,
+      Object.fromEntries(
+        Object.entries(byCoord).map(([coord, x]) => [coord, { ...x, misses: x.calls.length }]),
+      ),
+    ]),
+  );
+}
+
+function missRow(c: CallRecord): MissRow {
+  const t = c.timing;
+  const ms = (x: number | undefined): number | null => (x === undefined ? null : round(x, 2));
+  return {
+    request: c.request,
+    t_s: round(c.t / 1000, 2),
+    mode: c.ok ? (c.mode ?? "degrade") : "error",
+    ...(c.code !== undefined && { code: c.code }),
+    late_ms: round(c.rttMs - c.budgetMs, 2),
+    decided_budget_ms: ms(c.decidedBudgetMs),
+    arrival_left_ms: ms(t?.arrivalLeftMs),
+    reserve_ms: ms(t?.reserveMs),
+    reserve_wanted_ms: ms(t?.reserveWantedMs),
+    queued_ms: ms(t?.queuedMs),
+    decide_ms: ms(t?.decideMs),
+    wait_ms: ms(t?.waitMs),
+    reply_ms: ms(t?.replyMs),
+  };
+}
+
+/** One line per policy at `coordinator`: misses of fan-outs, by mode. */
+export function missLines(
+  m: Record<string, Record<string, DeadlineMisses>>,
+  coordinator: string,
+  policies: readonly string[],
+): string[] {
+  const out: string[] = [];
+  for (const p of policies) {
+    const x = m[p]?.[coordinator];
+    if (x === undefined) continue;
+    const modes = Object.entries(x.by_mode)
+      .map(([mode, n]) => `${mode} ${n}`)
+      .join(", ");
+    const share = x.fanouts === 0 ? "n/a" : `${((100 * x.misses) / x.fanouts).toFixed(1)}%`;
+    out.push(
+      `  ${p.padEnd(14)} ${coordinator}  ${x.misses} of ${x.fanouts} (${share})${modes === "" ? "" : `: ${modes}`}`,
+    );
+  }
+  return out;
+}
