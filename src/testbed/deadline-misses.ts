@@ -2,6 +2,8 @@
  * The deadline misses of each policy at each coordinator, by mode, and every missed call with where its
  * time went on the coordinator (its reply's `timing`): which requests miss and why. A call that failed
  * at the caller (mode `error`) has no reply and so no timing; `late_ms` is the caller's own view.
+ * `never` degrades at once, so its misses are the machine's floor: `never_missed_too` counts a policy's
+ * misses whose request `never` missed as well (the same request, its copy sent moments apart).
  */
 import type { CallRecord } from "./records.js";
 import { round } from "./value-model.js";
@@ -30,6 +32,8 @@ export interface DeadlineMisses {
   readonly fanouts: number;
   readonly misses: number;
   readonly by_mode: Readonly<Record<string, number>>;
+  /** Of `misses`, those whose request `never` missed too at the same coordinator; null without `never`. */
+  readonly never_missed_too: number | null;
   readonly calls: readonly MissRow[];
 }
 
@@ -47,11 +51,19 @@ export function deadlineMisses(calls: readonly CallRecord[]): Record<string, Rec
     cell.by_mode[row.mode] = (cell.by_mode[row.mode] ?? 0) + 1;
     cell.calls.push(row);
   }
+  const never = out.never;
   return Object.fromEntries(
     Object.entries(out).map(([p, byCoord]) => [
       p,
       Object.fromEntries(
-        Object.entries(byCoord).map(([coord, x]) => [coord, { ...x, misses: x.calls.length }]),
+        Object.entries(byCoord).map(([coord, x]) => {
+          const floor = never?.[coord];
+          const both =
+            floor === undefined
+              ? null
+              : x.calls.filter((m) => floor.calls.some((n) => n.request === m.request)).length;
+          return [coord, { ...x, misses: x.calls.length, never_missed_too: both }];
+        }),
       ),
     ]),
   );
@@ -91,8 +103,10 @@ export function missLines(
       .map(([mode, n]) => `${mode} ${n}`)
       .join(", ");
     const share = x.fanouts === 0 ? "n/a" : `${((100 * x.misses) / x.fanouts).toFixed(1)}%`;
+    const floor =
+      x.never_missed_too === null || p === "never" ? "" : `; never missed ${x.never_missed_too} of these too`;
     out.push(
-      `  ${p.padEnd(14)} ${coordinator}  ${x.misses} of ${x.fanouts} (${share})${modes === "" ? "" : `: ${modes}`}`,
+      `  ${p.padEnd(14)} ${coordinator}  ${x.misses} of ${x.fanouts} (${share})${modes === "" ? "" : `: ${modes}`}${floor}`,
     );
   }
   return out;
