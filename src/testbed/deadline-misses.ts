@@ -32,6 +32,12 @@ export interface DeadlineMisses {
   readonly fanouts: number;
   readonly misses: number;
   readonly by_mode: Readonly<Record<string, number>>;
+  /**
+   * Calls whose fan-out ended after the coordinator's own deadline (the caller's less the reply reserve),
+   * whether or not the reply still came in time: what the report counted as misses before it took the
+   * caller's view.
+   */
+  readonly fanout_overran: number;
   /** Of `misses`, those whose request `never` missed too at the same coordinator; null without `never`. */
   readonly never_missed_too: number | null;
   readonly calls: readonly MissRow[];
@@ -41,11 +47,20 @@ export interface DeadlineMisses {
 export function deadlineMisses(calls: readonly CallRecord[]): Record<string, Record<string, DeadlineMisses>> {
   const out: Record<
     string,
-    Record<string, { fanouts: number; by_mode: Record<string, number>; calls: MissRow[] }>
+    Record<
+      string,
+      { fanouts: number; fanout_overran: number; by_mode: Record<string, number>; calls: MissRow[] }
+    >
   > = {};
   for (const c of calls) {
-    const cell = ((out[c.policy] ??= {})[c.coordinator] ??= { fanouts: 0, by_mode: {}, calls: [] });
+    const cell = ((out[c.policy] ??= {})[c.coordinator] ??= {
+      fanouts: 0,
+      fanout_overran: 0,
+      by_mode: {},
+      calls: [],
+    });
     cell.fanouts++;
+    if (c.fanoutOverran === true) cell.fanout_overran++;
     if (!c.deadlineMissed) continue;
     const row = missRow(c);
     cell.by_mode[row.mode] = (cell.by_mode[row.mode] ?? 0) + 1;
@@ -105,8 +120,9 @@ export function missLines(
     const share = x.fanouts === 0 ? "n/a" : `${((100 * x.misses) / x.fanouts).toFixed(1)}%`;
     const floor =
       x.never_missed_too === null || p === "never" ? "" : `; never missed ${x.never_missed_too} of these too`;
+    const overran = x.fanout_overran === 0 ? "" : `; ${x.fanout_overran} fan-out(s) ran past the reserve`;
     out.push(
-      `  ${p.padEnd(14)} ${coordinator}  ${x.misses} of ${x.fanouts} (${share})${modes === "" ? "" : `: ${modes}`}${floor}`,
+      `  ${p.padEnd(14)} ${coordinator}  ${x.misses} of ${x.fanouts} (${share})${modes === "" ? "" : `: ${modes}`}${floor}${overran}`,
     );
   }
   return out;

@@ -52,7 +52,17 @@ export interface CallRecord {
   /** What fanoutP50Ms / fanoutP99Ms were: "known", "lower-bound" or "unknown" (absent from older nodes). */
   readonly fanoutP50Kind?: string;
   readonly fanoutP99Kind?: string;
+  /**
+   * The caller did not have the decision within its budget: the call ended DEADLINE_EXCEEDED, or the
+   * reply came after the budget. The caller's view, the same for every policy.
+   */
   readonly deadlineMissed: boolean;
+  /**
+   * The coordinator's fan-out ended after its own deadline (the caller's less the reply reserve):
+   * `deadline_missed` in the reply. It ate into the reserve; the caller missed only if the reply then
+   * came late too (`deadlineMissed`).
+   */
+  readonly fanoutOverran?: boolean;
   readonly infoGainPerCommitted: number | null;
   readonly branches: readonly BranchRow[];
   /** Where the call's time went on the coordinator (its reply's `timing`; absent from older nodes). */

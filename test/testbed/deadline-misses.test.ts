@@ -36,9 +36,12 @@ describe("deadlineMisses", () => {
       mode: "synchronous",
       rttMs: 95,
       deadlineMissed: true,
+      fanoutOverran: true,
       decidedBudgetMs: 58,
       timing,
     }),
+    // ran past the coordinator's own deadline, but the caller had the reply in time: not a miss
+    call("p99-boundary", 3, { mode: "synchronous", rttMs: 80, fanoutOverran: true }),
     call("p99-boundary", 1, { ok: false, code: "DEADLINE_EXCEEDED", rttMs: 91, deadlineMissed: true }),
     call("p99-boundary", 2),
     call("never", 0),
@@ -49,8 +52,9 @@ describe("deadlineMisses", () => {
   it("counts misses by mode and sets them against never's on the same requests", () => {
     const rule = m["p99-boundary"]!["coord-90ms"]!;
     expect(rule).toMatchObject({
-      fanouts: 3,
+      fanouts: 4,
       misses: 2,
+      fanout_overran: 2,
       by_mode: { synchronous: 1, error: 1 },
       never_missed_too: 1,
     });
@@ -71,7 +75,7 @@ describe("deadlineMisses", () => {
 
   it("prints one line per policy", () => {
     expect(missLines(m, "coord-90ms", ["p99-boundary", "never"])).toEqual([
-      "  p99-boundary   coord-90ms  2 of 3 (66.7%): synchronous 1, error 1; never missed 1 of these too",
+      "  p99-boundary   coord-90ms  2 of 4 (50.0%): synchronous 1, error 1; never missed 1 of these too; 2 fan-out(s) ran past the reserve",
       "  never          coord-90ms  1 of 3 (33.3%): error 1",
     ]);
   });
