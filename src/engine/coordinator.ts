@@ -212,9 +212,10 @@ export class Coordinator {
     if (violation !== undefined) this.#violation(fanoutId, violation);
     this.#byMode[classification.mode]++;
     this.#observer.onDecision(fanoutId, classification, estimate);
+    const decidedMs = clock.now() - start;
 
     if (classification.mode === "degrade") {
-      return this.#degrade(fanoutId, o, classification, estimate, start, violation); // 8 (degrade)
+      return this.#degrade(fanoutId, o, classification, estimate, start, decidedMs, violation); // 8 (degrade)
     }
     const set = new BranchSet<Answer>({
       transport: this.#transport,
@@ -287,6 +288,7 @@ export class Coordinator {
       abandonCostMs: records.reduce((sum, r) => sum + r.lostWorkMs, 0),
       infoGainPerCommitted: score.infoGainPerCommitted,
       elapsedMs: now - start,
+      decidedMs,
       deadlineMissed: now > o.deadline,
       ...(run.continuation === undefined ? {} : { continuation: run.continuation }),
     };
@@ -412,6 +414,7 @@ export class Coordinator {
     classification: Classification,
     estimate: FanoutEstimate,
     start: number,
+    decidedMs: number,
     violation: SpeculationBudgetViolation | undefined,
   ): FanoutOutcome<Action> {
     const action = o.fallback !== undefined ? o.fallback() : o.model.decide(NO_ANSWERS);
@@ -429,6 +432,7 @@ export class Coordinator {
       abandonCostMs: 0,
       infoGainPerCommitted: null,
       elapsedMs: now - start,
+      decidedMs,
       deadlineMissed: now > o.deadline,
       ...(violation === undefined ? {} : { violation: { code: violation.code, message: violation.message } }),
     };

@@ -9,7 +9,8 @@
  * A branch given up because the decision settled without it is abandoned, unless `measure(peer)` wants
  * the sample: then it runs on detached as a measurement branch. At the deadline a horizon-probe candidate
  * runs on as a probe (`probes.take`) or is abandoned at once; a caller's abort abandons everything.
- * Always returns by the branch deadline plus `settleGraceMs`, whatever the transport does.
+ * Always returns by the branch deadline plus `settleGraceMs`, whatever the transport does; the deadline
+ * is checked at every branch end too, so a timer firing late on a busy loop does not stretch the wait.
  */
 import type { Clock } from "../clock/clock.js";
 import { sleep } from "../clock/clock.js";
@@ -81,11 +82,14 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
     set.wake();
     release();
   };
-  const timer = clock.setTimer(() => {
+  const expire = (): true => {
+    if (expired) return true;
     expired = true;
     contController?.abort(new TailswarmError("DEADLINE_EXCEEDED", "fan-out deadline passed"));
     stop();
-  }, ctx.deadline - clock.now());
+    return true;
+  };
+  const timer = clock.setTimer(expire, ctx.deadline - clock.now());
   const onAbort = (): void => {
     aborted = true;
     contController?.abort(signal?.reason);
@@ -117,7 +121,10 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
         );
     }
     set.issue(peers, ctx.candidate, ctx.probes?.candidate);
-    while (!expired && !aborted && !decided()) await set.changed();
+    // the deadline is the earlier of the timer and the clock read at each change: on a busy event loop
+    // the timer fires late, while the branches' ends keep waking the wait
+    const due = (): boolean => expired || (clock.now() >= ctx.deadline && expire());
+    while (!due() && !aborted && !decided()) await set.changed();
   } catch (error) {
     // A decision model that throws: stop the continuation and everything still out, then surface it.
     timer.cancel();

@@ -69,6 +69,8 @@ export interface FanoutOutcome<Action = unknown> {
   readonly infoGainPerCommitted: number | null;
   /** Time from start to decision, ms; and whether the decision came after the deadline. */
   readonly elapsedMs: number;
+  /** From the fan-out's start to its mode chosen (step 7), ms: the rest of `elapsedMs` is the wait. */
+  readonly decidedMs?: number;
   readonly deadlineMissed: boolean;
   /** A SpeculationBudgetViolation met on the way (budget <= 0, p99 < p50), turned into degrade. */
   readonly violation?: { readonly code: string; readonly message: string };

@@ -77,7 +77,7 @@ export function makeCoordinateHandler(
             ? now + limits.defaultBudgetMs
             : Infinity,
       );
-      const reserve = core.replyReserve.current(now);
+      const reserve = core.replyReserve.current(now, incoming - now);
       const deadline = workDeadline(incoming, reserve.ms, cap);
       if (!(deadline > now)) {
         throw new TailswarmError(
@@ -131,8 +131,11 @@ export function makeCoordinateHandler(
       (slot === true ? run() : slot.then(run)).then(
         (r) => {
           cleanup();
+          const handed = clock.now();
+          const started = admittedAt ?? now;
           // the fan-out's wait ended at its deadline, or earlier when it ended earlier
-          const waitEnd = Math.min(deadline, (admittedAt ?? now) + r.elapsedMs);
+          const waitEnd = Math.min(deadline, started + r.elapsedMs);
+          const decideMs = Math.min(r.decidedMs ?? r.elapsedMs, r.elapsedMs);
           try {
             callback(null, {
               action: encodeJson(r.action, "action"),
@@ -161,6 +164,15 @@ export function makeCoordinateHandler(
               fanoutP99Kind: r.fanoutP99Kind ?? "",
               backups: (r.backups ?? []).map((b) => ({ ...b })),
               refused: (r.refused ?? []).map((x) => ({ ...x })),
+              timing: {
+                arrivalLeftMs: incoming === Infinity ? 0 : incoming - now,
+                reserveMs: reserve.ms,
+                reserveWantedMs: reserve.wantedMs,
+                queuedMs: started - now,
+                decideMs,
+                waitMs: r.elapsedMs - decideMs,
+                replyMs: handed - (started + r.elapsedMs),
+              },
             });
             // the reply is written out in the turns that follow the callback: measured after them
             setImmediate(() => {

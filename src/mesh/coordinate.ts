@@ -55,6 +55,8 @@ export interface CoordinateResult {
   readonly degraded: boolean;
   readonly decisionChanged: boolean;
   readonly elapsedMs: number;
+  /** From the fan-out's start to its mode chosen, ms (FanoutOutcome.decidedMs); absent: `elapsedMs`. */
+  readonly decidedMs?: number;
   /** The budget the rule decided with, ms (Classification.budgetMs). */
   readonly budgetMs: number;
   /** The peer work this fan-out's cut branches lost, ms (FanoutOutcome.abandonCostMs). */
@@ -132,6 +134,7 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     degraded: outcome.degraded,
     decisionChanged: outcome.decisionChanged,
     elapsedMs: outcome.elapsedMs,
+    ...(outcome.decidedMs !== undefined && { decidedMs: outcome.decidedMs }),
     budgetMs: outcome.classification.budgetMs,
     abandonCostMs: outcome.abandonCostMs,
     decidedAbandonCostMs: outcome.classification.abandonCostMs,

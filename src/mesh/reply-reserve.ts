@@ -1,7 +1,7 @@
 /**
  * The reserve a coordinating node keeps from the caller's deadline so that its reply arrives in time:
  * `transitMs` (`deadlineReserveMs`) plus the p99 of its own measured decide-and-reply overhead over a
- * window, bounded by `[minMs, maxMs]`.
+ * window, bounded by `[minMs, min(maxMs, maxShare × the call's time left)]`.
  *
  * One overhead sample per Coordinate reply: the time from the end of the fan-out's wait — its deadline,
  * or the fan-out's end when it ended earlier — to the reply handed to gRPC and the turns that write it.
@@ -11,8 +11,13 @@
  * is kept for that, fixed, since the node never sees it. With fewer than `MIN_SAMPLES` samples in the
  * window there is no p99 to speak of: the largest overhead seen stands in (kind `prior`).
  *
+ * The share bound scales the cap with the call: a busy loop's overhead p99 may exceed a short call's
+ * whole budget, and a reserve that took it all would refuse every such call on arrival (even one that
+ * would only degrade); capped at a share, the call keeps the rest for its fan-out or its degrade, and the
+ * reserve says it wanted more (`wantedMs`): a reply that then misses, misses on the machine's overhead.
+ *
  * The window constants are fixed, not config keys: they shape the estimate (how fast it forgets a stall,
- * how much it costs), not a limit; the bounds that do limit the reserve are `minMs` and `maxMs`.
+ * how much it costs), not a limit; the bounds that do limit the reserve are `minMs`, `maxMs`, `maxShare`.
  */
 import { nearestRank } from "../util/nearest-rank.js";
 
@@ -30,8 +35,17 @@ export interface ReplyReserveOptions {
   readonly transitMs: number;
   readonly minMs: number;
   readonly maxMs: number;
-  /** Called when the reserve wanted is above `maxMs` and is capped (the reply may then miss). */
-  readonly onCapped?: (wantedMs: number) => void;
+  /** The reserve never takes more than this share, in [0, 1], of a call's time left on arrival. */
+  readonly maxShare: number;
+  /** Called when the reserve wanted is above its cap and is capped (the reply may then miss). */
+  readonly onCapped?: (wantedMs: number, capMs: number) => void;
+}
+
+/** The reserve for one call: `ms` kept, `wantedMs` before the cap (more than `ms` when capped). */
+export interface Reserve {
+  readonly ms: number;
+  readonly wantedMs: number;
+  readonly kind: "measured" | "prior";
 }
 
 export class ReplyReserve {
@@ -59,18 +73,23 @@ export class ReplyReserve {
     if (!(overheadMs <= this.#cached)) this.#cachedAt = -Infinity;
   }
 
-  /** The reserve to keep now, ms; kind `measured` (a window p99) or `prior` (too few samples: the largest). */
-  current(now: number): { readonly ms: number; readonly kind: "measured" | "prior" } {
+  /**
+   * The reserve to keep now for a call with `leftMs` to its deadline; kind `measured` (a window p99) or
+   * `prior` (too few samples: the largest). At least `minMs`, even above the share.
+   */
+  current(now: number, leftMs = Infinity): Reserve {
     if (now - this.#cachedAt >= REFRESH_MS || now < this.#cachedAt) {
       this.#cached = this.#p99(now);
       this.#cachedAt = now;
     }
-    const measured = this.#measured;
-    const raw = this.#o.transitMs + (Number.isNaN(this.#cached) ? 0 : this.#cached);
-    if (raw > this.#o.maxMs) this.#o.onCapped?.(raw);
+    const o = this.#o;
+    const wantedMs = o.transitMs + (Number.isNaN(this.#cached) ? 0 : this.#cached);
+    const capMs = Math.min(o.maxMs, o.maxShare * Math.max(0, leftMs));
+    if (wantedMs > capMs) o.onCapped?.(wantedMs, capMs);
     return {
-      ms: Math.min(this.#o.maxMs, Math.max(this.#o.minMs, raw)),
-      kind: measured ? "measured" : "prior",
+      ms: Math.max(o.minMs, Math.min(capMs, wantedMs)),
+      wantedMs,
+      kind: this.#measured ? "measured" : "prior",
     };
   }
 

@@ -37,6 +37,8 @@ export interface ServerLimits {
   /** Bounds of a Coordinate's whole reserve, transit plus measured overhead (`ReplyReserve`), ms. */
   readonly replyReserveMinMs: number;
   readonly replyReserveMaxMs: number;
+  /** A Coordinate's reserve takes at most this share of the call's time left on arrival, in [0, 1]. */
+  readonly replyReserveMaxShare: number;
   /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
   readonly abandonReplyGraceMs: number;
   /** A caller's absolute deadline is trusted when within this of its gRPC deadline, ms. */

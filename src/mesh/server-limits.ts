@@ -1,7 +1,7 @@
 /**
  * The defaults and ranges of a swarm server's limits (`SwarmServerOptions`), in one place: the server
  * validates its options against them and the node's config keys (`concurrency`, `queueLimit`,
- * `maxPayloadBytes`, `maxJsonDepth`, `maxDeadlineMs`, `deadlineReserveMs`, `defaultBudgetMs`,
+ * `maxPayloadBytes`, `maxJsonDepth`, `maxDeadlineMs`, `deadlineReserveMs`, `replyReserve*`, `defaultBudgetMs`,
  * `drainGraceMs`) read them.
  */
 import { MAX_TIMER_MS } from "../clock/clock.js";
@@ -26,10 +26,12 @@ export const SERVER_DEFAULTS: ServerLimitDefaults = {
   maxQueue: 1_024,
   maxPayloadBytes: 1_048_576,
   deadlineReserveMs: 5,
-  // A Coordinate's reserve follows its measured overhead p99, within these bounds; the cap keeps one
-  // stall of a busy loop from refusing short calls outright for a whole window.
+  // A Coordinate's reserve follows its measured overhead p99, within these bounds; the share keeps a
+  // busy loop's overhead from refusing short calls outright (it scales with the call), the absolute cap
+  // keeps one stall from taking a long call's budget for a whole window.
   replyReserveMinMs: 1,
-  replyReserveMaxMs: 20,
+  replyReserveMaxMs: 100,
+  replyReserveMaxShare: 0.5,
   abandonReplyGraceMs: 50,
   callerClockToleranceMs: 250,
   // A call that carries no deadline still gets a bounded one: a fan-out's worth, not a held slot.
@@ -48,6 +50,7 @@ export const SERVER_RANGES: Readonly<Record<keyof ServerLimitDefaults, NumberRan
   deadlineReserveMs: numberRange(0, 10_000),
   replyReserveMinMs: numberRange(0, 10_000),
   replyReserveMaxMs: numberRange(0, 10_000),
+  replyReserveMaxShare: numberRange(0, 1),
   abandonReplyGraceMs: numberRange(0, 60_000),
   callerClockToleranceMs: numberRange(0, 3_600_000),
   defaultBudgetMs: numberRange(1, 3_600_000),
@@ -71,6 +74,7 @@ export function resolveServerLimits(options: Partial<Record<keyof ServerLimits, 
     deadlineReserveMs: value("deadlineReserveMs"),
     replyReserveMinMs: min,
     replyReserveMaxMs: max,
+    replyReserveMaxShare: value("replyReserveMaxShare"),
     abandonReplyGraceMs: value("abandonReplyGraceMs"),
     callerClockToleranceMs: value("callerClockToleranceMs"),
     defaultBudgetMs: value("defaultBudgetMs"),

@@ -80,6 +80,7 @@ export interface SwarmServerOptions {
   /** Bounds of a Coordinate's reserve, which follows its measured decide-and-reply overhead p99, ms. */
   readonly replyReserveMinMs?: number;
   readonly replyReserveMaxMs?: number;
+  readonly replyReserveMaxShare?: number;
   /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
   readonly abandonReplyGraceMs?: number;
   /**
@@ -191,8 +192,14 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
       transitMs: limits.deadlineReserveMs,
       minMs: limits.replyReserveMinMs,
       maxMs: limits.replyReserveMaxMs,
-      onCapped: (wantedMs) =>
-        limitLog.report("replyReserveMaxMs", { wantedMs, maxMs: limits.replyReserveMaxMs }),
+      maxShare: limits.replyReserveMaxShare,
+      onCapped: (wantedMs, capMs) =>
+        limitLog.report(capMs < limits.replyReserveMaxMs ? "replyReserveMaxShare" : "replyReserveMaxMs", {
+          wantedMs,
+          capMs,
+          maxMs: limits.replyReserveMaxMs,
+          maxShare: limits.replyReserveMaxShare,
+        }),
     }),
     replyMetrics: new ReplyMetrics(),
     sampling: options.sampling,

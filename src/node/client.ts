@@ -15,6 +15,7 @@ import { swarmService } from "../mesh/proto.js";
 import { unaryCall } from "../mesh/unary-call.js";
 import type { CoordinateBranch__Output } from "../mesh/gen/tailswarm/v1/CoordinateBranch.js";
 import type { CoordinateReply__Output } from "../mesh/gen/tailswarm/v1/CoordinateReply.js";
+import type { CoordinateTiming__Output } from "../mesh/gen/tailswarm/v1/CoordinateTiming.js";
 import type { CoordinateRequest } from "../mesh/gen/tailswarm/v1/CoordinateRequest.js";
 import { fetchDecisions } from "../telemetry/decisions-service.js";
 import type { RecentDecisions } from "../telemetry/decisions-service.js";
@@ -72,6 +73,8 @@ export interface CoordinateAnswer {
   readonly nodeId: string;
   readonly fanoutId: string;
   readonly branches: readonly CoordinateBranch__Output[];
+  /** Where the call's time went on the coordinator, ms (absent from nodes that do not say). */
+  readonly timing?: CoordinateTiming__Output;
 }
 
 const finite = (v: number | undefined): number | null =>
@@ -109,6 +112,7 @@ function answerOf(r: CoordinateReply__Output): CoordinateAnswer {
       lostWorkMs: b.lostWorkMs,
       unsettled: b.unsettled,
     })),
+    ...(r.timing != null && { timing: { ...r.timing } }),
   };
 }
 

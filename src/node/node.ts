@@ -298,6 +298,7 @@ export class SwarmNode {
       deadlineReserveMs: config.deadlineReserveMs,
       replyReserveMinMs: config.replyReserveMinMs,
       replyReserveMaxMs: config.replyReserveMaxMs,
+      replyReserveMaxShare: config.replyReserveMaxShare,
       defaultBudgetMs: config.defaultBudgetMs,
       ...(telemetry?.sampling !== undefined && { sampling: telemetry.sampling }),
       ...(options.version !== undefined && { version: options.version }),

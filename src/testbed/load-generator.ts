@@ -1,6 +1,7 @@
 /**
  * Drives the coordinators: at each request of the seeded stream, one `Coordinate` call per policy,
- * staggered `policyStaggerMs` apart (the policies' order rotates from request to request), with the
+ * staggered `policyStaggerMs` apart in an order drawn afresh for each request (`policyOrder`: every
+ * policy takes every slot, and follows every other, equally often in the long run), with the
  * coordinator's budget as the gRPC deadline. Each later copy carries its delay as
  * `modelClockShiftMs`, so the synthetic peers read their latency model (the gateway's episodes) at
  * the request's own moment: every policy meets the same conditions, and the copies' fan-outs do not
@@ -186,9 +187,9 @@ export class LoadGenerator {
     const event = this.eventNow(sentAt);
     const w = this.#s.workload;
     const truth = event ? w.event : w.prior;
-    const k = policies.length;
-    for (let j = 0; j < k; j++) {
-      const policy = policies[(req.index + j) % k]!;
+    const order = policyOrder(policies, this.#s.seed, req.coordinator, req.index);
+    for (let j = 0; j < order.length; j++) {
+      const policy = order[j]!;
       const send = (): void => {
         const shiftMs = Math.max(0, Date.now() - sentAt);
         const payload = { question: req.question, options: w.options, truth, modelClockShiftMs: shiftMs };
@@ -289,9 +290,11 @@ export class LoadGenerator {
           ...(v.estimateBasis ? { estimateBasis: v.estimateBasis } : {}),
           ...(v.fanoutP50Kind ? { fanoutP50Kind: v.fanoutP50Kind } : {}),
           ...(v.fanoutP99Kind ? { fanoutP99Kind: v.fanoutP99Kind } : {}),
-          deadlineMissed: v.deadlineMissed || r.rttMs > budgetMs,
+          deadlineMissed: r.rttMs > budgetMs,
+          fanoutOverran: v.deadlineMissed,
           infoGainPerCommitted: v.infoGainPerCommitted ?? null,
           branches,
+          ...(v.timing != null && { timing: { ...v.timing } }),
         });
       });
     this.#track(call);
@@ -319,6 +322,26 @@ export class LoadGenerator {
       peers: results,
     });
   }
+}
+
+/**
+ * The order of a request's policy copies: a seeded shuffle per request. A fixed rotation would always
+ * send each policy right after the same other one, so one policy's aftermath (a fan-out's late branch
+ * replies, abandons, recording on the coordinator's loop) would always land on the same next policy.
+ */
+export function policyOrder<P>(
+  policies: readonly P[],
+  seed: number,
+  coordinator: string,
+  index: number,
+): P[] {
+  const rng = createRng(mixSeed(seed, hash32(`policy-order/${coordinator}`), index));
+  const out = [...policies];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }
 
 /**

@@ -52,9 +52,35 @@ export interface CallRecord {
   /** What fanoutP50Ms / fanoutP99Ms were: "known", "lower-bound" or "unknown" (absent from older nodes). */
   readonly fanoutP50Kind?: string;
   readonly fanoutP99Kind?: string;
+  /**
+   * The caller did not have the decision within its budget: the call ended DEADLINE_EXCEEDED, or the
+   * reply came after the budget. The caller's view, the same for every policy.
+   */
   readonly deadlineMissed: boolean;
+  /**
+   * The coordinator's fan-out ended after its own deadline (the caller's less the reply reserve):
+   * `deadline_missed` in the reply. It ate into the reserve; the caller missed only if the reply then
+   * came late too (`deadlineMissed`).
+   */
+  readonly fanoutOverran?: boolean;
   readonly infoGainPerCommitted: number | null;
   readonly branches: readonly BranchRow[];
+  /** Where the call's time went on the coordinator (its reply's `timing`; absent from older nodes). */
+  readonly timing?: CallTiming;
+}
+
+/** The coordinator's account of one call, ms (CoordinateTiming in proto/tailswarm/v1/swarm.proto). */
+export interface CallTiming {
+  /** The caller's time left when the coordinator read the request. */
+  readonly arrivalLeftMs: number;
+  /** The reserve kept for the reply, and what its measured overhead wanted (more when capped). */
+  readonly reserveMs: number;
+  readonly reserveWantedMs: number;
+  readonly queuedMs: number;
+  readonly decideMs: number;
+  readonly waitMs: number;
+  /** From the end of the wait to the reply handed to gRPC. */
+  readonly replyMs: number;
 }
 
 /** One direct fan-out to every peer (no coordinator, no policy): the swarm's fan-out latency. */

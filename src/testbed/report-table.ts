@@ -3,6 +3,7 @@
  * with), then the policies side by side and the sensitivity grid.
  */
 import type { PairedDifference } from "./paired-difference.js";
+import { missLines } from "./deadline-misses.js";
 import type { Report } from "./report.js";
 import type { IntervalRate } from "./seed-observation.js";
 import { verdict } from "./verdict.js";
@@ -87,6 +88,14 @@ export function formatTable(r: Report): string {
       return `${c} ${pct(x.speculate ?? 0)}/${pct(x.synchronous ?? 0)}/${pct(x.degrade ?? 0)}/${pct(x.error ?? 0)}`;
     });
     out.push(`  ${p.padEnd(14)} ${parts.join("   ")}`);
+  }
+  const misses = r.deadline_misses;
+  if (misses !== undefined) {
+    out.push(
+      "",
+      "deadline misses by mode (calls.jsonl and report.json's deadline_misses: where each one's time went):",
+    );
+    for (const c of Object.keys(r.series.budgets)) out.push(...missLines(misses, c, policies));
   }
   out.push("", "sensitivity: net value per fan-out over the weight grid");
   const keys = ["correct", "latencyPerMs", "abandonPerMs", "miss"] as const;

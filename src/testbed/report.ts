@@ -21,6 +21,8 @@ import { netValueSummary } from "./net-value-intervals.js";
 import type { NetValueSummary } from "./net-value-intervals.js";
 import { failureCodes } from "./failure-codes.js";
 import type { FailureCodes } from "./failure-codes.js";
+import { deadlineMisses } from "./deadline-misses.js";
+import type { DeadlineMisses } from "./deadline-misses.js";
 import type { SensitivityRow } from "./value-model.js";
 
 export interface ProcessSummary {
@@ -96,6 +98,8 @@ export interface Report {
   readonly net_value: NetValueSummary;
   /** Why calls failed at the caller (mode `error`): gRPC status names per policy and coordinator. */
   readonly failures: FailureCodes;
+  /** Deadline misses per policy and coordinator, by mode, each missed call with where its time went. */
+  readonly deadline_misses: Record<string, Record<string, DeadlineMisses>>;
   /** Each row also carries `rule_minus_naive`: the paired net value difference at its weights. */
   readonly sensitivity: readonly (SensitivityRow & { readonly rule_minus_naive: PairedDifference | null })[];
   /**
@@ -259,6 +263,7 @@ export function buildReport(input: ReportInput): Report {
       : null,
     net_value: netValueSummary(byPolicy, s.coordinators, weights),
     failures: failureCodes(input.calls),
+    deadline_misses: deadlineMisses(input.calls),
     sensitivity: grid,
     seed_observation: Object.fromEntries(
       [...byPolicy].map(([p, calls]) => [

@@ -242,20 +242,28 @@ describe("deadline propagation and cancellation across three hops", () => {
     // The leaf's deadline is the coordinator's minus the leaf's own reserve.
     expect(action.deadline).toBeLessThanOrEqual(coordinateCtx!.deadline - RESERVE + 2);
 
-    // A deadline that leaves less than the reserve: DEADLINE_EXCEEDED without running the callback.
-    const calls = coordinateCalls;
-    const expired = await new Promise<grpc.ServiceError | null>((resolve) =>
-      client.makeUnaryRequest(
-        m.path,
-        m.requestSerialize,
-        m.responseDeserialize,
-        { kind: "hold" },
-        new grpc.Metadata(),
-        { deadline: Date.now() + RESERVE / 2 },
-        (err) => resolve(err),
-      ),
-    );
-    expect(expired?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    const short = (leftMs: number): Promise<grpc.ServiceError | null> =>
+      new Promise((resolve) =>
+        client.makeUnaryRequest(
+          m.path,
+          m.requestSerialize,
+          m.responseDeserialize,
+          { kind: "hold" },
+          new grpc.Metadata(),
+          { deadline: Date.now() + leftMs },
+          (err) => resolve(err),
+        ),
+      );
+    // Less time left than the transit reserve: the call still runs, the reserve taking at most
+    // replyReserveMaxShare (0.5) of it, so a node can still answer (a degrade needs no wait).
+    let calls = coordinateCalls;
+    await short(RESERVE / 2);
+    expect(coordinateCalls).toBe(calls + 1);
+    expect(coordinateCtx!.budgetMs).toBeGreaterThan(0);
+    expect(coordinateCtx!.budgetMs).toBeLessThanOrEqual(RESERVE / 4 + 1);
+    // No time past the reserve's floor (replyReserveMinMs, 1 ms): DEADLINE_EXCEEDED without the callback.
+    calls = coordinateCalls;
+    expect((await short(1))?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(coordinateCalls).toBe(calls);
     client.close();
   });

@@ -85,6 +85,14 @@ describe("a synchronous fan-out cut at its deadline", () => {
       expect(r.late).toBe(1); // the slow peer's branch was cut at the deadline
       expect(r.committed).toBe(1);
       expect(r.action).toBe("ship");
+      // where the time went: the wait ran to the budget the rule decided with, and every part of the
+      // call on the node fits in the time the caller had left on arrival
+      const t = r.timing!;
+      expect(t.arrivalLeftMs).toBeGreaterThan(deadlineMs - 50);
+      expect(t.arrivalLeftMs).toBeLessThanOrEqual(deadlineMs + 2); // grpc-timeout: 1 ms resolution
+      expect(t.reserveMs).toBeLessThanOrEqual(t.arrivalLeftMs / 2);
+      expect(t.waitMs + t.decideMs).toBeGreaterThanOrEqual(r.budgetMs - 1);
+      expect(t.queuedMs + t.decideMs + t.waitMs + t.replyMs).toBeLessThan(t.arrivalLeftMs);
     }
     // The reserve covers the overhead the coordinator measured and a fixed transit; an event-loop stall
     // longer than both (this machine is shared; caller and nodes share one loop here) still misses. With

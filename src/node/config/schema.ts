@@ -201,6 +201,13 @@ export const nodeConfigSchema = z.strictObject({
         "Largest reserve a Coordinate keeps (deadlineReserveMs plus its measured decide-and-reply overhead p99 is capped at this; reaching it is logged), ms.",
       ),
     ),
+  replyReserveMaxShare: rangeField(server.replyReserveMaxShare)
+    .default(SERVER_DEFAULTS.replyReserveMaxShare)
+    .meta(
+      doc(
+        "Largest share, in [0, 1], of a Coordinate's time left on arrival its reserve may take (the rest stays for the fan-out or the degrade; reaching it is logged).",
+      ),
+    ),
   defaultBudgetMs: rangeField(server.defaultBudgetMs)
     .default(SERVER_DEFAULTS.defaultBudgetMs)
     .meta(doc("Budget of a call (Coordinate or Branch) with no deadline and no budget_ms, ms.")),
