@@ -5,8 +5,8 @@
  * deadline, issue time + `maxMs`) whose late completion is recorded as a sample; its answer is discarded,
  * the caller does not wait, and it is never charged to the abandon ledger.
  *
- * Who may probe: each peer whose branches are being cut gets its first `minPerPeerPerWindow` probes of
- * every window as of right, so a few completions beyond the horizon reach each slow peer's window however
+ * Who may probe (`share` 0 turns probes off): each peer whose branches are being cut gets its first
+ * `minPerPeerPerWindow` probes of every window as of right, so a few completions beyond the horizon reach each slow peer's window however
  * rare cuts are; beyond those, each cut branch earns `share` of a probe (credit capped at one). Bounded
  * twice: `maxPerPeerPerWindow` per peer and `maxPerWindow` in all per `windowMs` (refusals by either are
  * counted, `capped`). Only a branch to a peer whose p99 is a lower bound is a candidate (a known tail
@@ -92,7 +92,7 @@ export class HorizonProbes {
    * checked when it is cut (`take`), so that a refusal by them is counted.
    */
   candidate(peer: PeerId, now: number): boolean {
-    return this.#owed(peer, now) || (this.options.share > 0 && this.#credit >= 1);
+    return this.options.share > 0 && (this.#owed(peer, now) || this.#credit >= 1);
   }
 
   /**
@@ -100,8 +100,9 @@ export class HorizonProbes {
    * one paid with credit — unless a cap refuses it (counted in `capped`).
    */
   take(peer: PeerId, now: number): boolean {
+    if (this.options.share === 0) return false;
     const owed = this.#owed(peer, now);
-    if (!owed && !(this.options.share > 0 && this.#credit >= 1)) return false;
+    if (!owed && this.#credit < 1) return false;
     if (this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow || !this.#globalRoom(now)) {
       this.#capped++;
       return false;

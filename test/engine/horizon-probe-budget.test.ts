@@ -5,18 +5,21 @@ import { TailswarmError } from "../../src/errors.js";
 
 describe("HorizonProbes", () => {
   it("owes each cut peer minPerPeerPerWindow probes per window, whatever the share's credit", () => {
-    const probes = new HorizonProbes({ share: 0, minPerPeerPerWindow: 2, windowMs: 10_000 });
+    const probes = new HorizonProbes({ share: 1e-6, minPerPeerPerWindow: 2, windowMs: 10_000 });
     for (const peer of ["a", "b"]) {
       expect(probes.candidate(peer, 0)).toBe(true);
       expect(probes.take(peer, 0)).toBe(true);
       expect(probes.take(peer, 1)).toBe(true);
-      // owed ones spent, no credit (share 0): no third
-      expect(probes.candidate(peer, 2)).toBe(false);
-      expect(probes.take(peer, 2)).toBe(false);
     }
+    // the owed ones spent the initial credit not at all: one more, then next to no credit is left
+    expect(probes.take("a", 2)).toBe(true);
+    expect(probes.candidate("b", 2)).toBe(false);
+    expect(probes.take("b", 2)).toBe(false);
     // the next window owes them again
-    expect(probes.take("a", 10_001)).toBe(true);
-    expect(probes.stats()).toEqual({ issued: 5, completed: 0, expired: 0, capped: 0 });
+    expect(probes.take("b", 10_001)).toBe(true);
+    expect(probes.stats()).toEqual({ issued: 6, completed: 0, expired: 0, capped: 0 });
+    // share 0 turns probes off, owed ones too
+    expect(new HorizonProbes({ share: 0 }).take("a", 0)).toBe(false);
   });
 
   it("beyond the owed ones, probes are paid with credit earned by cut branches", () => {

@@ -288,7 +288,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(HORIZON_PROBE_DEFAULTS.share)
       .meta(
         doc(
-          "Horizon probes per branch cut at its deadline, beyond those owed by horizonProbe.minPerPeerPerWindow: such a branch is left running on the peer and its late completion time learnt, so an estimate can see a tail beyond the budget. 0 with minPerPeerPerWindow 0 turns probes off.",
+          "Horizon probes per branch cut at its deadline, beyond those owed by horizonProbe.minPerPeerPerWindow: such a branch is left running on the peer and its late completion time learnt, so an estimate can see a tail beyond the budget. 0 turns probes off.",
         ),
       ),
     minPerPeerPerWindow: rangeField(HORIZON_PROBE_RANGES.minPerPeerPerWindow)
