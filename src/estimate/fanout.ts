@@ -405,7 +405,11 @@ export function quantileKind(valueMs: number, horizonMs: number): QuantileKind {
  * the window, as the set's own observed p99 does. Members that do not count their completions are
  * taken as knowing.
  */
-export function fanoutQuantileKind(cdfs: readonly CdfLike[], valueMs: number, horizonMs: number): QuantileKind {
+export function fanoutQuantileKind(
+  cdfs: readonly CdfLike[],
+  valueMs: number,
+  horizonMs: number,
+): QuantileKind {
   if (quantileKind(valueMs, horizonMs) === "lower-bound") return "lower-bound";
   if (cdfs.length === 0 || !Number.isFinite(valueMs)) return "known";
   let beyond = 0;

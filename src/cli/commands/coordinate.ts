@@ -57,7 +57,8 @@ function json(flag: string, text: string | undefined): unknown {
 
 const ms = (v: number | null): string => (v !== null && Number.isFinite(v) ? v.toFixed(1) : "-");
 /** A quantile that is not known says what it is: a lower bound (the true one is at least it), or unknown. */
-const kind = (k: string): string => (k === "lower-bound" ? " (lower bound)" : k === "unknown" ? " (unknown)" : "");
+const kind = (k: string): string =>
+  k === "lower-bound" ? " (lower bound)" : k === "unknown" ? " (unknown)" : "";
 
 export function formatCoordinate(r: CoordinateAnswer): string {
   return (

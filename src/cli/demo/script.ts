@@ -123,7 +123,9 @@ export async function runDemo(swarm: DemoSwarm, options: DemoOptions): Promise<D
       const fresh = status.peers.filter((p) => p.estimateStatus === "fresh").length;
       // a p99 is known once the window holds about 100 fan-outs (docs/value-model.md): until then the rule
       // does not speculate, so the demo's first budget would not show it
-      const known = batch.every((b) => b.answer.reason !== "estimate-unknown" && b.answer.fanoutP99Kind === "known");
+      const known = batch.every(
+        (b) => b.answer.reason !== "estimate-unknown" && b.answer.fanoutP99Kind === "known",
+      );
       if (fresh === swarm.peers.length && known) break;
     }
     if (status === undefined) throw new Error("no status from the coordinator");

@@ -300,10 +300,16 @@ export const nodeConfigSchema = z.strictObject({
       ),
     maxPerPeerPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerPeerPerWindow)
       .default(HORIZON_PROBE_DEFAULTS.maxPerPeerPerWindow)
-      .meta(doc("Horizon probes started per peer per estimator.windowMs, at most (refusals counted as capped).")),
+      .meta(
+        doc("Horizon probes started per peer per estimator.windowMs, at most (refusals counted as capped)."),
+      ),
     maxPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerWindow)
       .default(HORIZON_PROBE_DEFAULTS.maxPerWindow)
-      .meta(doc("Horizon probes started per estimator.windowMs over all peers, at most (refusals counted as capped).")),
+      .meta(
+        doc(
+          "Horizon probes started per estimator.windowMs over all peers, at most (refusals counted as capped).",
+        ),
+      ),
     maxMs: rangeField(HORIZON_PROBE_RANGES.maxMs)
       .default(HORIZON_PROBE_DEFAULTS.maxMs)
       .meta(
