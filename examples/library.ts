@@ -11,15 +11,17 @@ transport.addPeer("gw", { latency: (rng) => (rng() < 0.1 ? 400 : 20), handler: (
 const book = new LatencyBook({ windowMs: 60_000, minSamples: 20 }, clock);
 const coordinator = new Coordinator({ transport, book, clock });
 const model = quorumVote({ prior: "no" });
-const fanOut = (budgetMs: number) =>
+const fanOut = (budgetMs: number, policy: "p99-boundary" | "always-sync" = "p99-boundary") =>
   clock.runUntilSettled(
     coordinator.fanOut(
       { kind: "vote", payload: { question: "deploy?" } },
-      { peers: ["fast-1", "fast-2", "gw"], budgetMs, model, fallback: () => "no" },
+      { peers: ["fast-1", "fast-2", "gw"], budgetMs, model, fallback: () => "no", policy },
     ),
   );
 
-for (let i = 0; i < 40; i++) await fanOut(1_000); // learn the peers' latency
+// learn the peers' latency: synchronous fan-outs wait for every answer, and a p99 is known from
+// about 100 of them in the window
+for (let i = 0; i < 120; i++) await fanOut(1_000, "always-sync");
 
 for (const budgetMs of [1_000, 100, 10]) {
   const { classification: c, action } = await fanOut(budgetMs);

@@ -5,10 +5,13 @@
  * deadline, issue time + `maxMs`) whose late completion is recorded as a sample; its answer is discarded,
  * the caller does not wait, and it is never charged to the abandon ledger.
  *
- * Bounded twice: each cut branch earns `share` of a probe (credit capped at one), and at most
- * `maxPerPeerPerWindow` probes start per peer per `windowMs`. Only a branch to a peer whose p99 is a lower
- * bound is a candidate (a known tail needs no probe), and a candidate becomes a probe only when cut at
- * the deadline with credit in hand; the other candidates are abandoned at the deadline as usual.
+ * Who may probe (`share` 0 turns probes off): each peer whose branches are being cut gets its first
+ * `minPerPeerPerWindow` probes of every window as of right, so a few completions beyond the horizon reach each slow peer's window however
+ * rare cuts are; beyond those, each cut branch earns `share` of a probe (credit capped at one). Bounded
+ * twice: `maxPerPeerPerWindow` per peer and `maxPerWindow` in all per `windowMs` (refusals by either are
+ * counted, `capped`). Only a branch to a peer whose p99 is a lower bound is a candidate (a known tail
+ * needs no probe), and a candidate becomes a probe only when cut at the deadline; the other candidates
+ * are abandoned at the deadline as usual.
  */
 import { checkRange, intRange, numberAbove, numberRange } from "../util/range.js";
 import type { NumberRange } from "../util/range.js";
@@ -18,8 +21,12 @@ import type { PeerId } from "../estimate/types.js";
 export interface HorizonProbeOptions {
   /** Probes per branch cut at the deadline (0 turns probes off). */
   share?: number;
+  /** Probes a peer whose branches are cut may start per window whatever the credit. */
+  minPerPeerPerWindow?: number;
   /** Probes started per peer per window, at most. */
   maxPerPeerPerWindow?: number;
+  /** Probes started per window over all peers, at most. */
+  maxPerWindow?: number;
   /** A probe's own deadline on the peer: issue time + this, ms. */
   maxMs?: number;
   /** The window of `maxPerPeerPerWindow`, ms. */
@@ -28,23 +35,31 @@ export interface HorizonProbeOptions {
 
 export const HORIZON_PROBE_DEFAULTS: Readonly<Required<HorizonProbeOptions>> = Object.freeze({
   share: 0.02,
+  minPerPeerPerWindow: 2,
   maxPerPeerPerWindow: 3,
+  maxPerWindow: 30,
   maxMs: 2_000,
   windowMs: 10_000,
 });
 
 export const HORIZON_PROBE_RANGES: Readonly<Record<keyof HorizonProbeOptions, NumberRange>> = Object.freeze({
   share: numberRange(0, 1),
+  minPerPeerPerWindow: intRange(0, 1_000),
   maxPerPeerPerWindow: intRange(0, 1_000),
+  maxPerWindow: intRange(0, 1_000_000),
   maxMs: numberRange(1, 60_000),
   windowMs: numberAbove(0),
 });
 
-/** Probes since the coordinator started: issued = completed + expired + still running. */
+/**
+ * Probes since the coordinator started: issued = completed + expired + still running; `capped`, candidates
+ * cut at the deadline that a cap (`maxPerPeerPerWindow`, `maxPerWindow`) kept from probing.
+ */
 export interface HorizonProbeStats {
   readonly issued: number;
   readonly completed: number;
   readonly expired: number;
+  readonly capped: number;
 }
 
 export class HorizonProbes {
@@ -53,7 +68,10 @@ export class HorizonProbes {
   #credit = 1;
   /** Start times of each peer's probes in the window. */
   readonly #started = new Map<PeerId, number[]>();
+  /** Start times of every probe in the window. */
+  readonly #all: number[] = [];
   #issued = 0;
+  #capped = 0;
   #completed = 0;
   #expired = 0;
 
@@ -68,18 +86,32 @@ export class HorizonProbes {
     this.options = Object.freeze(o);
   }
 
-  /** Whether a branch to `peer` issued now may become a probe (the caller knows its p99 is a lower bound). */
+  /**
+   * Whether a branch to `peer` issued now may become a probe (the caller knows its p99 is a lower bound):
+   * the peer is owed one of its `minPerPeerPerWindow`, or a probe's credit is in hand. The caps are
+   * checked when it is cut (`take`), so that a refusal by them is counted.
+   */
   candidate(peer: PeerId, now: number): boolean {
-    return this.options.share > 0 && this.#credit >= 1 && this.#room(peer, now);
+    return this.options.share > 0 && (this.#owed(peer, now) || this.#credit >= 1);
   }
 
-  /** A candidate branch to `peer` was cut at the deadline: true makes it a probe (and spends the credit). */
+  /**
+   * A candidate branch to `peer` was cut at the deadline: true makes it a probe — one the peer is owed, or
+   * one paid with credit — unless a cap refuses it (counted in `capped`).
+   */
   take(peer: PeerId, now: number): boolean {
-    if (this.#credit < 1 || !this.#room(peer, now)) return false;
-    this.#credit -= 1;
+    if (this.options.share === 0) return false;
+    const owed = this.#owed(peer, now);
+    if (!owed && this.#credit < 1) return false;
+    if (this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow || !this.#globalRoom(now)) {
+      this.#capped++;
+      return false;
+    }
+    if (!owed) this.#credit -= 1;
     const list = this.#started.get(peer) ?? [];
     list.push(now);
     this.#started.set(peer, list);
+    this.#all.push(now);
     this.#issued++;
     return true;
   }
@@ -96,15 +128,32 @@ export class HorizonProbes {
   }
 
   stats(): HorizonProbeStats {
-    return { issued: this.#issued, completed: this.#completed, expired: this.#expired };
+    return { issued: this.#issued, completed: this.#completed, expired: this.#expired, capped: this.#capped };
   }
 
-  #room(peer: PeerId, now: number): boolean {
-    const list = this.#started.get(peer);
-    if (list === undefined) return this.options.maxPerPeerPerWindow > 0;
-    const from = now - this.options.windowMs;
-    while (list.length > 0 && (list[0] as number) <= from) list.shift();
-    if (list.length === 0) this.#started.delete(peer);
-    return list.length < this.options.maxPerPeerPerWindow;
+  /** The peer has had fewer than `minPerPeerPerWindow` probes in the window. */
+  #owed(peer: PeerId, now: number): boolean {
+    return this.#inWindow(peer, now) < this.options.minPerPeerPerWindow;
   }
+
+  /** Probes `peer` started in the window ending now. */
+  #inWindow(peer: PeerId, now: number): number {
+    const list = this.#started.get(peer);
+    if (list === undefined) return 0;
+    dropBefore(list, now - this.options.windowMs);
+    if (list.length === 0) this.#started.delete(peer);
+    return list.length;
+  }
+
+  #globalRoom(now: number): boolean {
+    dropBefore(this.#all, now - this.options.windowMs);
+    return this.#all.length < this.options.maxPerWindow;
+  }
+}
+
+/** Drops the start times at or before `from` (ascending). */
+function dropBefore(list: number[], from: number): void {
+  let n = 0;
+  while (n < list.length && (list[n] as number) <= from) n++;
+  if (n > 0) list.splice(0, n);
 }

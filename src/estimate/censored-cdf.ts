@@ -25,6 +25,18 @@ function grown(a: Float64Array, n: number): Float64Array {
 }
 
 /**
+ * The window cannot know the q-quantile with `completions` completed observations: fewer than one is
+ * expected beyond it, `completions · (1 − q) < 1`, i.e. fewer than 1 / (1 − q) of them (2 for the p50,
+ * 100 for the p99). The empirical quantile is then the largest completion (or lies past it), which the
+ * true one exceeds more often than not: it is reported as a lower bound. The count is over the whole
+ * window (every slice), so a node that keeps calling a peer knows its p99 once the window holds 100
+ * answers, and forgets it only when they age out.
+ */
+export function tooFewFor(q: number, completions: number): boolean {
+  return completions * (1 - q) < 1 - 1e-9;
+}
+
+/**
  * A peer's latency CDF from the window's completed samples and its right-censored observations (calls in
  * flight at their age, calls that ended unanswered at their age then): Kaplan–Meier over the histogram's
  * buckets, mass spread uniformly within a bucket. Censored observations beyond the last completed bucket
@@ -226,12 +238,20 @@ export class CensoredCdf implements CdfLike {
   }
 
   /**
-   * True when `quantile(q)` falls in the censored tail beyond the last completed observation: the true
-   * quantile is at least the value returned (up to HDR resolution), possibly much more.
+   * True when `quantile(q)` is only a lower bound: the true quantile is at least the value returned (up to
+   * HDR resolution), possibly much more. Either it falls in the censored tail beyond the last completed
+   * observation, or the window cannot know it yet: fewer than 1 / (1 − q) completions (`tooFewFor`), so
+   * fewer than one is expected beyond it and the value is the largest completion or past it.
    */
   lowerBound(q: number): boolean {
     if (this.empty) return false;
+    if (tooFewFor(q, this.total)) return true;
     return !(this.hi >= 0 && (q <= 1 - this.tailS || this.tailCount === 0));
+  }
+
+  /** Completed samples in the window (probe completions among them). */
+  get completedCount(): number {
+    return this.total;
   }
 
   /** Weight of the ended-censored observations (not calls in flight) at or beyond the last completed bucket. */

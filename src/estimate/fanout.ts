@@ -11,6 +11,8 @@ export interface CdfLike {
    * quantile there is a lower bound (`CensoredCdf.horizonMs`). Absent or Infinity: known everywhere.
    */
   readonly horizonMs?: number;
+  /** Completed observations the CDF rests on (`CensoredCdf.completedCount`). Absent: not counted. */
+  readonly completedCount?: number;
 }
 
 /**
@@ -285,8 +287,8 @@ export function fanoutQuantiles(
   return {
     p50Ms,
     p99Ms,
-    p50Kind: quantileKind(p50Ms, horizonMs),
-    p99Kind: quantileKind(p99Ms, horizonMs),
+    p50Kind: fanoutQuantileKind(cdfs, p50Ms, horizonMs),
+    p99Kind: fanoutQuantileKind(cdfs, p99Ms, horizonMs),
     horizonMs,
   };
 }
@@ -451,4 +453,30 @@ function logit(p: number): number {
 /** The kind of a fan-out quantile computed by `fanoutQuantile` against `horizonMs` (see there). */
 export function quantileKind(valueMs: number, horizonMs: number): QuantileKind {
   return valueMs >= horizonMs ? "lower-bound" : "known";
+}
+
+/**
+ * The kind of a fan-out quantile `valueMs` of `cdfs`: a lower bound at or beyond the fan-out horizon
+ * (`quantileKind`), or when the members' windows expect fewer than one completion beyond it in all,
+ * Σ n_i · (1 − F_i(value)) < 1 — the fan-out form of `tooFewFor` (one peer: n · (1 − q) < 1). An
+ * all-of-n p99 rests on the members' far tails (Σ (1 − F_i) ≈ 1 %), so it needs about 100 fan-outs in
+ * the window, as the set's own observed p99 does. Members that do not count their completions are
+ * taken as knowing.
+ */
+export function fanoutQuantileKind(
+  cdfs: readonly CdfLike[],
+  valueMs: number,
+  horizonMs: number,
+): QuantileKind {
+  if (quantileKind(valueMs, horizonMs) === "lower-bound") return "lower-bound";
+  if (cdfs.length === 0 || !Number.isFinite(valueMs)) return "known";
+  let beyond = 0;
+  for (let i = 0; i < cdfs.length; i++) {
+    const c = cdfs[i] as CdfLike;
+    if (c.completedCount === undefined) return "known";
+    beyond += c.completedCount * (1 - c.at(valueMs));
+  }
+  // the quantile is found by bisection, and a bucket's mass is spread over it: F at the value read may
+  // exceed its level by a fraction of a percent of 1 − q (one peer with 100 completions reads ≈ 0.998)
+  return beyond < 0.995 ? "lower-bound" : "known";
 }

@@ -1,6 +1,13 @@
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
-import { checkRequirement, fanoutHorizon, fanoutQuantile, fanoutQuantiles, quantileKind } from "./fanout.js";
+import {
+  checkRequirement,
+  fanoutHorizon,
+  fanoutQuantile,
+  fanoutQuantileKind,
+  fanoutQuantiles,
+  quantileKind,
+} from "./fanout.js";
 import type { CdfLike, QuantileHint } from "./fanout.js";
 import type { LatencySource } from "./latency-source.js";
 import { ObservedFanouts, observedSetKey } from "./observed-fanouts.js";
@@ -244,7 +251,9 @@ export class LatencyBook implements LatencySource {
       const observedKind: QuantileKind = own.lowerBound(0.99) ? "lower-bound" : "known";
       const memberHorizon = complete ? fanoutHorizon(cdfs) : Infinity;
       const independentP99 = complete ? fanoutQuantile(cdfs, requirement, 0.99, hint?.p99Ms) : NaN;
-      const independentKind = quantileKind(independentP99, memberHorizon);
+      const independentKind = complete
+        ? fanoutQuantileKind(cdfs, independentP99, memberHorizon)
+        : quantileKind(independentP99, memberHorizon);
       // The p99 takes the larger value's kind; on a tie a lower bound wins (the max is at least it).
       let p99Ms = observedP99;
       let p99Kind = observedKind;

@@ -55,6 +55,12 @@ export interface CoordinateAnswer {
   readonly fanoutP99Ms: number;
   /** "observed" | "independent"; "" from nodes that do not say. */
   readonly estimateBasis: string;
+  /**
+   * What fanoutP50Ms / fanoutP99Ms are: "known", "lower-bound" (the true quantile is at least the number)
+   * or "unknown" (no fresh estimate); "" from nodes that do not say.
+   */
+  readonly fanoutP50Kind: string;
+  readonly fanoutP99Kind: string;
   readonly abandonCostMs: number;
   /** The abandon cost the rule decided with (the deciding policy's own ledger); NaN (null in JSON) when the node gave none. */
   readonly decidedAbandonCostMs: number;
@@ -90,6 +96,8 @@ function answerOf(r: CoordinateReply__Output): CoordinateAnswer {
     fanoutP50Ms: r.fanoutP50Ms,
     fanoutP99Ms: r.fanoutP99Ms,
     estimateBasis: r.estimateBasis,
+    fanoutP50Kind: r.fanoutP50Kind,
+    fanoutP99Kind: r.fanoutP99Kind,
     abandonCostMs: r.abandonCostMs,
     decidedAbandonCostMs: r.decidedAbandonCostMs,
     elapsedMs: r.elapsedMs,

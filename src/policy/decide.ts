@@ -26,7 +26,7 @@ export interface DecideInput {
    * (stale, under-sampled, a peer never seen; a quantile it never saw is NaN) — and whether each quantile
    * is known or only a lower bound (absent: known).
    */
-  readonly estimate: Pick<FanoutEstimate, "status" | "p50Ms" | "p99Ms" | "p50Kind" | "p99Kind">;
+  readonly estimate: Pick<FanoutEstimate, "status" | "p50Ms" | "p99Ms" | "p50Kind" | "p99Kind" | "horizonMs">;
   /** Expected work lost by abandoning the branches, ms. */
   readonly abandonCostMs: number;
   /** The outstanding answers can still change the action. */
@@ -54,7 +54,8 @@ export interface DecideInput {
  *      lower-bound p50 below the budget is `p50-lower-bound`, a lower-bound p99 that the budget exceeds
  *      (with the cost) is `p99-lower-bound`, and one it does not is still `budget-between-…`; on an
  *      unknown estimate, never speculate — `p99 < p50` when both are numbers is a violation,
- *      `budget <= p50` degrades, otherwise `estimate-unknown`;
+ *      `budget <= p50` degrades when that p50 is a lower bound at or beyond the horizon (calls were cut
+ *      short of it: see `censoredP50`), otherwise `estimate-unknown`;
  *    - `naive-p50` (the failure the rule avoids): speculate whenever `budget > p50`, ignoring p99,
  *      abandon cost, relevance and freshness; degrade at or below p50; `estimate-unknown` with no p50;
  *    - `always-sync`: synchronous;
@@ -138,9 +139,21 @@ function boundaryReason(i: DecideInput): Reason {
     case "unknown":
       // NaN compares false: a quantile never seen neither shows a violation nor forces a degrade
       if (p99Ms < p50Ms) return "p99-below-p50";
-      if (i.budgetMs <= p50Ms) return "budget-at-or-below-p50";
+      if (i.budgetMs <= p50Ms && censoredP50(i.estimate)) return "budget-at-or-below-p50";
       return "estimate-unknown";
   }
+}
+
+/**
+ * An unknown estimate's p50 that calls were cut short of: a lower bound at or beyond the horizon, so the
+ * true median is at least it however few the samples. Only such a p50 degrades an unknown estimate. One
+ * from a handful of completions (a lower bound only because they are few, or known) is no ground to
+ * degrade on, and degrading issues no branch, so the estimate would stay unknown for as long as the
+ * coordinator's own fan-outs were its only source.
+ */
+function censoredP50(e: DecideInput["estimate"]): boolean {
+  const h = e.horizonMs;
+  return e.p50Kind === "lower-bound" && h !== undefined && Number.isFinite(h) && e.p50Ms >= h;
 }
 
 /**
@@ -159,6 +172,9 @@ function requireEstimate(e: DecideInput["estimate"]): void {
   if (typeof e !== "object" || e === null) throw invalid("estimate", e, "a fan-out estimate");
   requireKind("estimate.p50Kind", e.p50Kind);
   requireKind("estimate.p99Kind", e.p99Kind);
+  if (e.horizonMs !== undefined && !(typeof e.horizonMs === "number" && e.horizonMs >= 0)) {
+    throw invalid("estimate.horizonMs", e.horizonMs, "a number of milliseconds >= 0, Infinity or absent");
+  }
   switch (e.status) {
     case "fresh":
       requireLatency("estimate.p50Ms", e.p50Ms);

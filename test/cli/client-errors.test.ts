@@ -194,6 +194,8 @@ describe("client verbs on a node run by `tailswarm host`", () => {
       "fanoutP50Ms",
       "fanoutP99Ms",
       "estimateBasis",
+      "fanoutP50Kind",
+      "fanoutP99Kind",
       "abandonCostMs",
       "decidedAbandonCostMs",
       "elapsedMs",
@@ -210,6 +212,7 @@ describe("client verbs on a node run by `tailswarm host`", () => {
       "fanoutId",
       "branches",
     ]);
+    expect(["known", "lower-bound", "unknown"]).toContain(reply.fanoutP99Kind);
     expect(reply.nodeId).toBe("coord");
     expect(reply.committed).toBe(1);
     expect(typeof reply.infoGainPerCommitted).toBe("number");

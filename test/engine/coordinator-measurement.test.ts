@@ -110,7 +110,7 @@ describe("Coordinator — measurement branches against starvation", () => {
     const h = quorumSwarm({ coordinator: { explorationRate: 0, measureBelowSamples: 0 } });
     h.warm("fast-1", 8);
     h.warm("fast-2", 12);
-    h.warm("gw", 20, 20); // fresh, on 20 samples
+    h.warm("gw", 20); // fresh, on 100 samples (a known p99: see test/estimate/lower-bounds.test.ts)
     let speculated = 0;
     for (let i = 0; i < 40; i++) {
       const c = (await vote(h, 1_000)).classification;
@@ -123,7 +123,7 @@ describe("Coordinator — measurement branches against starvation", () => {
     expect(speculated).toBeGreaterThanOrEqual(35);
     // every speculation settled on the two fast yes votes and abandoned gw: only censored ends
     expect(h.book.estimate("gw", h.clock.now())).toMatchObject({
-      samples: 20 + (40 - speculated),
+      samples: 100 + (40 - speculated),
       censoredEnds: speculated,
     });
     // once its samples leave the window the estimate is unknown, and the synchronous fan-out that
@@ -136,8 +136,9 @@ describe("Coordinator — measurement branches against starvation", () => {
   });
 
   it("a quorum's slow peer that is always decided-out reaches a fresh estimate", async () => {
-    const h = quorumSwarm();
-    for (let i = 0; i < 40; i++) await vote(h, 1_000);
+    // gw is measured until its window holds 120 answers: enough for a known p99
+    const h = quorumSwarm({ coordinator: { measureBelowSamples: 120 } });
+    for (let i = 0; i < 300; i++) await vote(h, 1_000);
     await h.clock.runUntilIdle();
     const gw = h.book.estimate("gw", h.clock.now());
     expect(gw.status).toBe("fresh");
@@ -156,10 +157,10 @@ describe("Coordinator — measurement branches against starvation", () => {
   });
 
   it("measurement branches are labelled, not charged as lost work, and the ledger reports them apart", async () => {
-    const h = quorumSwarm();
+    const h = quorumSwarm({ coordinator: { measureBelowSamples: 200 } });
     h.warm("fast-1", 8);
     h.warm("fast-2", 12);
-    h.warm("gw", 20, 20); // fresh, but fewer completed samples than measureBelowSamples (40)
+    h.warm("gw", 20); // fresh, a known p99, but fewer completed samples than measureBelowSamples (200)
     const outcome = await vote(h, 1_000);
     expect(outcome.classification.mode).toBe("speculate");
     expect(outcome.elapsedMs).toBe(12); // the fan-out did not wait for the measurement
@@ -173,7 +174,7 @@ describe("Coordinator — measurement branches against starvation", () => {
     expect(settled?.result.kind).toBe("answer");
     expect(settled?.measurementWorkMs).toBeGreaterThan(0);
     expect(h.transport.stats("gw")).toMatchObject({ answered: 1, abandoned: 0, workLostMs: 0 });
-    expect(h.book.estimate("gw", h.clock.now()).samples).toBe(21);
+    expect(h.book.estimate("gw", h.clock.now()).samples).toBe(101);
     expect(h.ledger.stats()).toMatchObject({
       abandonedBranches: 0,
       chargedMs: 0,
@@ -244,13 +245,13 @@ describe("Coordinator — measurement branches against starvation", () => {
   });
 
   it("bounds the measurement branches running at once per peer", async () => {
-    const h = harness({ coordinator: { maxMeasurementsPerPeer: 1 } });
+    const h = harness({ coordinator: { maxMeasurementsPerPeer: 1, measureBelowSamples: 200 } });
     h.transport.addPeer("a", { latency: 5, handler: () => ({ vote: "yes" }) });
     h.transport.addPeer("b", { latency: 5, handler: () => ({ vote: "yes" }) });
     h.transport.addPeer("slow", { latency: 500, handler: () => ({ vote: "no" }) });
     h.warm("a", 5);
     h.warm("b", 5);
-    h.warm("slow", 20, 20); // fresh enough to speculate on, too few samples: every branch a candidate
+    h.warm("slow", 20); // fresh enough to speculate on, too few samples: every branch a candidate
     const outcomes = [];
     for (let i = 0; i < 3; i++) {
       outcomes.push(
@@ -265,7 +266,7 @@ describe("Coordinator — measurement branches against starvation", () => {
     }
     expect(outcomes.map((o) => recordOf(o, "slow").measurement === true)).toEqual([true, false, false]);
     await h.clock.runUntilIdle();
-    expect(h.book.estimate("slow", h.clock.now())).toMatchObject({ samples: 21, censoredEnds: 2 });
+    expect(h.book.estimate("slow", h.clock.now())).toMatchObject({ samples: 101, censoredEnds: 2 });
     // the slot is free again once the measurement ended
     const next = await h.clock.runUntilSettled(
       h.coordinator.fanOut(task, {

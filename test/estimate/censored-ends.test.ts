@@ -200,7 +200,8 @@ describe("PeerLatency — abandoned calls are right-censored observations", () =
     for (let i = 0; i < 9; i++) few.record(20, clock.t);
     expect(few.estimate(clock.t)).toMatchObject({ status: "unknown", reason: "too-few-samples" }); // 9 + 9 < 20
     few.record(20, clock.t);
-    expect(few.estimate(clock.t)).toMatchObject({ status: "fresh", samples: 10, p99Kind: "known" }); // 10 + 10
+    // 10 + 10; the p50 is known, the p99 is not yet (fewer than 100 completions: see lower-bounds.test.ts)
+    expect(few.estimate(clock.t)).toMatchObject({ status: "fresh", samples: 10, p50Kind: "known" });
     // a window of only calls in flight is still never fresh
     const flying = peer(clock);
     for (let i = 0; i < 30; i++) flying.begin(clock.t - 50);

@@ -36,7 +36,8 @@ describe("the compact window against the exact quantiles of the same samples", (
           samples.sort((a, b) => a - b);
           const e = peer.estimate(clock.t);
           expect(e.p50Kind).toBe("known");
-          expect(e.p99Kind).toBe("known");
+          // known with at least 1 / (1 - 0.99) = 100 completions; before, the largest one, a lower bound
+          expect(e.p99Kind).toBe(n >= 100 ? "known" : "lower-bound");
           expect(Math.abs(e.p50Ms / exactQuantile(samples, 0.5) - 1)).toBeLessThanOrEqual(0.02);
           expect(Math.abs(e.p99Ms / exactQuantile(samples, 0.99) - 1)).toBeLessThanOrEqual(0.02);
         },

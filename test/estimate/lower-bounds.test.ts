@@ -108,8 +108,11 @@ describe("censored observations are lower bounds, and the estimate says which qu
         const cdf = censored.cdf(clock.t);
         const value = cdf.quantile(q);
         const slowest = Math.max(...p.done);
+        // too few completions to know it (fewer than 1 / (1 - q)): a lower bound wherever it falls
+        const tooFew = p.done.length * (1 - q) < 1 - 1e-9;
+        if (tooFew) expect(cdf.lowerBound(q)).toBe(true);
         if (value > bucketEnd(slowest)) expect(cdf.lowerBound(q)).toBe(true);
-        if (value < slowest) expect(cdf.lowerBound(q)).toBe(false);
+        if (value < slowest && !tooFew) expect(cdf.lowerBound(q)).toBe(false);
         // the horizon is where the tail starts: the smallest censoring time beyond the completions
         if (p.cut.length === 0) expect(cdf.horizonMs).toBe(Infinity);
         else {
@@ -117,7 +120,7 @@ describe("censored observations are lower bounds, and the estimate says which qu
           expect(cdf.horizonMs).toBeLessThanOrEqual(first);
           expect(cdf.horizonMs).toBeGreaterThanOrEqual(first * (1 - 3e-4) - 0.001); // 1 µs, 1/256 of a 6 % bucket
         }
-        if (cdf.lowerBound(q)) expect(value).toBeGreaterThanOrEqual(cdf.horizonMs);
+        if (cdf.lowerBound(q) && !tooFew) expect(value).toBeGreaterThanOrEqual(cdf.horizonMs);
       }),
       { numRuns: 300, seed: 22 },
     );
@@ -201,8 +204,11 @@ describe("fan-out quantiles: a lower bound at or beyond the smallest member hori
             [est.p50Ms, est.p50Kind, truth.p50Ms],
             [est.p99Ms, est.p99Kind, truth.p99Ms],
           ] as const) {
-            expect(kind).toBe(value >= horizon ? "lower-bound" : "known");
-            if (kind === "lower-bound") expect(value).toBeLessThanOrEqual(bucketEnd(real) * (1 + 3e-4));
+            // fewer than one completion expected beyond it in all the members' windows: not known yet
+            const beyond = peers.reduce((sum, p, i) => sum + p.done.length * (1 - censored[i]!.at(value)), 0);
+            const tooFew = value < horizon && beyond < 0.995;
+            expect(kind).toBe(value >= horizon || tooFew ? "lower-bound" : "known");
+            if (value >= horizon) expect(value).toBeLessThanOrEqual(bucketEnd(real) * (1 + 3e-4));
             else expect(Math.abs(value - real)).toBeLessThanOrEqual(real * 3e-4);
           }
         }
@@ -264,7 +270,8 @@ describe("observed fan-outs: censored at their deadline like a call", () => {
     const clock = new ManualClock();
     const book = new LatencyBook({ minSamples: 5, observedMinSamples: 5 }, clock);
     // per peer: answers in 10 or 200 ms (known); the set's fan-outs: some censored at 60 ms by abandons
-    for (const id of ids) for (let i = 0; i < 50; i++) book.record(id, i % 10 === 0 ? 200 : 10, clock.t);
+    // (200 answers each: enough for a known p99, see "too few completions")
+    for (const id of ids) for (let i = 0; i < 200; i++) book.record(id, i % 10 === 0 ? 200 : 10, clock.t);
     for (let i = 0; i < 10; i++) {
       const fanout = book.beginFanout(ids, ALL, clock.t, clock.t + 1_000);
       if (i % 5 < 2) {
@@ -280,5 +287,73 @@ describe("observed fan-outs: censored at their deadline like a call", () => {
     expect(f.p50Kind).toBe("lower-bound"); // 6 of the set's 10 fan-outs only say "> 60 ms"
     expect(f.p99Kind).toBe("known"); // the product's 200 ms, above the observed lower bound of 60 ms
     expect(f.p99Ms).toBeGreaterThan(150);
+  });
+});
+
+describe("too few completions, and probe completions beyond the horizon", () => {
+  it("a quantile is a lower bound while the window holds fewer than 1 / (1 - q) completions (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0.05, max: 500, noNaN: true }), { minLength: 1, maxLength: 250 }),
+        fc.double({ min: 0.01, max: 0.999, noNaN: true }),
+        (done, q) => {
+          const clock = new ManualClock(100_000);
+          const p = peer(clock);
+          for (const ms of done) p.record(ms, clock.t);
+          // no censoring at all: only the count decides
+          expect(p.cdf(clock.t).lowerBound(q)).toBe(done.length < 1 / (1 - q) - 1e-6);
+        },
+      ),
+      { numRuns: 300, seed: 25 },
+    );
+    // the p99: 99 quiet completions are not a known tail, 100 are; counted over the window, not a slice
+    const clock = new ManualClock();
+    const p = peer(clock, { slices: 5 });
+    for (let i = 0; i < 99; i++) {
+      p.record(10 + (i % 7), clock.t);
+      clock.t += 20; // across every slice of the window
+    }
+    expect(p.estimate(clock.t)).toMatchObject({ p50Kind: "known", p99Kind: "lower-bound" });
+    p.record(12, clock.t);
+    expect(p.estimate(clock.t)).toMatchObject({ p50Kind: "known", p99Kind: "known" });
+  });
+
+  it("a fan-out of a few dozen quiet observations has no known p99, on either basis", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({ minSamples: 5, observedMinSamples: 5 }, clock);
+    const ids = ["a", "b", "c"];
+    for (let i = 0; i < 40; i++) {
+      const fanout = book.beginFanout(ids, { kind: "all" }, clock.t, clock.t + 90);
+      const calls = ids.map((id) => book.begin(id, clock.t, clock.t + 90));
+      clock.t += 12;
+      for (const c of calls) c.complete(12);
+      for (let j = 0; j < ids.length; j++) fanout?.answered(clock.t);
+    }
+    const f = book.fanout(ids, { kind: "all" }, clock.t);
+    expect(f).toMatchObject({ status: "fresh", basis: "observed", p50Kind: "known", p99Kind: "lower-bound" });
+    const independent = new LatencyBook({ minSamples: 5, observedFanoutSets: 0 }, clock);
+    for (const id of ids) for (let i = 0; i < 40; i++) independent.record(id, 12, clock.t);
+    expect(independent.fanout(ids, { kind: "all" }, clock.t)).toMatchObject({
+      basis: "independent",
+      p50Kind: "known",
+      p99Kind: "lower-bound",
+    });
+  });
+
+  it("probe completions beyond the horizon take the censored mass: the p99 reads the tail, not the deadline", () => {
+    const clock = new ManualClock();
+    const p = peer(clock);
+    for (let i = 0; i < 200; i++) p.record(10, clock.t);
+    // 20 calls cut at a 70 ms deadline: the p99 is a lower bound at the horizon
+    for (let i = 0; i < 20; i++) p.begin(clock.t - 70, clock.t).timedOut();
+    const cut = p.estimate(clock.t);
+    expect(cut).toMatchObject({ p99Kind: "lower-bound" });
+    expect(cut.p99Ms).toBeLessThanOrEqual(70);
+    // five probes that ran on answer at 300 ms: Kaplan–Meier hands the mass censored at 70 ms to them
+    for (let i = 0; i < 5; i++) p.record(300, clock.t);
+    const probed = p.estimate(clock.t);
+    expect(probed).toMatchObject({ p99Kind: "known", horizonMs: Infinity });
+    expect(probed.p99Ms).toBeGreaterThan(290);
+    expect(probed.p99Ms).toBeLessThanOrEqual(bucketEnd(300));
   });
 });

@@ -81,19 +81,23 @@ describe("horizon probes over gRPC", () => {
     expect(estimate.p99Ms).toBeLessThan(SLOW_MS * 1.5);
   }, 20_000);
 
-  it("with probes, the p99 is known and beyond the budget; probes are never charged", async () => {
+  it("with probes, the p99 reads the tail beyond the budget; probes are never charged", async () => {
     const { stats, estimate, ledgerStats, returnedBeforeProbe } = await run({
       share: 0.25,
       maxPerPeerPerWindow: 100,
       maxMs: 1_000,
     });
-    // probes stop once the tail is known (only a lower-bound or unknown estimate makes candidates)
+    // the peer's two owed probes per window, and a quarter of one per cut branch
     expect(stats.issued).toBeGreaterThanOrEqual(1);
-    expect(stats.issued).toBeLessThanOrEqual(Math.ceil(1 + FANOUTS * 0.25));
+    expect(stats.issued).toBeLessThanOrEqual(2 + Math.ceil(1 + FANOUTS * 0.25));
     expect(stats.completed).toBe(stats.issued);
     expect(returnedBeforeProbe).toBeGreaterThanOrEqual(1);
     expect(estimate.status).toBe("fresh");
-    expect(estimate.p99Kind ?? "known").toBe("known");
+    // the probes' completions took the mass censored at the budget: no horizon is left; the p99 is still
+    // a lower bound only because a few dozen calls cannot know a 1 % tail (fewer than 100 completions)
+    expect(estimate.horizonMs).toBe(Infinity);
+    expect(estimate.samples).toBeLessThan(100);
+    expect(estimate.p99Kind).toBe("lower-bound");
     expect(estimate.p99Ms).toBeGreaterThan(BUDGET_MS);
     // the late completion is the call's own answer: about the peer's service time, not the budget
     expect(estimate.p99Ms).toBeGreaterThanOrEqual(SLOW_MS * 0.9);

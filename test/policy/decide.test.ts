@@ -110,10 +110,24 @@ describe("decide, p99-boundary (the rule)", () => {
         fc.boolean(),
         (budget, p50, p99, relevant) => {
           fc.pre(!(p99 < p50));
-          const c = rule(budget, estimate(p50, p99, "unknown"), 0, relevant);
+          const plain = rule(budget, estimate(p50, p99, "unknown"), 0, relevant);
+          // a p50 from too few samples is no ground to degrade on: synchronous, which samples
+          expect(plain).toMatchObject({ mode: "synchronous", reason: "estimate-unknown" });
+          // a p50 that calls were cut short of (a lower bound at the horizon) is: the median does not fit
+          const cut: FanoutEstimate = {
+            ...estimate(p50, p99, "unknown"),
+            p50Kind: "lower-bound",
+            p99Kind: "lower-bound",
+          };
+          const c = rule(budget, { ...cut, horizonMs: Number.isNaN(p50) ? Infinity : p50 }, 0, relevant);
           expect(c.mode).not.toBe("speculate");
-          if (budget <= p50) expect(c).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50" });
+          if (budget <= p50 && Number.isFinite(p50))
+            expect(c).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50" });
           else expect(c).toMatchObject({ mode: "synchronous", reason: "estimate-unknown" });
+          // the same lower bound short of the horizon (few completions, none cut beyond) does not degrade
+          if (Number.isFinite(p50)) {
+            expect(rule(budget, { ...cut, horizonMs: p50 + 1 }, 0, relevant).reason).toBe("estimate-unknown");
+          }
         },
       ),
     );
@@ -340,6 +354,8 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
   expect(c.fanoutP99Kind).toBe(i.estimate.p99Kind);
   const p50Bound = c.fanoutP50Kind === "lower-bound";
   const p99Bound = c.fanoutP99Kind === "lower-bound";
+  const h = i.estimate.horizonMs;
+  const censoredP50 = p50Bound && h !== undefined && Number.isFinite(h) && p50 >= h;
   const ruleWouldSpeculate =
     i.policy === "p99-boundary" && fresh && relevant && !p50Bound && !p99Bound && b > p99 + cost;
   const naiveWouldSpeculate = i.policy === "naive-p50" && b > p50;
@@ -360,11 +376,12 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
     case "not-decision-relevant":
       return live && fresh && !relevant && b > p50;
     case "estimate-unknown":
-      return live && !fresh && !(b <= p50);
+      return live && !fresh && !(b <= p50 && censoredP50);
     case "policy-always-sync":
       return live && i.policy === "always-sync" && b > 0;
     case "budget-at-or-below-p50":
-      return live && 0 < b && b <= p50;
+      // the rule degrades an unknown estimate only on a p50 calls were cut short of
+      return live && 0 < b && b <= p50 && (i.policy !== "p99-boundary" || fresh || censoredP50);
     case "non-positive-budget":
       return live && b <= 0;
     case "p99-below-p50":
@@ -393,10 +410,13 @@ const kindsArb = fc
     p50Kind,
     p99Kind: p50Kind === "lower-bound" ? ("lower-bound" as const) : p99Kind,
   }))
-  .map(({ p50Kind, p99Kind }) => ({
-    ...(p50Kind !== undefined && { p50Kind }),
-    ...(p99Kind !== undefined && { p99Kind }),
-  }));
+  .chain(({ p50Kind, p99Kind }) =>
+    fc.option(fc.oneof(msArb, fc.constant(Infinity)), { nil: undefined }).map((horizonMs) => ({
+      ...(p50Kind !== undefined && { p50Kind }),
+      ...(p99Kind !== undefined && { p99Kind }),
+      ...(horizonMs !== undefined && { horizonMs }),
+    })),
+  );
 const estimateArb: fc.Arbitrary<DecideInput["estimate"]> = fc.oneof(
   fc
     .tuple(fc.record({ status: fc.constant("fresh" as const), p50Ms: msArb, p99Ms: msArb }), kindsArb)

@@ -82,7 +82,7 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
     h.transport.addPeer("fast-1", { latency: 2, handler: () => "a" });
     h.transport.addPeer("fast-2", { latency: 3, handler: () => "b" });
     h.transport.addPeer("slow", { latency: 400, handler: () => "c" });
-    for (const p of ["fast-1", "fast-2", "slow"]) h.warm(p, 5, 20);
+    for (const p of ["fast-1", "fast-2", "slow"]) h.warm(p, 5);
     const model = collectModel();
     const run = <T>(p: Promise<T>): Promise<T> => h.clock.runUntilSettled(p);
     await run(h.coordinator.fanOut(task, { peers: ["fast-1", "fast-2"], budgetMs: 200, model }));

@@ -1,7 +1,7 @@
 /**
  * What the demo does with its swarm: one fan-out before anything is known (the rule never speculates
  * on an unknown estimate), enough fan-outs to make every peer's estimate fresh (estimator.minSamples
- * answers in estimator.windowMs), then three budgets chosen from the coordinator's own fresh fan-out
+ * answers in estimator.windowMs) and the fan-out p99 known (about 100), then three budgets chosen from the coordinator's own fresh fan-out
  * p50/p99: well above p99 + abandon cost, between p50 and p99, below p50. Each step's decision is
  * read back from the coordinator's flight recorder (what `tailswarm decisions` shows). The budgets
  * follow the measured numbers, so the three modes come out on a fast or a slow machine; when the
@@ -121,7 +121,12 @@ export async function runDemo(swarm: DemoSwarm, options: DemoOptions): Promise<D
       ids.push(...batch.map((b) => b.answer.fanoutId));
       status = await client.status();
       const fresh = status.peers.filter((p) => p.estimateStatus === "fresh").length;
-      if (fresh === swarm.peers.length && batch.every((b) => b.answer.reason !== "estimate-unknown")) break;
+      // a p99 is known once the window holds about 100 fan-outs (docs/value-model.md): until then the rule
+      // does not speculate, so the demo's first budget would not show it
+      const known = batch.every(
+        (b) => b.answer.reason !== "estimate-unknown" && b.answer.fanoutP99Kind === "known",
+      );
+      if (fresh === swarm.peers.length && known) break;
     }
     if (status === undefined) throw new Error("no status from the coordinator");
     const seconds = (Date.now() - started) / 1000;

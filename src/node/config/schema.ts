@@ -302,12 +302,28 @@ export const nodeConfigSchema = z.strictObject({
       .default(HORIZON_PROBE_DEFAULTS.share)
       .meta(
         doc(
-          "Horizon probes per branch cut at its deadline: such a branch is left running on the peer and its late completion time learnt, so an estimate can see a tail beyond the budget. 0 turns probes off.",
+          "Horizon probes per branch cut at its deadline, beyond those owed by horizonProbe.minPerPeerPerWindow: such a branch is left running on the peer and its late completion time learnt, so an estimate can see a tail beyond the budget. 0 turns probes off.",
+        ),
+      ),
+    minPerPeerPerWindow: rangeField(HORIZON_PROBE_RANGES.minPerPeerPerWindow)
+      .default(HORIZON_PROBE_DEFAULTS.minPerPeerPerWindow)
+      .meta(
+        doc(
+          "Horizon probes a peer whose branches are cut at the deadline (and whose p99 is a lower bound) may start per estimator.windowMs whatever the share's credit.",
         ),
       ),
     maxPerPeerPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerPeerPerWindow)
       .default(HORIZON_PROBE_DEFAULTS.maxPerPeerPerWindow)
-      .meta(doc("Horizon probes started per peer per estimator.windowMs, at most.")),
+      .meta(
+        doc("Horizon probes started per peer per estimator.windowMs, at most (refusals counted as capped)."),
+      ),
+    maxPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerWindow)
+      .default(HORIZON_PROBE_DEFAULTS.maxPerWindow)
+      .meta(
+        doc(
+          "Horizon probes started per estimator.windowMs over all peers, at most (refusals counted as capped).",
+        ),
+      ),
     maxMs: rangeField(HORIZON_PROBE_RANGES.maxMs)
       .default(HORIZON_PROBE_DEFAULTS.maxMs)
       .meta(

@@ -1,0 +1,63 @@
+/** The horizon-probe budget (src/engine/horizon-probes.ts): owed probes per peer, credit, both caps. */
+import { describe, expect, it } from "vitest";
+import { HorizonProbes } from "../../src/engine/horizon-probes.js";
+import { TailswarmError } from "../../src/errors.js";
+
+describe("HorizonProbes", () => {
+  it("owes each cut peer minPerPeerPerWindow probes per window, whatever the share's credit", () => {
+    const probes = new HorizonProbes({ share: 1e-6, minPerPeerPerWindow: 2, windowMs: 10_000 });
+    for (const peer of ["a", "b"]) {
+      expect(probes.candidate(peer, 0)).toBe(true);
+      expect(probes.take(peer, 0)).toBe(true);
+      expect(probes.take(peer, 1)).toBe(true);
+    }
+    // the owed ones spent the initial credit not at all: one more, then next to no credit is left
+    expect(probes.take("a", 2)).toBe(true);
+    expect(probes.candidate("b", 2)).toBe(false);
+    expect(probes.take("b", 2)).toBe(false);
+    // the next window owes them again
+    expect(probes.take("b", 10_001)).toBe(true);
+    expect(probes.stats()).toEqual({ issued: 6, completed: 0, expired: 0, capped: 0 });
+    // share 0 turns probes off, owed ones too
+    expect(new HorizonProbes({ share: 0 }).take("a", 0)).toBe(false);
+  });
+
+  it("beyond the owed ones, probes are paid with credit earned by cut branches", () => {
+    const probes = new HorizonProbes({ share: 0.5, minPerPeerPerWindow: 1, maxPerPeerPerWindow: 10 });
+    expect(probes.take("a", 0)).toBe(true); // owed
+    expect(probes.take("a", 0)).toBe(true); // the initial credit
+    expect(probes.take("a", 0)).toBe(false);
+    probes.cut(1); // half a probe
+    expect(probes.candidate("a", 0)).toBe(false);
+    probes.cut(1);
+    expect(probes.take("a", 0)).toBe(true);
+  });
+
+  it("caps per peer and over all peers per window, and counts the refusals", () => {
+    const probes = new HorizonProbes({
+      share: 1,
+      minPerPeerPerWindow: 3,
+      maxPerPeerPerWindow: 2,
+      maxPerWindow: 3,
+      windowMs: 1_000,
+    });
+    expect(probes.take("a", 0)).toBe(true);
+    expect(probes.take("a", 0)).toBe(true);
+    expect(probes.take("a", 0)).toBe(false); // per-peer cap, though one more is owed
+    expect(probes.take("b", 0)).toBe(true);
+    expect(probes.take("c", 0)).toBe(false); // global cap
+    expect(probes.stats()).toMatchObject({ issued: 3, capped: 2 });
+    expect(probes.take("c", 1_001)).toBe(true); // a new window
+  });
+
+  it("rejects a bad option, naming the key", () => {
+    let error: unknown;
+    try {
+      new HorizonProbes({ minPerPeerPerWindow: -1 });
+    } catch (e) {
+      error = e;
+    }
+    expect(TailswarmError.is(error, "INVALID_CONFIG")).toBe(true);
+    expect((error as Error).message).toContain("horizonProbe.minPerPeerPerWindow");
+  });
+});
