@@ -59,7 +59,7 @@ import { recordFigures } from "./report.js";
 import type { Figure } from "./report.js";
 
 const PEERS = Array.from({ length: 8 }, (_, i) => `peer-${i}`);
-const ROUNDS = 9;
+const ROUNDS = 15;
 const PER_ROUND = 400;
 const SPANS_PER_ROUND = 4_000;
 /** Attribute counts of the SDK floor part (see plainSpans). */
@@ -466,6 +466,10 @@ export async function run(): Promise<void> {
     const onCpu = median(onRuns.map((x) => x.cpu));
     const defWall = median(defRuns.map((x) => x.wall));
     const defCpu = median(defRuns.map((x) => x.cpu));
+    // Rounds alternate off, default, every-fan-out: each round's difference against the off round of
+    // its own cycle, so the machine's drift between cycles cancels.
+    const pairedDef = defRuns.map((x, r) => x.cpu - offRuns[r]!.cpu);
+    const pairedDefSorted = [...pairedDef].sort((a, b) => a - b);
     recordFigures("telemetry", {
       "fan-outs/s, telemetry off (8 peers, in-memory)": { value: 1e6 / offWall, unit: "1/s" },
       "fan-outs/s, telemetry on (default sampling: ≤ 10 new traces/s)": { value: 1e6 / defWall, unit: "1/s" },
@@ -476,6 +480,12 @@ export async function run(): Promise<void> {
           value: defCpu - offCpu,
           unit: "µs",
           note: `${defSpans} spans exported in this loop; what a fan-out pays on top of its own work when it is not traced`,
+        },
+      "telemetry CPU per fan-out at default sampling, paired (median over rounds of the round's CPU minus its cycle's off round)":
+        {
+          value: median(pairedDef),
+          unit: "µs",
+          note: `${ROUNDS} rounds of ${PER_ROUND} fan-outs; rounds' range ${pairedDefSorted[0]!.toFixed(1)} .. ${pairedDefSorted[pairedDefSorted.length - 1]!.toFixed(1)} µs`,
         },
       "fan-outs/s, every fan-out traced (parentbased_always_on)": { value: 1e6 / onWall, unit: "1/s" },
       "throughput cost of tracing every fan-out (wall)": { value: (1 - offWall / onWall) * 100, unit: "%" },

@@ -20,10 +20,10 @@ export function combineObservers(
   observers: readonly (FanoutObserver | undefined)[],
   onError?: (error: unknown) => void,
 ): Required<FanoutObserver> {
-  return new Combined(
-    observers.filter((o): o is FanoutObserver => o !== undefined),
-    onError,
-  );
+  const list = observers.filter((o): o is FanoutObserver => o !== undefined);
+  // A combination alone, with no sink to add, already is one: a second layer would only call through.
+  if (list.length === 1 && onError === undefined && list[0] instanceof Combined) return list[0];
+  return new Combined(list, onError);
 }
 
 class Combined implements Required<FanoutObserver> {

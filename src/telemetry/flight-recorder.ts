@@ -82,11 +82,8 @@ export interface FlightRecorderOptions {
 
 const NONE: readonly string[] = Object.freeze([]);
 
-/** A decision as kept: `because` is built when read, from the classification (or is the text). */
-interface Entry {
-  readonly record: Omit<DecisionRecord, "because"> & { lostWorkMs: number };
-  readonly because: Classification | string;
-}
+/** A decision as kept, without `because`: that is built when read (see `#because`). */
+type Kept = Omit<DecisionRecord, "because"> & { lostWorkMs: number };
 
 function num(v: number): number | null {
   return Number.isFinite(v) ? v : null;
@@ -100,8 +97,9 @@ function num(v: number): number | null {
  */
 export class FlightRecorder implements FanoutObserver {
   readonly capacity: number;
-  /** Each decision without `because`, and the classification it is built from when read (or the text). */
-  readonly #ring: (Entry | undefined)[];
+  /** Each decision without `because`; beside it, the classification that is built from when read (or the text). */
+  readonly #ring: (Kept | undefined)[];
+  readonly #because: (Classification | string | undefined)[];
   /** Recorded fan-outs with branches still unsettled: their late reports add lost work. */
   readonly #pending = new Map<string, { decision: { lostWorkMs: number }; branchIds: Set<string> }>();
   readonly #clock: Clock;
@@ -115,7 +113,8 @@ export class FlightRecorder implements FanoutObserver {
       throw new RangeError(`FlightRecorder capacity: got ${capacity}, expected an integer >= 1`);
     }
     this.capacity = capacity;
-    this.#ring = new Array<Entry | undefined>(capacity);
+    this.#ring = new Array<Kept | undefined>(capacity);
+    this.#because = new Array<Classification | string | undefined>(capacity);
     this.#clock = options.clock ?? systemClock;
     this.#traceIdOf = options.traceIdOf;
   }
@@ -138,7 +137,7 @@ export class FlightRecorder implements FanoutObserver {
     const c = o.classification;
     const e = o.estimate;
     const { branches, unsettled } = tallyBranches(o.branches);
-    const decision: Omit<DecisionRecord, "because"> = {
+    const decision: Kept = {
       fanoutId: o.fanoutId,
       atUnixMs: this.#clock.now(),
       mode: c.mode,
@@ -170,7 +169,7 @@ export class FlightRecorder implements FanoutObserver {
       violation: o.violation === undefined ? null : { code: o.violation.code, message: o.violation.message },
       traceId: this.#traceIdOf?.(o.fanoutId) ?? null,
     };
-    this.#push({ record: decision, because: c }, unsettled);
+    this.#push(decision, c, unsettled);
   }
 
   /** A replicated (hedged) fan-out: its hedge decisions, as a HedgeObserver. */
@@ -178,7 +177,7 @@ export class FlightRecorder implements FanoutObserver {
     const { branches, unsettled } = tallyBranches(o.branches);
     const won = o.backups.filter((b) => b.won).length;
     const refused = o.decisions.filter((d) => d.decision.action === "refuse").length;
-    const decision: Omit<DecisionRecord, "because"> = {
+    const decision: Kept = {
       fanoutId: o.fanoutId,
       atUnixMs: this.#clock.now(),
       mode: "replicated",
@@ -214,7 +213,7 @@ export class FlightRecorder implements FanoutObserver {
     const because =
       `any ${o.k} of ${o.replicas} replicas under ${o.policy}: ${o.backups.length} backup(s) sent (${won} won), ` +
       `${refused} refused`;
-    this.#push({ record: decision, because }, unsettled);
+    this.#push(decision, because, unsettled);
   }
 
   /** The losers' lost work, as the peers reported it, once every branch has settled. */
@@ -225,14 +224,15 @@ export class FlightRecorder implements FanoutObserver {
     this.#pending.delete(fanoutId);
   }
 
-  #push(entry: Entry, unsettled: Set<string> | undefined): void {
+  #push(record: Kept, because: Classification | string, unsettled: Set<string> | undefined): void {
     const evicted = this.#ring[this.#next];
-    if (evicted !== undefined) this.#pending.delete(evicted.record.fanoutId);
-    this.#ring[this.#next] = entry;
+    if (evicted !== undefined) this.#pending.delete(evicted.fanoutId);
+    this.#ring[this.#next] = record;
+    this.#because[this.#next] = because;
     this.#next = (this.#next + 1) % this.capacity;
     this.#recorded++;
     if (unsettled !== undefined)
-      this.#pending.set(entry.record.fanoutId, { decision: entry.record, branchIds: unsettled });
+      this.#pending.set(record.fanoutId, { decision: record, branchIds: unsettled });
   }
 
   /** The last `n` decisions (default: all kept), newest first. */
@@ -240,12 +240,13 @@ export class FlightRecorder implements FanoutObserver {
     const out: DecisionRecord[] = [];
     const count = Math.min(Math.max(0, Math.floor(n)), this.capacity, this.#recorded);
     for (let i = 1; i <= count; i++) {
-      const r = this.#ring[(this.#next - i + this.capacity) % this.capacity];
-      if (r === undefined) continue;
-      const { record } = r;
+      const at = (this.#next - i + this.capacity) % this.capacity;
+      const record = this.#ring[at];
+      const because = this.#because[at];
+      if (record === undefined || because === undefined) continue;
       out.push({
         ...record,
-        because: typeof r.because === "string" ? r.because : shownInequality(r.because),
+        because: typeof because === "string" ? because : shownInequality(because),
         branches: { ...record.branches },
       });
     }
@@ -254,6 +255,7 @@ export class FlightRecorder implements FanoutObserver {
 
   clear(): void {
     this.#ring.fill(undefined);
+    this.#because.fill(undefined);
     this.#pending.clear();
     this.#next = 0;
   }

@@ -67,6 +67,23 @@ const VALUES = 4;
 
 const BIT_BUCKETS = [0, 0.01, 0.05, 0.1, 0.2, 0.5, 1, 2, 4];
 
+/** The attribute sets of the counts (cells.ts), built once per cell. */
+function decisionAttrs(mode: string, reason: string): Attributes {
+  return { [ATTR.mode]: mode, [ATTR.reason]: reason };
+}
+
+function committedAttrs(mode: string, policy: string, relevant: boolean): Attributes {
+  return {
+    [ATTR.mode]: mode,
+    ...(policy !== "" && { [ATTR.policy]: policy }),
+    [ATTR.decisionRelevant]: relevant,
+  };
+}
+
+function oneAttr(key: string): (value: string) => Attributes {
+  return (value) => ({ [key]: value });
+}
+
 /** ms → s, NaN for what is not finite (not recorded), never below 0. */
 function seconds(ms: number): number {
   return Number.isFinite(ms) ? Math.max(0, ms) / 1000 : NaN;
@@ -82,13 +99,13 @@ function seconds(ms: number): number {
  */
 export class FanoutMetrics implements FanoutObserver {
   readonly #clock: Clock;
-  readonly #decisions = new Cells();
-  readonly #committed = new Cells();
+  readonly #decisions = new Cells(decisionAttrs);
+  readonly #committed = new Cells(committedAttrs);
   readonly #outcomes = new BranchCells();
-  readonly #lostWork = new Cells();
-  readonly #violations = new Cells();
-  readonly #misses = new Cells();
-  readonly #probes = new Cells();
+  readonly #lostWork = new Cells(oneAttr(ATTR.branchOutcome));
+  readonly #violations = new Cells(oneAttr(ATTR.violationCode));
+  readonly #misses = new Cells(oneAttr(ATTR.mode));
+  readonly #probes = new Cells(oneAttr(ATTR.probeState));
   readonly #branchCommit: WindowedRatio;
   readonly #branchPivotal: WindowedRatio;
   readonly #fanoutRelevant: WindowedRatio;
@@ -236,26 +253,25 @@ export class FanoutMetrics implements FanoutObserver {
     this.#durations.add(b);
     if (b.probe === true) this.#probe(b.result.kind === "answer" ? "completed" : "expired");
     if (!(b.lostWorkMs > 0)) return;
-    const out = b.outcome;
-    this.#lostWork.add(out, () => ({ [ATTR.branchOutcome]: out }), b.lostWorkMs / 1000);
+    this.#lostWork.add(b.outcome, "", false, b.lostWorkMs / 1000);
   }
 
   #probe(state: "issued" | "completed" | "expired"): void {
-    this.#probes.add(state, () => ({ [ATTR.probeState]: state }), 1);
+    this.#probes.add(state, "", false, 1);
   }
 
   /** Budget violations, whether turned into degrade or thrown to the caller. */
   onViolation(_fanoutId: string, violation: Error): void {
     const c = (violation as { code?: unknown }).code;
     const code = typeof c === "string" ? c : violation.name;
-    this.#violations.add(code, () => ({ [ATTR.violationCode]: code }), 1);
+    this.#violations.add(code, "", false, 1);
   }
 
   /** Counts the fan-out, and queues its histogram values (see the file comment). */
   onFanoutEnd(o: FanoutOutcome): void {
     const c = o.classification;
     const mode = c.mode;
-    this.#decisions.add(`${mode}\0${c.reason}`, () => ({ [ATTR.mode]: mode, [ATTR.reason]: c.reason }), 1);
+    this.#decisions.add(mode, c.reason, false, 1);
     let committed = 0;
     let used = 0;
     let pivotal = 0;
@@ -274,7 +290,7 @@ export class FanoutMetrics implements FanoutObserver {
     if (used > 0) this.#branchPivotal.add(now, pivotal, used);
     if (!o.degraded && o.answered > 0)
       this.#commitFanout(mode, o.classification.policy ?? "", o.decisionChanged, now);
-    if (o.deadlineMissed) this.#misses.add(mode, () => this.#attrsOf(mode), 1);
+    if (o.deadlineMissed) this.#misses.add(mode, "", false, 1);
 
     const i = this.#queuedMode.length * VALUES;
     const q = this.#queued;
@@ -291,15 +307,7 @@ export class FanoutMetrics implements FanoutObserver {
 
   /** A fan-out whose action rests on answers: decision-relevant when that action is not the local one. */
   #commitFanout(mode: string, policy: string, relevant: boolean, now: number): void {
-    this.#committed.add(
-      `${mode}\0${policy}\0${relevant ? 1 : 0}`,
-      () => ({
-        [ATTR.mode]: mode,
-        ...(policy !== "" && { [ATTR.policy]: policy }),
-        [ATTR.decisionRelevant]: relevant,
-      }),
-      1,
-    );
+    this.#committed.add(mode, policy, relevant, 1);
     this.#fanoutRelevant.add(now, relevant ? 1 : 0, 1);
   }
 

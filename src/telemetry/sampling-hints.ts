@@ -49,8 +49,10 @@ export function unsampledSpan(
     return { span, ctx: trace.setSpan(parent, span) };
   }
   if (!hints.parentBased || (sc.traceFlags & TraceFlags.SAMPLED) !== 0) return undefined;
-  if (trace.getSpan(parent)?.isRecording() === true) return undefined; // recorded, not sampled: ask
-  return { span: trace.wrapSpanContext(sc), ctx: parent };
+  const span = trace.getSpan(parent);
+  if (span?.isRecording() === true) return undefined; // recorded, not sampled: ask
+  // The parent's own non-recording span (the one extract put there) serves as is.
+  return { span: span ?? trace.wrapSpanContext(sc), ctx: parent };
 }
 
 const ID_BUFFER = Buffer.allocUnsafe(16);

@@ -77,4 +77,14 @@ describe("combineObservers", () => {
     combined.onFanoutEnd(outcome);
     expect([c.ends, c.errors]).toEqual([2, 1]);
   });
+
+  it("gives back a combination combined alone, and wraps it again only to add a sink", () => {
+    const inner = combineObservers([{}, {}]);
+    expect(combineObservers([inner, undefined])).toBe(inner);
+    const told: string[] = [];
+    const outer = combineObservers([inner], () => told.push("sink"));
+    expect(outer).not.toBe(inner);
+    outer.onError(new Error("x"));
+    expect(told).toEqual(["sink"]);
+  });
 });
