@@ -79,8 +79,8 @@ export interface CoordinateAnswer {
   readonly nodeId: string;
   readonly fanoutId: string;
   readonly branches: readonly CoordinateBranch__Output[];
-  /** Where the call's time went on the coordinator, ms (absent from nodes that do not say). */
-  readonly timing?: CoordinateTiming__Output;
+  /** Where the call's time went on the coordinator, ms (null from nodes that do not say). */
+  readonly timing: CoordinateTiming__Output | null;
 }
 
 const finite = (v: number | undefined): number | null =>
@@ -120,7 +120,7 @@ function answerOf(r: CoordinateReply__Output): CoordinateAnswer {
       lostWorkMs: b.lostWorkMs,
       unsettled: b.unsettled,
     })),
-    ...(r.timing != null && { timing: { ...r.timing } }),
+    timing: r.timing != null ? { ...r.timing } : null,
   };
 }
 

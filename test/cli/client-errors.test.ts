@@ -211,6 +211,7 @@ describe("client verbs on a node run by `tailswarm host`", () => {
       "nodeId",
       "fanoutId",
       "branches",
+      "timing",
     ]);
     expect(["known", "lower-bound", "unknown"]).toContain(reply.fanoutP99Kind);
     expect(reply.nodeId).toBe("coord");
