@@ -14,10 +14,11 @@
  * - CPU with coordination off is what a node spends on membership, health and its idle server (no
  *   fan-out runs): the figure that must not grow with the swarm.
  * - the kill: at the end of the largest size, one node (alone in its own process) is SIGKILLed while the
- *   others coordinate; the bench polls every node that had it live (Status, every 250 ms) until each
- *   has it ejected (health) or down (membership), and prints the time from each node's last bad branch
- *   to the victim (Status `last_bad_branch_unix_ms`) and from the kill to that poll, and the swarm's
- *   probe rate before and after.
+ *   others coordinate, and the nodes that had it live (its holders) at SCALE_KILL_RATE per second
+ *   (default 1), so that their branches to it fail; the bench polls every holder (Status, every
+ *   250 ms) until each has it ejected (health) or down (membership), and prints the time from each
+ *   holder's last failed branch to the victim (Status `last_bad_branch_unix_ms`) to that poll, from
+ *   the kill to that poll, and the swarm's probe rate before and after.
  *
  *   npm run build && npm run bench -- scale
  */
@@ -43,6 +44,8 @@ const SIZES = (process.env.SCALE_SIZES ?? "50,200,500").split(",").map(Number);
 const PER_PROCESS = Number(process.env.SCALE_NODES_PER_PROCESS ?? 125);
 const ACTIVE = Number(process.env.SCALE_ACTIVE ?? 20);
 const RATE = Number(process.env.SCALE_RATE ?? 0.2);
+/** The holders' Coordinate rate during the kill, per second. */
+const KILL_RATE = Number(process.env.SCALE_KILL_RATE ?? 1);
 const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 10);
 /** How long a swarm may take until every node sees its subset up, s. */
 const READY_S = Number(process.env.SCALE_READY_S ?? 240);
@@ -185,16 +188,22 @@ interface Load {
   firstError: string;
 }
 
-/** Every node (but `skip`) coordinates at RATE per second until `stopAt`, staggered. */
-async function coordinate(s: Swarm, stopAt: number, skip: ReadonlySet<number>): Promise<Load> {
+/** `nodes` (default: every node but `skip`) coordinate at `rate` per second each until `stopAt`, staggered. */
+async function coordinate(
+  s: Swarm,
+  stopAt: number,
+  skip: ReadonlySet<number>,
+  rate = RATE,
+  nodes: readonly number[] = [...s.clients.keys()],
+): Promise<Load> {
   const out: Load = { sent: 0, ok: 0, late: 0, failed: 0, firstError: "" };
   const calls: Promise<void>[] = [];
-  const period = 1000 / RATE;
-  const n = s.clients.length;
+  const period = 1000 / rate;
+  const n = nodes.length;
   const t0 = Date.now();
   for (let k = 0; ; k++) {
-    // node i's j-th call at t0 + (i / n + j) · period: one call every period / n across the swarm
-    const i = k % n;
+    // the m-th node's j-th call at t0 + (m / n + j) · period: one call every period / n across them
+    const i = nodes[k % n]!;
     const at = t0 + (k / n) * period;
     if (at >= stopAt) break;
     if (skip.has(i)) continue;
@@ -307,7 +316,10 @@ async function wideFanout(s: Swarm, figures: Record<string, Figure>): Promise<vo
   }
 }
 
-/** Kills the victim while the others coordinate; how long until no node that had it live sends it branches. */
+/**
+ * Kills the victim while the others coordinate (its holders, the nodes that had it live, at KILL_RATE,
+ * so each sends it branches that fail); how long until each holder has it out of its fan-outs.
+ */
 async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): Promise<void> {
   const victim = "n0";
   const skip = new Set([0]);
@@ -323,6 +335,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
   const windowS = 5;
   const loadStop = Date.now() + (2 * windowS + 10) * 1000;
   const load = coordinate(s, loadStop, skip);
+  const holderLoad = coordinate(s, loadStop, skip, KILL_RATE, had);
   await sleep(2_000);
   const p0 = await probesSent(s, skip);
   await sleep(windowS * 1000);
@@ -360,6 +373,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
   const p2 = await probesSent(s, skip);
   probeAfter = (p2 - p1) / ((Date.now() - killedAt) / 1000);
   const done = await load;
+  const holders = await holderLoad;
   const times = [...outAfter.values()].sort((a, b) => a - b);
   const label = `kill (${n} nodes)`;
   figures[`${label}: nodes that had the victim live`] = { value: had.length, unit: "nodes" };
@@ -373,9 +387,17 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
     value: ejected,
     unit: "nodes",
   };
+  figures[`${label}: holders with a failed branch to it after the kill`] = {
+    value: sinceBad.length,
+    unit: `of ${had.length}`,
+  };
   figures[`${label}: seen out after its last failed branch, max (poll 250 ms)`] = {
     value: sinceBad.at(-1) ?? NaN,
-    unit: `s (${sinceBad.length} nodes had one)`,
+    unit: "s",
+  };
+  figures[`${label}: seen out after its last failed branch, median`] = {
+    value: sinceBad[sinceBad.length >> 1] ?? NaN,
+    unit: "s",
   };
   figures[`${label}: seen out within 2 s of its last failed branch`] = {
     value: sinceBad.filter((t) => t <= 2).length,
@@ -388,6 +410,10 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
   figures[`${label}: fan-outs answered by the deadline during it`] = {
     value: done.ok,
     unit: `of ${done.sent}`,
+  };
+  figures[`${label}: holders' fan-outs (${KILL_RATE}/s each) answered by the deadline during it`] = {
+    value: holders.ok,
+    unit: `of ${holders.sent}`,
   };
 }
 

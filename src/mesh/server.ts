@@ -5,9 +5,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
-import { ReflectionService } from "@grpc/reflection";
-import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import { HealthImplementation } from "grpc-health-check";
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
 import { clip, TailswarmError, invalid } from "../errors.js";
@@ -20,7 +18,8 @@ import type { HandlerRegistry } from "./handler.js";
 import type { RoutingAdvert } from "../routing/advert.js";
 import type { SamplingHints } from "../telemetry/sampling-hints.js";
 import { routingSourceOf, toWireRoutingState } from "./routing-state.js";
-import { swarmPackageDefinition, swarmService, SWARM_SERVICE_NAME } from "./proto.js";
+import { swarmService, SWARM_SERVICE_NAME } from "./proto.js";
+import { addReflection } from "./server-definitions.js";
 import type { AbandonReply } from "./gen/tailswarm/v1/AbandonReply.js";
 import type { AbandonRequest__Output } from "./gen/tailswarm/v1/AbandonRequest.js";
 import { limitConnections, resolveConnectionLimits } from "./connection-limits.js";
@@ -309,14 +308,7 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
 
   const health = new HealthImplementation(Object.fromEntries(HEALTH_SERVICES.map((s) => [s, "SERVING"])));
   health.addToServer(server);
-  const healthDef = protoLoader.loadSync(healthProtoPath, {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  new ReflectionService({ ...swarmPackageDefinition(), ...healthDef }).addToServer(server);
+  addReflection(server);
 
   function setServing(serving: boolean): void {
     for (const s of HEALTH_SERVICES) health.setStatus(s, serving && !shedding ? "SERVING" : "NOT_SERVING");

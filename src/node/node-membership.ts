@@ -6,7 +6,8 @@
  * A restart (new start time) resets the peer's estimates; an id whose last address left every
  * source is forgotten. Branch outcomes are the health signal: an identified peer is actively probed
  * only while it is in the active set and idle (no branch outcome for the estimator's
- * `maxSampleAgeMs`) or suspected (`PeerHealth.needsProbe`).
+ * `maxSampleAgeMs`) or suspected (`PeerHealth.needsProbe`); a suspected one at once on its first bad
+ * branch, then at a backoff up to `probe.suspectBackoffMaxMs` (`SuspectBackoff`).
  *
  * @example
  * const membership = createNodeMembership(config, { pool, book, health, log });
@@ -18,6 +19,7 @@ import type { LatencyBook } from "../estimate/latency-book.js";
 import type { ChannelPool } from "../mesh/channel-pool.js";
 import type { PeerHealth } from "../mesh/membership/health.js";
 import { Membership } from "../mesh/membership/membership.js";
+import { SuspectBackoff } from "../mesh/membership/suspect-backoff.js";
 import type { NodeConfig } from "./config/types.js";
 import type { Logger } from "./logger.js";
 
@@ -28,7 +30,7 @@ export interface NodeMembershipDeps {
    * Branch outcomes: an active-set peer is probed only while they say too little — none for the
    * estimator's `maxSampleAgeMs` (the age past which its samples count as stale), or it is suspected.
    */
-  readonly health: Pick<PeerHealth, "needsProbe" | "report" | "onSuspect" | "forget">;
+  readonly health: Pick<PeerHealth, "needsProbe" | "suspected" | "report" | "onSuspect" | "forget">;
   /** The node's logger; membership lines go to its `membership` child, resets to `node`. */
   readonly log: Logger;
 }
@@ -41,6 +43,12 @@ export function membershipTargets(config: Pick<NodeConfig, "peers" | "dns">): st
 export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDeps): Membership {
   const log = deps.log.child("membership");
   const nodeLog = deps.log.child("node");
+  const suspects = new SuspectBackoff({
+    intervalMs: config.probe.intervalMs,
+    backoffMaxMs: config.probe.suspectBackoffMaxMs,
+    onCapped: (peer, waitMs) =>
+      log.info("suspected peer probed at probe.suspectBackoffMaxMs", { peer, waitMs }),
+  });
   const membership = new Membership({
     sources: membershipTargets(config),
     pool: deps.pool,
@@ -53,8 +61,14 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     subsetSize: config.membership.subsetSize,
     channelIdleMs: config.membership.channelIdleMs,
     active: (id) => deps.book.tracks(id),
-    wantsProbe: (id) =>
-      deps.book.tracks(id) && deps.health.needsProbe(id, Date.now(), deps.book.options.maxSampleAgeMs),
+    wantsProbe: (id) => {
+      const now = Date.now();
+      return (
+        deps.book.tracks(id) &&
+        deps.health.needsProbe(id, now, deps.book.options.maxSampleAgeMs) &&
+        suspects.due(id, now, deps.health.suspected(id))
+      );
+    },
   });
   // A refused probe is a bad outcome like a failed branch (a success says nothing of the branch path,
   // so it resets nothing); a peer whose branch just failed is probed at once. A dead peer is then out
@@ -64,7 +78,10 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
   membership.on("probeFailed", (p, code) => {
     if (code !== status.DEADLINE_EXCEEDED) deps.health.report(p.id, { kind: "failed" }, Date.now(), true);
   });
-  deps.health.onSuspect = (peer) => membership.probePeer(peer);
+  deps.health.onSuspect = (peer) => {
+    suspects.sent(peer, Date.now());
+    membership.probePeer(peer);
+  };
   membership.on("up", (p) => log.info("peer up", { peer: p.id, address: p.address, region: p.region }));
   membership.on("down", (p) =>
     log.warn("peer down", {
@@ -81,11 +98,15 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     deps.book.reset(p.id);
     // A new process: the old one's failures (its death, the probes that saw it) are not this one's.
     deps.health.forget(p.id);
+    suspects.forget(p.id);
     nodeLog.info("estimates reset", { peer: p.id });
   });
   membership.on("removed", (p) => {
     log.info("peer address removed", { peer: p.id, address: p.address });
-    if (p.id !== "" && membership.addressOf(p.id) === undefined) deps.book.forget(p.id);
+    if (p.id !== "" && membership.addressOf(p.id) === undefined) {
+      deps.book.forget(p.id);
+      suspects.forget(p.id);
+    }
   });
   return membership;
 }

@@ -148,7 +148,13 @@ export class PeerHealth {
   needsProbe(peer: PeerId, nowMs: number, idleMs: number): boolean {
     const s = this.#peers.get(peer);
     if (s === undefined) return true;
-    return s.out || s.consecutive > 0 || nowMs - s.lastMs >= idleMs;
+    return this.suspected(peer) || nowMs - s.lastMs >= idleMs;
+  }
+
+  /** Its last branch was bad, or it is ejected or on probation. */
+  suspected(peer: PeerId): boolean {
+    const s = this.#peers.get(peer);
+    return s !== undefined && (s.out || s.consecutive > 0);
   }
 
   /** When the peer's last bad branch (failed, rejected or outlier) was reported, epoch ms; −Infinity if none. */

@@ -19,13 +19,13 @@
  */
 import { EventEmitter } from "node:events";
 import { status } from "@grpc/grpc-js";
-import type { ServiceError } from "@grpc/grpc-js";
 import { systemClock } from "../../clock/clock.js";
 import type { Clock, TimerHandle } from "../../clock/clock.js";
 import type { PeerId } from "../../estimate/types.js";
 import { ChannelPool } from "../channel-pool.js";
 import { swarmService } from "../proto.js";
 import { unaryCall } from "../unary-call.js";
+import { probeCall } from "./probe-call.js";
 import type { ProbeReply__Output } from "../gen/tailswarm/v1/ProbeReply.js";
 import type { StateReply__Output } from "../gen/tailswarm/v1/StateReply.js";
 import { hash32 } from "../../util/hash.js";
@@ -158,6 +158,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
   readonly #sources: MembershipSource[];
   readonly #bySource = new Map<MembershipSource, string[]>();
   readonly #entries = new Map<string, Entry>();
+  /** The entries of each identified node id (kept with `#setId`): lookups by id do not scan every address. */
+  readonly #byId = new Map<PeerId, Set<Entry>>();
   /** Per node id: the start time last seen and the restarts counted (restart is a property of the id). */
   readonly #started = new Map<PeerId, number>();
   readonly #restarts = new Map<PeerId, number>();
@@ -204,8 +206,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
    */
   probePeer(id: PeerId): void {
     if (this.#stopped || id === "") return;
-    for (const e of this.#entries.values()) {
-      if (e.id !== id || e.self || this.#probing.has(e)) continue;
+    for (const e of this.#byId.get(id) ?? []) {
+      if (e.self || this.#probing.has(e)) continue;
       void this.#probe(e);
     }
   }
@@ -250,9 +252,10 @@ export class Membership extends EventEmitter<MembershipEvents> {
 
   /** Address of a peer id (for `GrpcTransport`'s `addressOf`): an answering one when there is one. */
   addressOf(id: PeerId): string | undefined {
+    if (id === "") return undefined;
     let any: string | undefined;
-    for (const e of this.#entries.values()) {
-      if (e.id !== id || e.self || id === "") continue;
+    for (const e of this.#byId.get(id) ?? []) {
+      if (e.self) continue;
       if (e.up) return e.address;
       any ??= e.address;
     }
@@ -267,15 +270,19 @@ export class Membership extends EventEmitter<MembershipEvents> {
   /**
    * One probe round (also run on the interval) over this node's subset of the addresses and its
    * active set — of those, the addresses not yet identified or down whose backoff has run out, and
-   * the peers `wantsProbe` asks for; then channels idle past `channelIdleMs` are closed.
+   * the peers `wantsProbe` asks for (asked only of peers with no probe in flight: a yes sends one);
+   * then channels idle past `channelIdleMs` are closed.
    */
   async probeNow(): Promise<void> {
     if (this.#stopped) return;
     const now = this.#clock.now();
     const due = this.#probed().filter(
-      (e) => !e.self && (e.id === "" || !e.up ? now >= e.nextProbeAt : this.#wantsProbe(e.id)),
+      (e) =>
+        !e.self &&
+        !this.#probing.has(e) &&
+        (e.id === "" || !e.up ? now >= e.nextProbeAt : this.#wantsProbe(e.id)),
     );
-    await Promise.all(due.filter((e) => !this.#probing.has(e)).map((e) => this.#probe(e)));
+    await Promise.all(due.map((e) => this.#probe(e)));
     if (!this.#stopped) this.pool.closeIdle(this.#channelIdleMs);
   }
 
@@ -301,8 +308,21 @@ export class Membership extends EventEmitter<MembershipEvents> {
 
   #isLive(id: PeerId): boolean {
     if (id === "") return false;
-    for (const e of this.#entries.values()) if (e.up && !e.self && e.id === id) return true;
+    for (const e of this.#byId.get(id) ?? []) if (e.up && !e.self) return true;
     return false;
+  }
+
+  /** Gives `e` the node id `id`, keeping `#byId` in step ("" removes it from every id). */
+  #setId(e: Entry, id: PeerId): void {
+    if (e.id === id) return;
+    const old = this.#byId.get(e.id);
+    old?.delete(e);
+    if (old?.size === 0) this.#byId.delete(e.id);
+    e.id = id;
+    if (id === "") return;
+    let set = this.#byId.get(id);
+    if (set === undefined) this.#byId.set(id, (set = new Set()));
+    set.add(e);
   }
 
   #info(e: Entry): PeerInfo {
@@ -383,6 +403,9 @@ export class Membership extends EventEmitter<MembershipEvents> {
       if (wanted.has(a)) continue;
       this.#entries.delete(a);
       this.#ranked = undefined;
+      const ids = this.#byId.get(e.id);
+      ids?.delete(e);
+      if (ids?.size === 0) this.#byId.delete(e.id);
       if (!e.self) {
         if (e.up && !this.#isLive(e.id)) this.emit("down", this.#info({ ...e, up: false }));
         this.emit("removed", this.#info(e));
@@ -404,14 +427,15 @@ export class Membership extends EventEmitter<MembershipEvents> {
     const client = this.pool.get(e.address);
     const sent = this.#clock.now();
     this.#probes++;
-    let reply: ProbeReply__Output;
-    try {
-      reply = await unaryCall(client, swarmService().Probe, { sentUnixMs: Date.now() }, this.#timeout);
-    } catch (error) {
-      if (!this.#stopped && this.#entries.get(e.address) === e) this.#failed(e, error as ServiceError);
-      return;
-    }
+    const result = await probeCall<object, ProbeReply__Output>(
+      client,
+      swarmService().Probe,
+      { sentUnixMs: Date.now() },
+      this.#timeout,
+    );
     if (this.#stopped || this.#entries.get(e.address) !== e) return;
+    if (!result.ok) return this.#failed(e, result.code, result.details);
+    const reply = result.reply;
     e.rttMs = this.#clock.now() - sent;
     e.consecutiveFailures = 0;
     e.lastError = "";
@@ -419,7 +443,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     e.nextProbeAt = 0;
     if (this.#selfId !== undefined && reply.nodeId === this.#selfId) {
       e.self = true;
-      e.id = reply.nodeId;
+      this.#setId(e, reply.nodeId);
       return;
     }
     const id = reply.nodeId;
@@ -443,7 +467,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
       if (this.#stopped || this.#entries.get(e.address) !== e) return;
     }
     const wasLive = this.#isLive(id);
-    e.id = id;
+    this.#setId(e, id);
     e.startedAt = reply.startedAtUnixMs;
     const known = this.#started.get(id);
     this.#started.set(id, reply.startedAtUnixMs);
@@ -455,10 +479,10 @@ export class Membership extends EventEmitter<MembershipEvents> {
     if (!wasLive) this.emit("up", this.#info(e));
   }
 
-  #failed(e: Entry, error: ServiceError): void {
+  #failed(e: Entry, code: status, details: string): void {
     e.consecutiveFailures++;
-    e.lastError = error.details || error.message;
-    if (e.id !== "") this.emit("probeFailed", this.#info(e), error.code);
+    e.lastError = details || status[code];
+    if (e.id !== "") this.emit("probeFailed", this.#info(e), code);
     if (e.up && e.consecutiveFailures >= this.#threshold) {
       e.up = false;
       if (!this.#isLive(e.id)) this.emit("down", this.#info(e));
@@ -475,7 +499,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
     // old connection would wake up only at the next one. A probe refused (nothing listening yet, or
     // any more) leaves the channel in grpc-js's reconnect backoff, which grows to minutes. A fresh
     // channel per probe lets the first probe after healing, or after the peer starts, bring it in.
-    if (!e.up && (error.code === status.DEADLINE_EXCEEDED || error.code === status.UNAVAILABLE))
+    if (!e.up && (code === status.DEADLINE_EXCEEDED || code === status.UNAVAILABLE))
       this.pool.close(e.address);
   }
 }

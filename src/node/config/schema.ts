@@ -17,6 +17,7 @@ import type { HedgePolicyName } from "../../hedge/types.js";
 import { ACTIVE_IDLE_WINDOWS, LATENCY_BOOK_DEFAULTS, LATENCY_BOOK_RANGES } from "../../estimate/options.js";
 import { HEALTH_DEFAULTS, HEALTH_RANGES } from "../../mesh/membership/health.js";
 import { MEMBERSHIP_DEFAULTS, MEMBERSHIP_RANGES } from "../../mesh/membership/membership.js";
+import { SUSPECT_BACKOFF_DEFAULTS, SUSPECT_BACKOFF_RANGES } from "../../mesh/membership/suspect-backoff.js";
 import { ADMISSION_DEFAULTS, ADMISSION_RANGES } from "../../mesh/admission.js";
 import { CONNECTION_DEFAULTS, CONNECTION_RANGES } from "../../mesh/connection-limits.js";
 import { SERVER_DEFAULTS, SERVER_RANGES } from "../../mesh/server-limits.js";
@@ -96,6 +97,13 @@ export const nodeConfigSchema = z.strictObject({
       .meta(
         doc(
           "Longest wait between probes of an address that does not answer (not identified yet, or down), ms: from intervalMs, doubled per unanswered probe, jittered ±20%.",
+        ),
+      ),
+    suspectBackoffMaxMs: rangeField(SUSPECT_BACKOFF_RANGES.backoffMaxMs)
+      .default(SUSPECT_BACKOFF_DEFAULTS.backoffMaxMs)
+      .meta(
+        doc(
+          "Longest wait between probes of a suspected active-set peer (its last branch failed, or ejected), ms: probed at its first bad branch, then from intervalMs, doubled per probe, jittered ±20%; branch outcomes still eject it.",
         ),
       ),
   }),

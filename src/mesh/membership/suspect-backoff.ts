@@ -1,0 +1,88 @@
+/**
+ * When a suspected peer (its last branch bad, or ejected, or on probation) is probed again. Branch
+ * outcomes stay the primary signal (a peer's first bad branch is probed at once, `PeerHealth.onSuspect`);
+ * after that a suspected peer is probed at a backoff, not every round: the wait starts at the probe
+ * interval and doubles per probe up to `backoffMaxMs`, jittered ±20%, and a peer no longer suspected
+ * starts over. Probing every suspect every round fed on itself under overload: fan-outs failing for
+ * lack of CPU made suspects, and their probes took more CPU.
+ *
+ * @example
+ * const suspects = new SuspectBackoff({ intervalMs: 1_000, backoffMaxMs: 10_000 });
+ * if (suspects.due(peer, now, health.suspected(peer))) sendProbe(peer); // `due` counts the probe sent
+ */
+import type { PeerId } from "../../estimate/types.js";
+import { checkRange, intRange } from "../../util/range.js";
+import type { NumberRange } from "../../util/range.js";
+
+export interface SuspectBackoffOptions {
+  /** The first wait (the probe round's period), ms. */
+  readonly intervalMs: number;
+  /** Longest wait between probes of a suspected peer, ms. Default and range: SUSPECT_BACKOFF_DEFAULTS / _RANGES. */
+  readonly backoffMaxMs?: number;
+  /** Told once per run of suspicion, when a peer's wait first reaches `backoffMaxMs`. */
+  readonly onCapped?: (peer: PeerId, waitMs: number) => void;
+  readonly random?: () => number;
+}
+
+export const SUSPECT_BACKOFF_DEFAULTS = { backoffMaxMs: 10_000 } as const;
+export const SUSPECT_BACKOFF_RANGES: Readonly<Record<"backoffMaxMs", NumberRange>> = {
+  backoffMaxMs: intRange(10),
+};
+
+interface Wait {
+  waitMs: number;
+  nextMs: number;
+}
+
+export class SuspectBackoff {
+  readonly #intervalMs: number;
+  readonly #maxMs: number;
+  readonly #onCapped: ((peer: PeerId, waitMs: number) => void) | undefined;
+  readonly #random: () => number;
+  readonly #waits = new Map<PeerId, Wait>();
+
+  constructor(options: SuspectBackoffOptions) {
+    this.#intervalMs = options.intervalMs;
+    this.#maxMs = checkRange(
+      "probe.suspectBackoffMaxMs",
+      options.backoffMaxMs ?? SUSPECT_BACKOFF_DEFAULTS.backoffMaxMs,
+      SUSPECT_BACKOFF_RANGES.backoffMaxMs,
+    );
+    this.#onCapped = options.onCapped;
+    this.#random = options.random ?? Math.random;
+  }
+
+  /**
+   * Whether `peer` is to be probed now; true counts a probe sent (the next waits longer). A peer not
+   * `suspected` is always due (its probes are the caller's to decide) and its backoff starts over.
+   */
+  due(peer: PeerId, nowMs: number, suspected: boolean): boolean {
+    if (!suspected) {
+      this.#waits.delete(peer);
+      return true;
+    }
+    const w = this.#waits.get(peer);
+    if (w !== undefined && nowMs < w.nextMs) return false;
+    this.sent(peer, nowMs);
+    return true;
+  }
+
+  /** A probe of suspected `peer` was sent now (outside `due`, e.g. at its first bad branch). */
+  sent(peer: PeerId, nowMs: number): void {
+    let w = this.#waits.get(peer);
+    if (w === undefined) this.#waits.set(peer, (w = { waitMs: 0, nextMs: 0 }));
+    const before = w.waitMs;
+    w.waitMs = Math.min(this.#maxMs, w.waitMs === 0 ? this.#intervalMs : 2 * w.waitMs);
+    if (w.waitMs === this.#maxMs && before < this.#maxMs) this.#onCapped?.(peer, w.waitMs);
+    w.nextMs = nowMs + w.waitMs * (0.8 + 0.4 * this.#random());
+  }
+
+  forget(peer: PeerId): void {
+    this.#waits.delete(peer);
+  }
+
+  /** Peers with a backoff running. */
+  get size(): number {
+    return this.#waits.size;
+  }
+}
