@@ -76,7 +76,9 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
   // A probe past its deadline is no failure here, as a branch cut at its deadline is none: on a loaded
   // machine probes time out, and counting them ejected healthy peers and drew more probes.
   membership.on("probeFailed", (p, code) => {
-    if (code !== status.DEADLINE_EXCEEDED) deps.health.report(p.id, { kind: "failed" }, Date.now(), true);
+    if (code === status.DEADLINE_EXCEEDED) return;
+    suspects.refused(p.id);
+    deps.health.report(p.id, { kind: "failed" }, Date.now(), true);
   });
   deps.health.onSuspect = (peer) => {
     suspects.sent(peer, Date.now());

@@ -3,7 +3,7 @@
  * outcomes stay the primary signal (a peer's first bad branch is probed at once, `PeerHealth.onSuspect`);
  * after that a suspected peer is probed at a backoff, not every round: the wait starts at the probe
  * interval and doubles per probe up to `backoffMaxMs`, jittered ±20%, and a peer no longer suspected
- * starts over. Probing every suspect every round fed on itself under overload: fan-outs failing for
+ * starts over. A refused probe does not grow the wait (`refused`): only probes that time out back off. Probing every suspect every round fed on itself under overload: fan-outs failing for
  * lack of CPU made suspects, and their probes took more CPU.
  *
  * @example
@@ -75,6 +75,16 @@ export class SuspectBackoff {
     w.waitMs = Math.min(this.#maxMs, w.waitMs === 0 ? this.#intervalMs : 2 * w.waitMs);
     if (w.waitMs === this.#maxMs && before < this.#maxMs) this.#onCapped?.(peer, w.waitMs);
     w.nextMs = nowMs + w.waitMs * (0.8 + 0.4 * this.#random());
+  }
+
+  /**
+   * A probe of `peer` was refused (answered at once with an error, nothing listening): the wait does not
+   * grow. A refusal costs next to nothing and is the evidence ejection counts, so a dead peer is out in
+   * about `failureThreshold` rounds, not after a doubling backoff; only probes that time out back off.
+   */
+  refused(peer: PeerId): void {
+    const w = this.#waits.get(peer);
+    if (w !== undefined) w.waitMs = 0;
   }
 
   forget(peer: PeerId): void {
