@@ -197,8 +197,8 @@ function off(transport: GrpcTransport, book: LatencyBook, peers: string[], spinU
 }
 
 /**
- * No SDK: each fan-out's branches carry an unsampled span context of their own, which GrpcTransport
- * writes into the metadata as a `traceparent` through the propagator.
+ * No SDK: each fan-out's branches carry an unsampled span context of their own, given to GrpcTransport
+ * as `traceContext` (as instrumentTransport does), which it writes into the metadata through the propagator.
  */
 function wire(transport: GrpcTransport, book: LatencyBook, peers: string[]): Variant {
   let lastFanout = "";
@@ -208,7 +208,6 @@ function wire(transport: GrpcTransport, book: LatencyBook, peers: string[]): Var
     for (let i = 0; i < n; i++) s += ((Math.random() * 16) | 0).toString(16);
     return s;
   };
-  const send = transport.branch.bind(transport);
   const wrapped: PeerTransport = {
     branch(peer, req, opts) {
       if (req.fanoutId !== lastFanout) {
@@ -219,7 +218,7 @@ function wire(transport: GrpcTransport, book: LatencyBook, peers: string[]): Var
           traceFlags: TraceFlags.NONE,
         });
       }
-      return context.with(lastCtx, send, undefined, peer, req, opts);
+      return transport.branch(peer, req, { ...opts, traceContext: lastCtx });
     },
   };
   const c = new Coordinator({ transport: wrapped, book, nodeId: "bench" });

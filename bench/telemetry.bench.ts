@@ -65,10 +65,10 @@ const SPANS_PER_ROUND = 4_000;
 /** Attribute counts of the SDK floor part (see plainSpans). */
 const ATTRIBUTE_COUNTS = [0, 5, 13, 25] as const;
 
-/** Answers at once; like GrpcTransport, it first writes the active trace context into call metadata. */
+/** Answers at once; like GrpcTransport, it first writes the branch's trace context into call metadata. */
 const instant: PeerTransport = {
-  branch: (peer) => {
-    injectTraceContext(new Metadata());
+  branch: (peer, _req, opts) => {
+    injectTraceContext(new Metadata(), opts.traceContext);
     return Promise.resolve({ kind: "answer", answer: peer, serviceMs: 0, queueMs: 0 });
   },
 };

@@ -3,6 +3,7 @@
  * on a peer. src/mesh implements it over gRPC; src/engine/memory-transport.ts implements it in memory
  * on a Clock for tests and the simulated testbed.
  */
+import type { Context } from "@opentelemetry/api";
 import type { PeerId } from "../estimate/types.js";
 
 export interface Task {
@@ -48,6 +49,12 @@ export interface BranchCallOptions {
    * assume a signal per branch, and must settle every branch still out on it when it aborts.
    */
   readonly signal: AbortSignal;
+  /**
+   * The trace context to send the branch in (its branch span when traced), which the transport
+   * propagates to the peer. Default: the active context. Telemetry's `instrumentTransport` sets it, so
+   * that no context is entered per branch; a wrapper passes it on unchanged.
+   */
+  readonly traceContext?: Context;
 }
 
 export interface PeerTransport {

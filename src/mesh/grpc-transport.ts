@@ -162,7 +162,7 @@ export class GrpcTransport implements PeerTransport {
     // W3C trace context travels in the metadata only, where OpenTelemetry's gRPC conventions put it;
     // the request's own `traceparent` field is left unset, so it is not encoded (servers still read it
     // from callers that set it).
-    injectTraceContext(metadata);
+    injectTraceContext(metadata, options.traceContext);
     const message: BranchRequestMessage = {
       fanoutId: req.fanoutId,
       branchId: req.branchId,

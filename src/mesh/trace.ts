@@ -15,9 +15,8 @@ import type { Metadata } from "@grpc/grpc-js";
 let lastContext: Context | undefined;
 let lastEntries: readonly (readonly [string, string])[] = [];
 
-/** Injects the active context into `metadata` (nothing for the root context). */
-export function injectTraceContext(metadata: Metadata): void {
-  const ctx = context.active();
+/** Injects `ctx` (default: the active context) into `metadata` (nothing for the root context). */
+export function injectTraceContext(metadata: Metadata, ctx: Context = context.active()): void {
   if (ctx !== lastContext) {
     const carrier: Record<string, string> = {};
     propagation.inject(ctx, carrier);

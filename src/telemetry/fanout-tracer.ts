@@ -3,9 +3,9 @@
  * branch with its outcome and the deadline it carried. Records through @opentelemetry/api only.
  *
  * The engine reports through the `FanoutObserver` hooks; the branch spans start in `startBranch`,
- * which `instrumentTransport` calls just before the transport sends the branch, with the branch span
- * made the active context — so the mesh's `propagation.inject(context.active(), metadata)` carries the
- * branch span to the peer and the peer's server span hangs under it.
+ * which `instrumentTransport` calls just before the transport sends the branch, and whose context it
+ * gives the transport as `traceContext` — so the mesh's metadata carries the branch span to the peer
+ * and the peer's server span hangs under it.
  */
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";

@@ -1,9 +1,9 @@
 /**
- * Wraps a `PeerTransport` so that each branch is sent inside its branch span (the span is the active
- * context while the transport sends, so the mesh's `propagation.inject(context.active(), metadata)`
- * carries it to the peer) and counts branches in flight.
+ * Wraps a `PeerTransport` so that each branch is sent in its branch span's context — given to the
+ * transport as `traceContext`, which the mesh writes into the call's metadata — and counts branches in
+ * flight. No context is entered per branch: under the AsyncLocalStorage context manager that copies
+ * its store twice per call.
  */
-import { context } from "@opentelemetry/api";
 import type { PeerId } from "../estimate/types.js";
 import type { BranchCallOptions, BranchRequest, BranchResult, PeerTransport } from "../engine/transport.js";
 import type { FanoutTracer } from "./fanout-tracer.js";
@@ -24,11 +24,16 @@ export function instrumentTransport(
 ): PeerTransport {
   const { tracer, metrics } = options;
   if (tracer === undefined && metrics === undefined) return inner;
-  // Built once, so that per branch the only allocations are the span, its context and (with metrics)
-  // one derived promise: `send` is bound here because the AsyncLocalStorage context manager binds a
-  // fresh function on every `context.with` that is given a `this`; and `then` with two prebuilt
-  // handlers makes one promise where `finally` makes three.
-  const send = inner.branch.bind(inner);
+  // Built once, so that per branch the only allocations are the options (and, for a traced branch, its
+  // span and context) and with metrics one derived promise: `then` with two prebuilt handlers makes one
+  // promise where `finally` makes three. The branches of an unsampled fan-out share its context, so the
+  // mesh formats their `traceparent` once (src/mesh/trace.ts).
+  const send = (peer: PeerId, req: BranchRequest, opts: BranchCallOptions): Promise<BranchResult> =>
+    inner.branch(
+      peer,
+      req,
+      tracer === undefined ? opts : { ...opts, traceContext: tracer.startBranch(peer, req) },
+    );
   const settled = (r: BranchResult): BranchResult => {
     metrics!.branchSettled();
     return r;
@@ -37,18 +42,13 @@ export function instrumentTransport(
     metrics!.branchSettled();
     throw err;
   };
+  if (metrics === undefined) return { branch: send };
   return {
     branch(peer: PeerId, req: BranchRequest, opts: BranchCallOptions): Promise<BranchResult> {
-      if (metrics === undefined) {
-        return context.with(tracer!.startBranch(peer, req), send, undefined, peer, req, opts);
-      }
       metrics.branchStarted();
       let p: Promise<BranchResult>;
       try {
-        p =
-          tracer === undefined
-            ? send(peer, req, opts)
-            : context.with(tracer.startBranch(peer, req), send, undefined, peer, req, opts);
+        p = send(peer, req, opts);
       } catch (err) {
         metrics.branchSettled();
         throw err;

@@ -1,10 +1,10 @@
 /**
  * Telemetry of routing (memory-augmented backpressure): each pick's score components on its branch
  * span, and per-peer routing state read from the PeerViewBook when a reader collects.
- * `routeSpanTransport` goes *inside* `instrumentTransport`, where the branch span is the active span
- * while the branch is sent.
+ * `routeSpanTransport` goes *inside* `instrumentTransport`, which gives it the branch span's context
+ * as `traceContext`.
  */
-import { trace } from "@opentelemetry/api";
+import { context, trace } from "@opentelemetry/api";
 import type { Attributes, BatchObservableResult, Meter } from "@opentelemetry/api";
 import type { Clock } from "../clock/clock.js";
 import type { RouteExplanation } from "../engine/route-adapter.js";
@@ -90,7 +90,8 @@ export interface RoutingTelemetrySource extends RouteExplainer {
 }
 
 /**
- * Adds the routing attributes to the active (branch) span before sending.
+ * Adds the routing attributes to the branch span (the span of `traceContext`, default the active one)
+ * before sending.
  *
  * @example
  * const transport = instrumentTransport(routeSpanTransport(grpcTransport, adapter), { tracer });
@@ -98,7 +99,7 @@ export interface RoutingTelemetrySource extends RouteExplainer {
 export function routeSpanTransport(inner: PeerTransport, explainer: RouteExplainer): PeerTransport {
   return {
     branch(peer: PeerId, req: BranchRequest, options: BranchCallOptions): Promise<BranchResult> {
-      const span = trace.getActiveSpan();
+      const span = trace.getSpan(options.traceContext ?? context.active());
       if (span?.isRecording() === true) {
         const e = explainer.explanation(req.task, peer);
         if (e !== undefined) span.setAttributes(routeAttributes(e));

@@ -1,6 +1,6 @@
 /**
  * One call that wires a coordinator's telemetry: the fan-out tracer, the metrics, the flight recorder
- * and the transport wrapper that makes each branch span the active context while the mesh sends it;
+ * and the transport wrapper that gives the mesh each branch span's context to send the branch in;
  * with `routing`, the routing attributes of each branch span and the per-peer routing instruments.
  * Records through @opentelemetry/api only: without an SDK (src/telemetry/sdk) it costs almost nothing.
  */
@@ -102,7 +102,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   const observer = combineObservers([recorder, tracer, metrics]);
   return {
     observer,
-    // The routing attributes go on the branch span, so inside instrumentTransport (where it is active).
+    // The routing attributes go on the branch span, so inside instrumentTransport (which gives its context).
     wrapTransport: (t) =>
       instrumentTransport(
         tracer === undefined || routing === undefined ? t : routeSpanTransport(t, routing),

@@ -1,4 +1,4 @@
-import { context, propagation, trace } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import type { Span } from "@opentelemetry/api";
 import {
   AlwaysOffSampler,
@@ -18,23 +18,37 @@ const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
 const tracer = provider.getTracer("test");
 
+interface Sent {
+  readonly span: Span | undefined;
+  readonly traceparent: string;
+  readonly active: Span | undefined;
+}
+
 useAsyncContextAndW3C();
 beforeEach(() => exporter.reset());
 
-/** Remembers, for each branch sent, the span active while the transport sent it and the traceparent. */
-function spyTransport(seen: Map<string, { span: Span | undefined; traceparent: string }>) {
+/**
+ * Remembers, for each branch sent, the span of the context it was sent in (`traceContext`), the
+ * traceparent and the span active while the transport sent it.
+ */
+function spyTransport(seen: Map<string, Sent>) {
   return (inner: PeerTransport): PeerTransport => ({
     branch(peer: string, req: BranchRequest, opts: BranchCallOptions) {
       const carrier: Record<string, string> = {};
-      propagation.inject(context.active(), carrier);
-      seen.set(req.branchId, { span: trace.getActiveSpan(), traceparent: carrier["traceparent"] ?? "" });
+      const ctx = opts.traceContext ?? ROOT_CONTEXT;
+      propagation.inject(ctx, carrier);
+      seen.set(req.branchId, {
+        span: trace.getSpan(ctx),
+        traceparent: carrier["traceparent"] ?? "",
+        active: trace.getActiveSpan(),
+      });
       return inner.branch(peer, req, opts);
     },
   });
 }
 
 function setup(ft = new FanoutTracer({ tracer })) {
-  const sent = new Map<string, { span: Span | undefined; traceparent: string }>();
+  const sent = new Map<string, Sent>();
   const r = rig(ft, (t) => instrumentTransport(spyTransport(sent)(t), { tracer: ft }));
   // the rig's clock is the engine's; the tracer computes deadline_in_ms on the system clock here
   return { ...r, ft, sent };
@@ -90,10 +104,11 @@ describe("FanoutTracer", () => {
       expect(b.attributes[ATTR.branchOutcome]).toBe("committed");
       expect(b.attributes[ATTR.branchDeadline]).toBe(START + 200);
       expect(b.attributes[ATTR.branchPivotal]).toBe(true);
-      // the branch span was the active context while the transport sent the branch
+      // the transport was given the branch span's context, without it being entered
       const sent = h.sent.get(b.attributes[ATTR.branchId] as string)!;
       expect(sent.span?.spanContext().spanId).toBe(b.spanContext().spanId);
       expect(sent.traceparent).toContain(b.spanContext().spanId);
+      expect(sent.active).toBeUndefined();
     }
     expect(
       byName(SPAN_BRANCH)

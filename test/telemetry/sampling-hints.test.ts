@@ -22,7 +22,7 @@ async function fanOut(ft: FanoutTracer, parent = context.active()): Promise<stri
   const spy = (inner: PeerTransport): PeerTransport => ({
     branch(peer: string, req: BranchRequest, opts: BranchCallOptions) {
       const carrier: Record<string, string> = {};
-      propagation.inject(context.active(), carrier);
+      propagation.inject(opts.traceContext ?? ROOT_CONTEXT, carrier);
       sent.push(carrier["traceparent"] ?? "");
       return inner.branch(peer, req, opts);
     },
