@@ -162,6 +162,7 @@ export function makeCoordinateHandler(
               estimateBasis: r.estimateBasis ?? "",
               fanoutP50Kind: r.fanoutP50Kind ?? "",
               fanoutP99Kind: r.fanoutP99Kind ?? "",
+              ...(r.fanoutHorizonMs !== undefined && { fanoutHorizonMs: r.fanoutHorizonMs }),
               backups: (r.backups ?? []).map((b) => ({ ...b })),
               refused: (r.refused ?? []).map((x) => ({ ...x })),
               timing: {

@@ -75,6 +75,8 @@ export interface CoordinateResult {
   /** What fanoutP50Ms/fanoutP99Ms are: known, only a lower bound, or unknown (no estimate). */
   readonly fanoutP50Kind?: "known" | "lower-bound" | "unknown";
   readonly fanoutP99Kind?: "known" | "lower-bound" | "unknown";
+  /** The estimate's horizon, ms (FanoutEstimate.horizonMs); absent when there is none (nothing censored beyond the completions). */
+  readonly fanoutHorizonMs?: number;
   /** A replicated request: the backups sent and those refused for good. */
   readonly backups?: readonly CoordinateBackupSummary[];
   readonly refused?: readonly CoordinateRefusalSummary[];
@@ -145,7 +147,13 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     estimateBasis: outcome.estimate.basis ?? "independent",
     fanoutP50Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p50Kind ?? "known"),
     fanoutP99Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p99Kind ?? "known"),
+    ...horizonOf(outcome.estimate.horizonMs),
   };
+}
+
+/** The horizon as the reply carries it: only a finite one (none beyond the completions is no horizon). */
+function horizonOf(horizonMs: number | undefined): Pick<CoordinateResult, "fanoutHorizonMs"> {
+  return horizonMs !== undefined && Number.isFinite(horizonMs) ? { fanoutHorizonMs: horizonMs } : {};
 }
 
 /** How many branches ended each way (committed counts partial answers too). */

@@ -61,6 +61,12 @@ export interface CoordinateAnswer {
    */
   readonly fanoutP50Kind: string;
   readonly fanoutP99Kind: string;
+  /**
+   * The estimate's horizon, ms: its window holds only cut or unfinished calls beyond it, so a quantile at
+   * or past it is a lower bound. Null when there is none (nothing censored beyond the completions, no
+   * estimate) or the node does not say.
+   */
+  readonly fanoutHorizonMs: number | null;
   readonly abandonCostMs: number;
   /** The abandon cost the rule decided with (the deciding policy's own ledger); NaN (null in JSON) when the node gave none. */
   readonly decidedAbandonCostMs: number;
@@ -98,6 +104,7 @@ function answerOf(r: CoordinateReply__Output): CoordinateAnswer {
     estimateBasis: r.estimateBasis,
     fanoutP50Kind: r.fanoutP50Kind,
     fanoutP99Kind: r.fanoutP99Kind,
+    fanoutHorizonMs: finite(r.fanoutHorizonMs),
     abandonCostMs: r.abandonCostMs,
     decidedAbandonCostMs: r.decidedAbandonCostMs,
     elapsedMs: r.elapsedMs,

@@ -196,6 +196,7 @@ describe("client verbs on a node run by `tailswarm host`", () => {
       "estimateBasis",
       "fanoutP50Kind",
       "fanoutP99Kind",
+      "fanoutHorizonMs",
       "abandonCostMs",
       "decidedAbandonCostMs",
       "elapsedMs",
@@ -214,6 +215,8 @@ describe("client verbs on a node run by `tailswarm host`", () => {
       "timing",
     ]);
     expect(["known", "lower-bound", "unknown"]).toContain(reply.fanoutP99Kind);
+    // a finite horizon, or null when nothing censored lies beyond the completions
+    expect(reply.fanoutHorizonMs === null || Number.isFinite(reply.fanoutHorizonMs)).toBe(true);
     expect(reply.nodeId).toBe("coord");
     expect(reply.committed).toBe(1);
     expect(typeof reply.infoGainPerCommitted).toBe("number");

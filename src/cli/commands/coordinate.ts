@@ -59,12 +59,13 @@ const ms = (v: number | null): string => (v !== null && Number.isFinite(v) ? v.t
 /** A quantile that is not known says what it is: a lower bound (the true one is at least it), or unknown. */
 const kind = (k: string): string =>
   k === "lower-bound" ? " (lower bound)" : k === "unknown" ? " (unknown)" : "";
+const horizon = (h: number | null): string => (h === null ? "" : `  horizon ${ms(h)} ms`);
 
 export function formatCoordinate(r: CoordinateAnswer): string {
   return (
     `action: ${JSON.stringify(r.action)}\n` +
     `mode: ${r.mode} (${r.reason})${r.violation ? `  violation ${r.violation}` : ""}\n` +
-    `fan-out p50 ${ms(r.fanoutP50Ms)} ms${kind(r.fanoutP50Kind)}  p99 ${ms(r.fanoutP99Ms)} ms${kind(r.fanoutP99Kind)}  elapsed ${ms(r.elapsedMs)} ms\n` +
+    `fan-out p50 ${ms(r.fanoutP50Ms)} ms${kind(r.fanoutP50Kind)}  p99 ${ms(r.fanoutP99Ms)} ms${kind(r.fanoutP99Kind)}${horizon(r.fanoutHorizonMs)}  elapsed ${ms(r.elapsedMs)} ms\n` +
     `branches: committed ${r.committed}  abandoned ${r.abandoned}  late ${r.late}  failed ${r.failed}` +
     `  abandon cost ${ms(r.abandonCostMs)} ms  decision changed ${r.decisionChanged ? "yes" : "no"}\n` +
     `node ${r.nodeId}  fan-out ${r.fanoutId || "-"}\n`
