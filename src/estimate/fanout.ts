@@ -302,7 +302,14 @@ export function fanoutQuantiles(
     p50Kind = fanoutQuantileKind(cdfs, p50Ms, horizonMs, r50);
     // the p99 cell is at or after the p50 one: search upwards from it, or from the hint (the same cell a
     // search of the whole span finds, the first grid point where the CDF reaches 0.99, in a few evaluations)
-    const above: Cell = { gLo: cell50.gHi, fLo: cell50.fHi, uLo: cell50.uHi, gHi: span.gHi, fHi: 1, uHi: NaN };
+    const above: Cell = {
+      gLo: cell50.gHi,
+      fLo: cell50.fHi,
+      uLo: cell50.uHi,
+      gHi: span.gHi,
+      fHi: 1,
+      uHi: NaN,
+    };
     const from: Cell =
       cell50.fHi >= 0.99
         ? cell50
