@@ -10,8 +10,6 @@ import type { WindowedCensored } from "./windowed-censored.js";
 let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
 const NO_ENDS = new Float64Array(0);
-/** 1 where the merged censoring point is an ended call's, 0 where it is a call in flight. */
-let scratchEnded: Uint8Array = new Uint8Array(64);
 /** Per merged censoring point: completed samples beyond its bucket, R(beta + 1). */
 let scratchRest: Float64Array = new Float64Array(64);
 
@@ -97,6 +95,16 @@ export class CensoredCdf implements CdfLike {
   private rangeHi = -1;
   private endWindowVersion = -1;
   private endEndedVersion = -1;
+  /**
+   * 1 where merged point k is an ended call's, 0 where it is a call in flight, and the windows' versions the
+   * segments were built on: while these, the points' buckets and their order stay, so does every segment
+   * (calls in flight only age between two estimates, mostly within their bucket), and a rebuild only moves
+   * the tail's points.
+   */
+  private fromEnded = new Uint8Array(8);
+  private shapeWindow: WindowedHistogram | undefined;
+  private shapeWindowVersion = -1;
+  private shapeEndedVersion = -1;
   /** The last bucket `at` read below the tail and the CDF at its two edges (the fan-out search narrows into one bucket). */
   private memoK = -1;
   private memoBefore = 0;
@@ -121,7 +129,7 @@ export class CensoredCdf implements CdfLike {
       this.rangeVersion = window.version;
     }
     this.lo = this.rangeLo;
-    const hi = (this.hi = this.rangeHi);
+    this.hi = this.rangeHi;
     // merge the in-flight ages (weight 1 each) with the ended-censored pairs, both ascending
     const pairs = ended?.pairs();
     const e = pairs?.n ?? 0;
@@ -148,11 +156,18 @@ export class CensoredCdf implements CdfLike {
     }
     this.memoK = -1;
     const m = count + e;
+    let same =
+      m === this.m &&
+      this.shapeWindow === window &&
+      this.shapeWindowVersion === window.version &&
+      this.shapeEndedVersion === (ended?.version ?? -1);
     this.m = m;
     this.empty = this.total === 0 && m === 0;
     if (this.beta.length < m) {
+      same = false;
       const size = Math.max(m, this.beta.length * 2);
       this.beta = new Int32Array(size);
+      this.fromEnded = new Uint8Array(size);
       this.segR = new Float64Array(size + 1);
       this.segS = new Float64Array(size + 1);
       this.segC = new Float64Array(size + 1);
@@ -161,9 +176,8 @@ export class CensoredCdf implements CdfLike {
     }
     const cx = (scratchX = grown(scratchX, m));
     const cw = (scratchW = grown(scratchW, m));
-    const rest = (scratchRest = grown(scratchRest, m));
-    if (scratchEnded.length < m) scratchEnded = new Uint8Array(Math.max(m, scratchEnded.length * 2));
-    const fromEnded = scratchEnded;
+    const fromEnded = this.fromEnded;
+    const beta = this.beta;
     {
       let i = 0;
       let j = 0;
@@ -173,18 +187,43 @@ export class CensoredCdf implements CdfLike {
           const b = bucketOfMs(x);
           cx[k] = x;
           cw[k] = 1;
+          if (same && (fromEnded[k] !== 0 || beta[k] !== b)) same = false;
           fromEnded[k] = 0;
-          this.beta[k] = b;
-          rest[k] = this.total - window.countAtOrBelow(b);
+          beta[k] = b;
         } else {
           cx[k] = endX[j] as number;
-          cw[k] = endW[j] as number;
+          cw[k] = endW[j++] as number;
+          if (fromEnded[k] !== 1) same = false;
           fromEnded[k] = 1;
-          this.beta[k] = this.endBeta[j] as number;
-          rest[k] = this.endRest[j++] as number;
+          beta[k] = this.endBeta[j - 1] as number;
         }
       }
     }
+    if (!same) this.segments(window, cw, fromEnded, ended?.version ?? -1);
+    this.tail(cx, cw, fromEnded);
+  }
+
+  /**
+   * The segments' R, S and C for the merged points (weights `cw`; `fromEnded` says whose prefix query is
+   * kept) and the survival left for the tail.
+   */
+  private segments(
+    window: WindowedHistogram,
+    cw: Float64Array,
+    fromEnded: Uint8Array,
+    endedVersion: number,
+  ): void {
+    const m = this.m;
+    const rest = (scratchRest = grown(scratchRest, m));
+    for (let k = 0, j = 0; k < m; k++) {
+      rest[k] =
+        fromEnded[k] === 1
+          ? (this.endRest[j++] as number)
+          : this.total - window.countAtOrBelow(this.beta[k] as number);
+    }
+    this.shapeWindow = window;
+    this.shapeWindowVersion = window.version;
+    this.shapeEndedVersion = endedVersion;
     let weight = 0;
     for (let i = m - 1; i >= 0; i--) {
       weight += cw[i] as number;
@@ -206,11 +245,17 @@ export class CensoredCdf implements CdfLike {
         rStart = rEnd;
       }
     }
+    this.tailS = this.hi >= 0 ? this.survivalAfter(this.hi) : 1;
+  }
+
+  /** The tail's points beyond the last completed bucket from the merged points (segments built). */
+  private tail(cx: Float64Array, cw: Float64Array, fromEnded: Uint8Array): void {
+    const m = this.m;
+    const hi = this.hi;
     // tail: censored observations at or beyond the last completed bucket share the survival left there,
     // each in proportion to its weight, as a point at its censoring time (a lower bound)
-    this.hiEdgeMs =
-      hi >= 0 ? ((this.table.lowUs[hi] as number) + (this.table.widthUs[hi] as number)) / 1000 : 0;
-    this.tailS = hi >= 0 ? this.survivalAfter(hi) : 1;
+    const table = this.table as BucketTable;
+    this.hiEdgeMs = hi >= 0 ? ((table.lowUs[hi] as number) + (table.widthUs[hi] as number)) / 1000 : 0;
     let n = 0;
     let cum = 0;
     let endedTail = 0;

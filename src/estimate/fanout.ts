@@ -79,24 +79,45 @@ export function checkRequirement(requirement: Requirement, n: number): void {
 }
 
 /**
+ * Σ n_i · (1 − F_i(t)) over the members of the last `fanoutCdfAt` pass (completions expected beyond t, the
+ * sum `fanoutQuantileKind` compares with 1); NaN when that pass stopped early or a member does not count
+ * its completions. Set by `read`, so a pass costs one multiply-add more per peer and the kind needs no pass
+ * of its own.
+ */
+let lastBeyond = 0;
+
+/**
  * P(the requirement is met by time `tMs`): for all-of-n the product Π F_i(t) (independence; conservative
  * when peer tails are positively correlated), for any k of n the Poisson-binomial tail P(#answered >= k).
  * An empty set has answered at once (1).
  */
 export function fanoutCdfAt(cdfs: readonly CdfLike[], requirement: Requirement, tMs: number): number {
+  lastBeyond = 0;
   const n = cdfs.length;
   const k = requirement.kind === "all" ? n : requirement.k;
   if (k >= n) {
     let product = 1;
-    for (let i = 0; i < n && product > 0; i++) product *= (cdfs[i] as CdfLike).at(tMs);
+    let i = 0;
+    for (; i < n && product > 0; i++) product *= read(cdfs[i] as CdfLike, tMs);
+    if (i < n) lastBeyond = NaN;
     return product;
   }
   if (k <= 1) {
     let none = 1;
-    for (let i = 0; i < n && none > 0; i++) none *= 1 - (cdfs[i] as CdfLike).at(tMs);
+    let i = 0;
+    for (; i < n && none > 0; i++) none *= 1 - read(cdfs[i] as CdfLike, tMs);
+    if (i < n) lastBeyond = NaN;
     return 1 - none;
   }
   return poissonBinomialTail(cdfs, k, tMs);
+}
+
+/** F(t) of one member, adding its completions beyond t to `lastBeyond` (the caller resets it first). */
+function read(c: CdfLike, tMs: number): number {
+  const p = c.at(tMs);
+  const n = c.completedCount;
+  lastBeyond = n === undefined ? NaN : lastBeyond + n * (1 - p);
+  return p;
 }
 
 /**
@@ -124,7 +145,7 @@ function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number): 
   let m = 0;
   let need = k;
   for (let i = 0; i < n; i++) {
-    const p = (cdfs[i] as CdfLike).at(tMs);
+    const p = read(cdfs[i] as CdfLike, tMs);
     if (p >= 1 - CERTAIN) need--;
     else if (p > CERTAIN) ps[m++] = p;
   }
@@ -244,7 +265,7 @@ export function fanoutQuantile(
   const span = gridSpan(cdfs, requirement);
   if (span === undefined) return cdfs.length === 0 ? 0 : NaN;
   const cell = gridCell(cdfs, requirement, q, span, gridIndexNear(nearMs, span));
-  return refine(cdfs, requirement, q, cell, span.horizon);
+  return refine(cdfs, requirement, q, cell, span.horizon).valueMs;
 }
 
 /**
@@ -272,33 +293,53 @@ export function fanoutQuantiles(
   let p50Ms = cdfs.length === 0 ? 0 : NaN;
   let p99Ms = p50Ms;
   const horizonMs = span?.horizon ?? fanoutHorizon(cdfs);
+  let p50Kind = fanoutQuantileKind(cdfs, p50Ms, horizonMs);
+  let p99Kind = p50Kind;
   if (span !== undefined) {
     const cell50 = gridCell(cdfs, requirement, 0.5, span, gridIndexNear(hint?.p50Ms, span));
-    p50Ms = refine(cdfs, requirement, 0.5, cell50, horizonMs);
+    const r50 = refine(cdfs, requirement, 0.5, cell50, horizonMs);
+    p50Ms = r50.valueMs;
+    p50Kind = fanoutQuantileKind(cdfs, p50Ms, horizonMs, r50);
     // the p99 cell is at or after the p50 one: search upwards from it, or from the hint (the same cell a
     // search of the whole span finds, the first grid point where the CDF reaches 0.99, in a few evaluations)
-    const above: Cell = { gLo: cell50.gHi, fLo: cell50.fHi, gHi: span.gHi, fHi: 1 };
+    const above: Cell = {
+      gLo: cell50.gHi,
+      fLo: cell50.fHi,
+      uLo: cell50.uHi,
+      gHi: span.gHi,
+      fHi: 1,
+      uHi: NaN,
+    };
     const from: Cell =
       cell50.fHi >= 0.99
         ? cell50
         : gridCell(cdfs, requirement, 0.99, above, gridIndexNear(hint?.p99Ms, above) ?? cell50.gHi + 1);
-    p99Ms = refine(cdfs, requirement, 0.99, from, horizonMs);
+    const r99 = refine(cdfs, requirement, 0.99, from, horizonMs);
+    p99Ms = r99.valueMs;
+    p99Kind = fanoutQuantileKind(cdfs, p99Ms, horizonMs, r99);
   }
-  return {
-    p50Ms,
-    p99Ms,
-    p50Kind: fanoutQuantileKind(cdfs, p50Ms, horizonMs),
-    p99Kind: fanoutQuantileKind(cdfs, p99Ms, horizonMs),
-    horizonMs,
-  };
+  return { p50Ms, p99Ms, p50Kind, p99Kind, horizonMs };
 }
 
-/** A span of grid indices and the fan-out CDF at its ends: below `gLo` it is < q, from `gHi` on >= q. */
+/**
+ * A span of grid indices, the fan-out CDF at its ends (below `gLo` it is < q, from `gHi` on >= q) and the
+ * members' completions beyond each end (`lastBeyond` there; NaN when not read).
+ */
 interface Cell {
   readonly gLo: number;
   readonly gHi: number;
   readonly fLo: number;
   readonly fHi: number;
+  readonly uLo: number;
+  readonly uHi: number;
+}
+
+/** Where `refine` read the crossing, and the members' completions beyond the ends of its last interval. */
+interface Refined {
+  readonly valueMs: number;
+  /** At a point at or below `valueMs` and at one at or above it (NaN when not read). */
+  readonly beyondBelow: number;
+  readonly beyondAbove: number;
 }
 
 /**
@@ -328,6 +369,8 @@ function gridSpan(
     gHi: gridIndexAbove(Math.max(hi, GRID_START_MS)),
     fLo: 0,
     fHi: 1,
+    uLo: NaN,
+    uHi: NaN,
     horizon,
   };
 }
@@ -352,36 +395,42 @@ function gridCell(
   span: Cell,
   near?: number,
 ): Cell {
-  let { gLo, gHi, fLo, fHi } = span;
+  let { gLo, gHi, fLo, fHi, uLo, uHi } = span;
   if (near !== undefined && near > gLo && near < gHi) {
     const f0 = fanoutCdfAt(cdfs, requirement, gridPoint(near));
     if (f0 >= q) {
       gHi = near;
       fHi = f0;
+      uHi = lastBeyond;
       for (let step = 1; gHi - step > gLo; step *= 2) {
         const g = gHi - step;
         const f = fanoutCdfAt(cdfs, requirement, gridPoint(g));
         if (f < q) {
           gLo = g;
           fLo = f;
+          uLo = lastBeyond;
           break;
         }
         gHi = g;
         fHi = f;
+        uHi = lastBeyond;
       }
     } else {
       gLo = near;
       fLo = f0;
+      uLo = lastBeyond;
       for (let step = 1; gLo + step < gHi; step *= 2) {
         const g = gLo + step;
         const f = fanoutCdfAt(cdfs, requirement, gridPoint(g));
         if (f >= q) {
           gHi = g;
           fHi = f;
+          uHi = lastBeyond;
           break;
         }
         gLo = g;
         fLo = f;
+        uLo = lastBeyond;
       }
     }
   }
@@ -391,12 +440,14 @@ function gridCell(
     if (f >= q) {
       gHi = mid;
       fHi = f;
+      uHi = lastBeyond;
     } else {
       gLo = mid;
       fLo = f;
+      uLo = lastBeyond;
     }
   }
-  return { gLo, gHi, fLo, fHi };
+  return { gLo, gHi, fLo, fHi, uLo, uHi };
 }
 
 /** Narrows the crossing of q inside its grid cell by bisection, splits at the horizon, interpolates. */
@@ -406,8 +457,8 @@ function refine(
   q: number,
   cell: Cell,
   horizon: number,
-): number {
-  let { fLo, fHi } = cell;
+): Refined {
+  let { fLo, fHi, uLo, uHi } = cell;
   let a = gridPoint(cell.gLo);
   let b = gridPoint(cell.gHi);
   const large = cdfs.length > LARGE_SET;
@@ -418,25 +469,36 @@ function refine(
     if (f >= q) {
       b = mid;
       fHi = f;
+      uHi = lastBeyond;
     } else {
       a = mid;
       fLo = f;
+      uLo = lastBeyond;
     }
   }
   if (a < horizon && horizon <= b) {
     // split the cell at the horizon: the part below it is proper, the part from it on too high
     const fAt = fanoutCdfAt(cdfs, requirement, horizon);
     if (fAt >= q) {
+      const uAt = lastBeyond;
       const below = horizon - Math.max(horizon * 1e-9, 1e-9);
       const fBelow = below > a ? fanoutCdfAt(cdfs, requirement, below) : fLo;
-      if (fBelow < q) return horizon; // the mass at the horizon crosses q: a lower bound, at the horizon
+      // the mass at the horizon crosses q: a lower bound, at the horizon
+      if (fBelow < q) return { valueMs: horizon, beyondBelow: NaN, beyondAbove: uAt };
+      uHi = below > a ? lastBeyond : uLo;
       b = below;
       fHi = fBelow;
     } else {
       a = horizon;
       fLo = fAt;
+      uLo = lastBeyond;
     }
   }
+  return { valueMs: crossing(q, a, b, fLo, fHi, large), beyondBelow: uLo, beyondAbove: uHi };
+}
+
+/** Where the CDF, `fLo` at `a` and `fHi` at `b`, crosses q: read linearly, or in logit space for a large set. */
+function crossing(q: number, a: number, b: number, fLo: number, fHi: number, large: boolean): number {
   if (fHi <= fLo) return b;
   if (large && fLo > 0 && fHi < 1) {
     // logit is increasing, so a pointwise lower CDF still crosses later (monotone as the linear read)
@@ -450,6 +512,13 @@ function logit(p: number): number {
   return Math.log(p / (1 - p));
 }
 
+/**
+ * Completions expected beyond a fan-out quantile for it to be known. The quantile is found by bisection,
+ * and a bucket's mass is spread over it: F at the value read may exceed its level by a fraction of a
+ * percent of 1 − q (one peer with 100 completions reads ≈ 0.998).
+ */
+const KNOWN_BEYOND = 0.995;
+
 /** The kind of a fan-out quantile computed by `fanoutQuantile` against `horizonMs` (see there). */
 export function quantileKind(valueMs: number, horizonMs: number): QuantileKind {
   return valueMs >= horizonMs ? "lower-bound" : "known";
@@ -462,21 +531,27 @@ export function quantileKind(valueMs: number, horizonMs: number): QuantileKind {
  * all-of-n p99 rests on the members' far tails (Σ (1 − F_i) ≈ 1 %), so it needs about 100 fan-outs in
  * the window, as the set's own observed p99 does. Members that do not count their completions are
  * taken as knowing.
+ *
+ * The sum falls as the value rises, so the search's own reads around the value (`read`, given as
+ * `bracket`) decide it without another pass over the members unless the threshold lies between them.
  */
 export function fanoutQuantileKind(
   cdfs: readonly CdfLike[],
   valueMs: number,
   horizonMs: number,
+  bracket?: Refined,
 ): QuantileKind {
   if (quantileKind(valueMs, horizonMs) === "lower-bound") return "lower-bound";
   if (cdfs.length === 0 || !Number.isFinite(valueMs)) return "known";
+  if (bracket !== undefined) {
+    if (bracket.beyondAbove >= KNOWN_BEYOND) return "known";
+    if (bracket.beyondBelow < KNOWN_BEYOND) return "lower-bound";
+  }
   let beyond = 0;
   for (let i = 0; i < cdfs.length; i++) {
     const c = cdfs[i] as CdfLike;
     if (c.completedCount === undefined) return "known";
     beyond += c.completedCount * (1 - c.at(valueMs));
   }
-  // the quantile is found by bisection, and a bucket's mass is spread over it: F at the value read may
-  // exceed its level by a fraction of a percent of 1 − q (one peer with 100 completions reads ≈ 0.998)
-  return beyond < 0.995 ? "lower-bound" : "known";
+  return beyond < KNOWN_BEYOND ? "lower-bound" : "known";
 }

@@ -17,20 +17,24 @@ import type { LatencyBookOptions } from "./options.js";
 import { PeerLatency } from "./peer-latency.js";
 import type { FanoutEstimate, InFlight, PeerEstimate, PeerId, QuantileKind, Requirement } from "./types.js";
 
+/**
+ * A set's last estimate. A miss on the same set rewrites its entry in place (the copy of the set, the
+ * members and their versions kept), so an estimate of 1,000 peers allocates no per-peer arrays.
+ */
 interface CacheEntry {
-  readonly at: number;
-  readonly membership: number;
+  at: number;
+  membership: number;
   /** The set as given (a copy) and its requirement: a hash slot is checked against them before it counts. */
   readonly peers: readonly PeerId[];
   readonly requirement: Requirement;
   /** The set's observed-set key (sorted ids): kept with the entry, as sorting 1,000 ids costs as much as a read. */
   readonly setKey: string;
-  readonly members: readonly (PeerLatency | undefined)[];
+  readonly members: (PeerLatency | undefined)[];
   readonly versions: Float64Array;
   /** The set's observed completion-time tracker and its version when the entry was computed. */
-  readonly observed: PeerLatency | undefined;
-  readonly observedVersion: number;
-  readonly result: FanoutEstimate;
+  observed: PeerLatency | undefined;
+  observedVersion: number;
+  result: FanoutEstimate;
 }
 
 const NO_PEERS: readonly PeerId[] = Object.freeze([]);
@@ -83,6 +87,8 @@ export class LatencyBook implements LatencySource {
   /** Fan-out estimates by `setHash` of the set as given; a colliding set takes the slot over. */
   private readonly cache = new Map<number, CacheEntry>();
   private readonly observed: ObservedFanouts;
+  /** The members' CDFs of the estimate being computed (reused: `fanout` reads them, keeps none). */
+  private readonly cdfs: CdfLike[] = [];
   private membership = 0;
   private nextSweepAt = -Infinity;
   private leftIdle = 0;
@@ -207,11 +213,13 @@ export class LatencyBook implements LatencySource {
     if (hit !== undefined && this.valid(hit, peers, requirement, nowMs, tick)) return hit.result;
     const hint: QuantileHint | undefined = hit?.result;
     checkRequirement(requirement, peers.length);
-    const setKey = peers.length === 0 ? "" : this.setKey(hit, peers, requirement);
+    const same = hit !== undefined && sameSet(hit, peers, requirement);
+    const setKey = peers.length === 0 ? "" : same ? hit.setKey : observedSetKey(peers, requirement);
     const n = peers.length;
-    const members: (PeerLatency | undefined)[] = new Array<PeerLatency | undefined>(n);
-    const versions = new Float64Array(n);
-    const cdfs: CdfLike[] = [];
+    const members = same ? hit.members : new Array<PeerLatency | undefined>(n);
+    const versions = same ? hit.versions : new Float64Array(n);
+    const cdfs = this.cdfs;
+    cdfs.length = 0;
     let unknown: PeerId[] | undefined;
     let maxAgeMs = 0;
     let minSamples = n === 0 ? 0 : Infinity;
@@ -286,7 +294,14 @@ export class LatencyBook implements LatencySource {
       basis: useObserved ? "observed" : "independent",
       observedSamples: observed?.samples ?? 0,
     };
-    if (tick > 0) {
+    cdfs.length = 0;
+    if (tick > 0 && same) {
+      hit.at = nowMs;
+      hit.membership = this.membership;
+      hit.observed = observed;
+      hit.observedVersion = observed?.version ?? -1;
+      hit.result = result;
+    } else if (tick > 0) {
       if (this.cache.size >= this.options.maxCachedFanouts) this.cache.clear();
       this.cache.set(slot, {
         at: nowMs,

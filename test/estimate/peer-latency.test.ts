@@ -217,3 +217,36 @@ describe("PeerLatency censoring", () => {
     expect(p.cdfAt(1_000, clock.t)).toBe(1);
   });
 });
+
+describe("PeerLatency CDF between estimates", () => {
+  it("is the same when rebuilt at every step as aging calls move it as when built once at the end (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0.05, max: 200, noNaN: true }), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.double({ min: 0.05, max: 300, noNaN: true }), { maxLength: 20 }),
+        fc.array(fc.double({ min: 0, max: 100, noNaN: true }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.double({ min: 0.01, max: 5, noNaN: true }), { minLength: 1, maxLength: 30 }),
+        (done, cut, starts, steps) => {
+          const clock = new ManualClock(100_000);
+          const make = (): PeerLatency => {
+            const p = peer(clock, { minSamples: 1 });
+            for (const ms of done) p.record(ms, clock.t);
+            for (const ms of cut) p.recordCensored(ms, clock.t);
+            for (const s of starts) p.begin(clock.t - s, clock.t + 10_000);
+            return p;
+          };
+          const stepped = make();
+          const once = make();
+          let t = clock.t;
+          for (const dt of steps) stepped.cdf((t += dt));
+          const a = stepped.cdf(t);
+          const b = once.cdf(t);
+          expect(a.horizonMs).toBe(b.horizonMs);
+          for (const q of [0.1, 0.5, 0.9, 0.99]) expect(a.quantile(q)).toBe(b.quantile(q));
+          for (const x of [0.1, 1, 5, 20, 60, 150, 250, 400]) expect(a.at(x)).toBe(b.at(x));
+        },
+      ),
+      { numRuns: 200, seed: 31 },
+    );
+  });
+});

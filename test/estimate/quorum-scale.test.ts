@@ -3,6 +3,7 @@ import {
   exactTail,
   fanoutCdfAt,
   fanoutQuantile,
+  fanoutQuantileKind,
   fanoutQuantiles,
   refinedNormalTail,
 } from "../../src/estimate/fanout.js";
@@ -126,5 +127,30 @@ describe("k-of-n at scale: the refined normal tail", () => {
         expect(Math.abs(fanoutQuantile(cdfs, requirement, q) / b - 1)).toBeLessThan(1e-3);
       }
     }
+  });
+
+  it("decides a quantile's kind from the search's own reads as a pass over the members at the value does", () => {
+    const rng = createRng(17);
+    const kinds = new Set<string>();
+    for (const [n, k] of [
+      [40, 21],
+      [40, 40],
+      [1_000, 501],
+      [1_000, 1_000],
+    ] as const) {
+      const requirement = k === n ? ({ kind: "all" } as const) : ({ kind: "quorum", k } as const);
+      // completion counts scaled so that the completions expected beyond p50 and p99 lie around 1
+      for (const scale of [1e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 1, 100]) {
+        const cdfs = peers(n, 18 + n).map(([m, s]) => ({
+          ...logNormalCdf(m, s),
+          completedCount: scale * (0.5 + rng()),
+        }));
+        const f = fanoutQuantiles(cdfs, requirement);
+        expect(f.p50Kind).toBe(fanoutQuantileKind(cdfs, f.p50Ms, f.horizonMs));
+        expect(f.p99Kind).toBe(fanoutQuantileKind(cdfs, f.p99Ms, f.horizonMs));
+        kinds.add(f.p50Kind).add(f.p99Kind);
+      }
+    }
+    expect([...kinds].sort()).toEqual(["known", "lower-bound"]);
   });
 });
