@@ -104,7 +104,8 @@ export function makeCoordinateHandler(
       const ctx = {
         signal: abort.signal,
         deadline,
-        budgetMs: deadline - now,
+        // the node's measured overhead needs the whole time left: decide with no budget (degrade at once)
+        budgetMs: reserve.wantedMs >= incoming - now ? 0 : deadline - now,
         traceContext: rpc.context,
       };
       const request = {

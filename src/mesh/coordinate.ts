@@ -34,7 +34,10 @@ export interface CoordinateContext {
   readonly signal: AbortSignal;
   /** Absolute deadline for the fan-out on the server's clock (incoming deadline minus reserve). */
   readonly deadline: number;
-  /** `deadline − now` when the call started, ms. */
+  /**
+   * `deadline − now` when the call started, ms; 0 when the reply reserve the node wants (its measured
+   * decide-and-reply overhead) is the call's whole time left, so no fan-out can run and reply in time.
+   */
   readonly budgetMs: number;
   /** Trace context of the caller (W3C), for the node's spans. */
   readonly traceContext: Context;

@@ -2,7 +2,8 @@
  * The node's `Coordinate`: a fan-out of the task to the live peers, with the caller's deadline (minus
  * the node's reserve, already applied by the mesh) as the budget and the decision model the request
  * names. With no live peer the node degrades to the model's prior at once (`decide`: mode `degrade`,
- * reason `no-live-peers`). A fan-out whose branches all ran past the deadline without a single answer ends
+ * reason `no-live-peers`), and so it does with no budget (`non-positive-budget`: the reply reserve the
+ * node wants takes the call's whole time left). A fan-out whose branches all ran past the deadline without a single answer ends
  * with DEADLINE_EXCEEDED (the decision would rest on nothing but the prior); partial answers are an
  * answer.
  */
@@ -72,16 +73,16 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
     if (!Number.isInteger(req.required) || req.required < 0) {
       throw invalid("required", req.required, "an integer >= 0");
     }
-    if (peers.length === 0) {
+    if (peers.length === 0 || !(ctx.budgetMs > 0)) {
       const start = deps.now();
       const c = decide({
         policy,
         budgetMs: ctx.budgetMs,
         estimate: { status: "unknown", p50Ms: NaN, p99Ms: NaN },
         abandonCostMs: 0,
-        relevant: false, // no answer can come to change the action
-        speculationFeasible: false, // no peer to speculate on
-        anyPeerLive: false,
+        relevant: false, // no answer can come (or none in time) to change the action
+        speculationFeasible: false,
+        anyPeerLive: peers.length > 0,
         hasFallback: true, // the model's prior
       });
       const action = model.decide(new Map());
