@@ -25,6 +25,7 @@ import type { PeerId } from "../../estimate/types.js";
 import { ChannelPool } from "../channel-pool.js";
 import { swarmService } from "../proto.js";
 import { unaryCall } from "../unary-call.js";
+import { doubledWait, jittered } from "./backoff.js";
 import { probeCall } from "./probe-call.js";
 import type { ProbeReply__Output } from "../gen/tailswarm/v1/ProbeReply.js";
 import type { StateReply__Output } from "../gen/tailswarm/v1/StateReply.js";
@@ -341,13 +342,9 @@ export class Membership extends EventEmitter<MembershipEvents> {
 
   #scheduleProbe(): void {
     if (!this.#running) return;
-    // ±20% jitter (as gRPC's backoff has): nodes started together do not probe in lockstep.
-    this.#timer = this.#clock.setTimer(
-      () => {
-        void this.probeNow().finally(() => this.#scheduleProbe());
-      },
-      this.#interval * (0.8 + 0.4 * Math.random()),
-    );
+    this.#timer = this.#clock.setTimer(() => {
+      void this.probeNow().finally(() => this.#scheduleProbe());
+    }, jittered(this.#interval));
   }
 
   #scheduleRefresh(source: MembershipSource, every: number): void {
@@ -491,8 +488,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
       // Exponential backoff, as gRPC's reconnects have: a swarm starting together (or a node whose
       // subset is mostly not listening yet) otherwise probes every silent address every round, each
       // on a fresh connection, and at hundreds of nodes per process that alone held the event loop.
-      e.backoffMs = Math.min(this.#backoffMaxMs, Math.max(this.#interval, 2 * e.backoffMs));
-      e.nextProbeAt = this.#clock.now() + e.backoffMs * (0.8 + 0.4 * Math.random());
+      e.backoffMs = doubledWait(e.backoffMs, this.#interval, this.#backoffMaxMs);
+      e.nextProbeAt = this.#clock.now() + jittered(e.backoffMs);
     }
     // A probe that timed out on a peer already down is a silent path (a partition drops packets, no
     // reset): its connection's retransmissions back off for seconds, so after the path heals the

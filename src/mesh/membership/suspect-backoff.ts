@@ -11,6 +11,7 @@
  * if (suspects.due(peer, now, health.suspected(peer))) sendProbe(peer); // `due` counts the probe sent
  */
 import type { PeerId } from "../../estimate/types.js";
+import { doubledWait, jittered } from "./backoff.js";
 import { checkRange, intRange } from "../../util/range.js";
 import type { NumberRange } from "../../util/range.js";
 
@@ -72,9 +73,9 @@ export class SuspectBackoff {
     let w = this.#waits.get(peer);
     if (w === undefined) this.#waits.set(peer, (w = { waitMs: 0, nextMs: 0 }));
     const before = w.waitMs;
-    w.waitMs = Math.min(this.#maxMs, w.waitMs === 0 ? this.#intervalMs : 2 * w.waitMs);
+    w.waitMs = doubledWait(w.waitMs, this.#intervalMs, this.#maxMs);
     if (w.waitMs === this.#maxMs && before < this.#maxMs) this.#onCapped?.(peer, w.waitMs);
-    w.nextMs = nowMs + w.waitMs * (0.8 + 0.4 * this.#random());
+    w.nextMs = nowMs + jittered(w.waitMs, this.#random);
   }
 
   /**
