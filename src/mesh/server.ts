@@ -282,6 +282,8 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
       call.on("error", forget);
     },
     Probe: (call: grpc.ServerUnaryCall<{ sentUnixMs: number }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      // A draining node takes no new branches: peers that probe it count it as gone, not up.
+      if (core.draining) return cb({ code: grpc.status.UNAVAILABLE, details: "draining" });
       cb(null, {
         sentUnixMs: call.request.sentUnixMs,
         nodeId: options.nodeId,

@@ -202,7 +202,11 @@ describe("swarm server", () => {
       c,
     ).then((r) => r.err);
     await until(() => other.server.state().inFlight === 1);
-    expect(await other.server.close(5_000)).toBe(true);
+    const closing = other.server.close(5_000);
+    // While it drains, a probe learns it is leaving: peers stop counting it as up.
+    const probe = await unary("Probe", { sentUnixMs: 1 }, Date.now() + 5_000, c);
+    expect(probe.err).toMatchObject({ code: grpc.status.UNAVAILABLE, details: "draining" });
+    expect(await closing).toBe(true);
     expect(await pending).toBeNull();
     c.close();
   });
