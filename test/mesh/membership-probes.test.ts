@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Membership } from "../../src/mesh/membership/membership.js";
-import { PeerHealth } from "../../src/mesh/membership/health.js";
+import { healthObserver, PeerHealth } from "../../src/mesh/membership/health.js";
+import type { BranchRecord } from "../../src/engine/outcome.js";
 import { startServer, until } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
@@ -93,5 +94,31 @@ describe("membership probes", () => {
     expect(h.needsProbe("p", 1_604, 500)).toBe(true); // still out (ejected until 2_602)
     h.report("p", { kind: "ok", latencyMs: 5 }, 2_700); // returned through probation
     expect(h.needsProbe("p", 2_701, 500)).toBe(false);
+  });
+
+  it("a branch cut at its deadline is use: the peer is not idle, and its standing is unchanged", () => {
+    const h = new PeerHealth({ failureThreshold: 2 });
+    const observer = healthObserver(h, () => now);
+    let now = 1_000;
+    const cut = {
+      peer: "p",
+      branchId: "1",
+      deadline: 0,
+      latencyMs: 2_000,
+      lostWorkMs: 0,
+      decisionRelevant: false,
+      outcome: "late",
+      result: { kind: "deadline", lostWorkMs: 0 },
+    } as BranchRecord;
+    observer.onBranchEnd?.("f", cut);
+    expect(h.needsProbe("p", 1_400, 500)).toBe(false); // cut branches only: still in use
+    expect(h.needsProbe("p", 1_500, 500)).toBe(true); // idle once they stop
+    h.report("p", { kind: "failed" }, 1_600);
+    now = 1_700;
+    observer.onBranchEnd?.("f", cut);
+    expect(h.suspected("p")).toBe(true); // a cut says nothing of health: the failure still stands
+    expect(h.admits("p", 1_701)).toBe(true);
+    h.report("p", { kind: "failed" }, 1_800);
+    expect(h.admits("p", 1_801)).toBe(false); // two failures in a row, the cut between them no reset
   });
 });
