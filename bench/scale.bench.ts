@@ -26,7 +26,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Coordinator } from "../src/engine/coordinator.js";
 import { LatencyBook } from "../src/estimate/latency-book.js";
@@ -40,6 +40,8 @@ import type { Figure } from "./report.js";
 
 const ROOT = join(fileURLToPath(import.meta.url), "..", "..");
 const MAIN = join(ROOT, "dist", "cli", "main.js");
+/** Preloaded into the host processes: their event-loop delay and CPU, second by second (scale-loop.mjs). */
+const LOOP_MONITOR = pathToFileURL(join(ROOT, "bench", "scale-loop.mjs")).href;
 const SIZES = (process.env.SCALE_SIZES ?? "50,200,500").split(",").map(Number);
 const PER_PROCESS = Number(process.env.SCALE_NODES_PER_PROCESS ?? 125);
 const ACTIVE = Number(process.env.SCALE_ACTIVE ?? 20);
@@ -116,12 +118,24 @@ async function startSwarm(n: number): Promise<Swarm> {
   const dir = mkdtempSync(join(tmpdir(), "tailswarm-scale-"));
   const launcher = new Launcher(dir, MAIN);
   const addresses = Array.from({ length: n }, (_, i) => addressOf(i));
-  const victim = await launcher.startHost({ id: "victim", nodes: [nodeConfig(0, addresses)] });
+  // the launcher passes this process's environment on: the monitor is preloaded into the hosts only
+  const env = { NODE_OPTIONS: process.env.NODE_OPTIONS, SCALE_LOOP_DIR: process.env.SCALE_LOOP_DIR };
+  process.env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ""} --import=${LOOP_MONITOR}`.trim();
+  process.env.SCALE_LOOP_DIR = dir;
   const hosts: Launched[] = [];
-  for (let from = 1; from < n; from += PER_PROCESS) {
-    const nodes: LaunchSpec[] = [];
-    for (let i = from; i < Math.min(n, from + PER_PROCESS); i++) nodes.push(nodeConfig(i, addresses));
-    hosts.push(await launcher.startHost({ id: `host-${hosts.length}`, nodes }));
+  let victim: Launched;
+  try {
+    victim = await launcher.startHost({ id: "victim", nodes: [nodeConfig(0, addresses)] });
+    for (let from = 1; from < n; from += PER_PROCESS) {
+      const nodes: LaunchSpec[] = [];
+      for (let i = from; i < Math.min(n, from + PER_PROCESS); i++) nodes.push(nodeConfig(i, addresses));
+      hosts.push(await launcher.startHost({ id: `host-${hosts.length}`, nodes }));
+    }
+  } finally {
+    for (const [k, v] of Object.entries(env)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
   const clients = addresses.map((a) => new NodeClient(a));
   return { launcher, dir, hosts, victim, clients, addresses };
@@ -227,11 +241,42 @@ async function coordinate(
   return out;
 }
 
+interface LoopDelay {
+  /** The longest any host process's event loop was held, ms. */
+  readonly maxMs: number;
+  /** The median over the hosts' seconds of each second's p99 delay, ms. */
+  readonly p99MedianMs: number;
+}
+
+/** The host processes' event-loop delay between `fromMs` and `toMs` (epoch), from scale-loop.mjs's files. */
+function loopDelay(s: Swarm, fromMs: number, toMs: number): LoopDelay {
+  const seconds: { maxMs: number; p99Ms: number }[] = [];
+  for (const h of s.hosts) {
+    let text = "";
+    try {
+      text = readFileSync(join(s.dir, `${h.pid}.jsonl`), "utf8");
+    } catch {
+      continue; // the monitor did not write (yet)
+    }
+    for (const line of text.split("\n")) {
+      if (line === "") continue;
+      const x = JSON.parse(line) as { t: number; maxMs: number; p99Ms: number };
+      if (x.t > fromMs && x.t <= toMs) seconds.push(x);
+    }
+  }
+  const p99s = seconds.map((x) => x.p99Ms).sort((a, b) => a - b);
+  return {
+    maxMs: seconds.length === 0 ? NaN : Math.max(...seconds.map((x) => x.maxMs)),
+    p99MedianMs: p99s[p99s.length >> 1] ?? NaN,
+  };
+}
+
 interface PhaseResult {
   readonly cpuPerNodeMs: number;
   readonly rssPerNodeMiB: number;
   readonly socketsPerNode: number;
   readonly probesPerNodePerS: number;
+  readonly loop: LoopDelay;
   readonly load?: Load;
 }
 
@@ -253,6 +298,7 @@ async function phase(s: Swarm, on: boolean): Promise<PhaseResult> {
     rssPerNodeMiB: sum(after.map((a) => a.rssMiB)) / nodes,
     socketsPerNode: sum(after.map((a) => a.sockets)) / nodes,
     probesPerNodePerS: (probes1 - probes0) / wall / nodes,
+    loop: loopDelay(s, t0, stopAt),
     ...(load !== undefined && { load }),
   };
 }
@@ -443,6 +489,9 @@ export async function run(): Promise<void> {
       row(`CPU per node, coordinating ${RATE}/s`, on.cpuPerNodeMs, "millicores");
       row("probes sent per node, coordination off", off.probesPerNodePerS, "/s");
       row(`probes sent per node, coordinating`, on.probesPerNodePerS, "/s");
+      row("host event-loop delay, coordination off: longest", off.loop.maxMs, "ms");
+      row("host event-loop delay, coordinating: longest", on.loop.maxMs, "ms");
+      row("host event-loop delay, coordinating: median of each second's p99", on.loop.p99MedianMs, "ms");
       row("RSS per node (host processes / nodes)", on.rssPerNodeMiB, "MiB");
       row("sockets per node (host processes / nodes)", on.socketsPerNode, "");
       row(`fan-outs answered by their ${DEADLINE_MS} ms deadline`, l.ok, `of ${l.sent}`);
