@@ -83,13 +83,17 @@ export class SuspectBackoff {
   }
 
   /**
-   * A probe of `peer` was refused (answered at once with an error, nothing listening): the wait does not
-   * grow. A refusal costs next to nothing and is the evidence ejection counts, so a dead peer is out in
-   * about `failureThreshold` rounds, not after a doubling backoff; only probes that time out back off.
+   * A probe of `peer` was refused (answered at once with an error, nothing listening): it is due again
+   * at the next call (the next round), and the wait does not grow. A refusal costs next to nothing and
+   * is the evidence ejection counts, so a dead peer is out about `failureThreshold` − 2 rounds after its
+   * first failed branch (that branch and the probe it starts count too), not after a doubling backoff,
+   * nor a wait plus the round that follows it; only probes that time out back off.
    */
   refused(peer: PeerId): void {
     const w = this.#waits.get(peer);
-    if (w !== undefined) w.waitMs = 0;
+    if (w === undefined) return;
+    w.waitMs = 0;
+    w.nextMs = 0;
   }
 
   forget(peer: PeerId): void {
