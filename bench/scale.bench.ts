@@ -5,8 +5,12 @@
  * of SCALE_ACTIVE (default 20) — so its fan-outs, and its active set, are about that size. Per size:
  *
  * - ready: every node sees its subset up, within SCALE_READY_S (default 240).
- * - on: every node coordinates at SCALE_RATE per second (default 0.2, open loop, staggered), 2 s
- *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 10).
+ * - on: every node coordinates at SCALE_RATE per second (default 0.05, open loop, staggered), 2 s
+ *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 20). Each node's
+ *   estimator window is SCALE_WINDOW_S (default 30), so that at that rate its active set stays in use
+ *   between its fan-outs. A fan-out of ~20 branches costs the swarm tens of milliseconds of CPU here
+ *   (both ends of each call), so the swarm-wide rate, nodes × SCALE_RATE, is what a 2-core machine
+ *   must carry: 0.2/s at 500 nodes is 100 fan-outs a second, more than it has.
  * - per node: CPU (the host processes' utime + stime over the phase, / nodes), RSS (/ nodes: the
  *   process's runtime is shared by its nodes), sockets (socket fds of the host processes / nodes: a
  *   node's channels and the connections peers opened to it), probes sent per second (Status
@@ -15,7 +19,7 @@
  *   fan-out runs): the figure that must not grow with the swarm.
  * - the kill: at the end of the largest size, one node (alone in its own process) is SIGKILLed while the
  *   others coordinate, and the nodes that had it live (its holders) at SCALE_KILL_RATE per second
- *   (default 1), so that their branches to it fail; the bench polls every holder (Status, every
+ *   (default 0.5), so that their branches to it fail; the bench polls every holder (Status, every
  *   250 ms) until each has it ejected (health) or down (membership), and prints the time from each
  *   holder's last failed branch to the victim (Status `last_bad_branch_unix_ms`) to that poll, from
  *   the kill to that poll, and the swarm's probe rate before and after.
@@ -45,10 +49,12 @@ const LOOP_MONITOR = pathToFileURL(join(ROOT, "bench", "scale-loop.mjs")).href;
 const SIZES = (process.env.SCALE_SIZES ?? "50,200,500").split(",").map(Number);
 const PER_PROCESS = Number(process.env.SCALE_NODES_PER_PROCESS ?? 125);
 const ACTIVE = Number(process.env.SCALE_ACTIVE ?? 20);
-const RATE = Number(process.env.SCALE_RATE ?? 0.2);
+const RATE = Number(process.env.SCALE_RATE ?? 0.05);
+/** The nodes' estimator window (`estimator.windowMs`), s: longer than 1 / RATE keeps their peers in use. */
+const WINDOW_S = Number(process.env.SCALE_WINDOW_S ?? 30);
 /** The holders' Coordinate rate during the kill, per second. */
-const KILL_RATE = Number(process.env.SCALE_KILL_RATE ?? 1);
-const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 10);
+const KILL_RATE = Number(process.env.SCALE_KILL_RATE ?? 0.5);
+const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 20);
 /** How long a swarm may take until every node sees its subset up, s. */
 const READY_S = Number(process.env.SCALE_READY_S ?? 240);
 const DEADLINE_MS = 2_000;
@@ -70,6 +76,7 @@ function nodeConfig(i: number, all: readonly string[]): LaunchSpec {
       peers: all,
       probe: { intervalMs: 1_000 },
       membership: { subsetSize: ACTIVE },
+      estimator: { windowMs: WINDOW_S * 1000 },
       logLevel: "warn",
     },
   };
@@ -420,6 +427,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
   probeAfter = (p2 - p1) / ((Date.now() - killedAt) / 1000);
   const done = await load;
   const holders = await holderLoad;
+  const loop = loopDelay(s, killedAt, Date.now());
   const times = [...outAfter.values()].sort((a, b) => a - b);
   const label = `kill (${n} nodes)`;
   figures[`${label}: nodes that had the victim live`] = { value: had.length, unit: "nodes" };
@@ -453,6 +461,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
   figures[`${label}: time from kill to out, median`] = { value: times[times.length >> 1] ?? NaN, unit: "s" };
   figures[`${label}: swarm probe rate before`] = { value: (p1 - p0) / windowS, unit: "probes/s" };
   figures[`${label}: swarm probe rate after (from the kill)`] = { value: probeAfter, unit: "probes/s" };
+  figures[`${label}: host event-loop delay from the kill, longest`] = { value: loop.maxMs, unit: "ms" };
   figures[`${label}: fan-outs answered by the deadline during it`] = {
     value: done.ok,
     unit: `of ${done.sent}`,
@@ -517,7 +526,7 @@ export async function run(): Promise<void> {
     } finally {
       await stopSwarm(s, !ok);
       recordFigures(
-        `scale (${SIZES.join("/")} nodes; so far ${n}; subset ${ACTIVE}, ${RATE}/s per node, ${PHASE_S} s phases)`,
+        `scale (${SIZES.join("/")} nodes; so far ${n}; subset ${ACTIVE}, ${RATE}/s per node, ${WINDOW_S} s window, ${PHASE_S} s phases)`,
         figures,
       );
     }
