@@ -8,9 +8,8 @@
  * - on: every node coordinates at SCALE_RATE per second (default 0.05, open loop, staggered), 2 s
  *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 20). Each node's
  *   estimator window is SCALE_WINDOW_S (default 30), so that at that rate its active set stays in use
- *   between its fan-outs. A fan-out of ~20 branches costs the swarm tens of milliseconds of CPU here
- *   (both ends of each call), so the swarm-wide rate, nodes × SCALE_RATE, is what a 2-core machine
- *   must carry: 0.2/s at 500 nodes is 100 fan-outs a second, more than it has.
+ *   between its fan-outs. The swarm-wide rate, nodes × SCALE_RATE, is what the machine must carry:
+ *   at 0.2/s a node coordinating cost ~5 millicores here, which at 500 nodes is more than 2 cores.
  * - per node: CPU (the host processes' utime + stime over the phase, / nodes), RSS (/ nodes: the
  *   process's runtime is shared by its nodes), sockets (socket fds of the host processes / nodes: a
  *   node's channels and the connections peers opened to it), probes sent per second (Status
