@@ -6,6 +6,8 @@
  */
 import { appendFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import process from "node:process";
+import { setInterval } from "node:timers";
 
 const dir = process.env.SCALE_LOOP_DIR;
 if (dir !== undefined && dir !== "") {
