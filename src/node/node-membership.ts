@@ -46,8 +46,11 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
   const suspects = new SuspectBackoff({
     intervalMs: config.probe.intervalMs,
     backoffMaxMs: config.probe.suspectBackoffMaxMs,
-    onCapped: (peer, waitMs) =>
-      log.info("idle or suspected peer probed at probe.suspectBackoffMaxMs", { peer, waitMs }),
+    // logged for a suspect only: an idle peer reaches the cap in every idle spell, which is routine
+    onCapped: (peer, waitMs) => {
+      if (deps.health.suspected(peer))
+        log.info("suspected peer probed at probe.suspectBackoffMaxMs", { peer, waitMs });
+    },
   });
   const membership = new Membership({
     sources: membershipTargets(config),
