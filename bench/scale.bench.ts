@@ -5,8 +5,11 @@
  * of SCALE_ACTIVE (default 20) — so its fan-outs, and its active set, are about that size. Per size:
  *
  * - ready: every node sees its subset up, within SCALE_READY_S (default 240).
- * - on: every node coordinates at SCALE_RATE per second (default 0.2, open loop, staggered), 2 s
- *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 10).
+ * - on: every node coordinates at SCALE_RATE per second (default 0.05, open loop, staggered), 2 s
+ *   deadlines; off: no Coordinate at all, SCALE_PHASE_S seconds each (default 20). Each node's
+ *   estimator window is SCALE_WINDOW_S (default 30), so that at that rate its active set stays in use
+ *   between its fan-outs. The swarm-wide rate, nodes × SCALE_RATE, is what the machine must carry:
+ *   at 0.2/s a node coordinating cost ~5 millicores here, which at 500 nodes is more than 2 cores.
  * - per node: CPU (the host processes' utime + stime over the phase, / nodes), RSS (/ nodes: the
  *   process's runtime is shared by its nodes), sockets (socket fds of the host processes / nodes: a
  *   node's channels and the connections peers opened to it), probes sent per second (Status
@@ -15,7 +18,7 @@
  *   fan-out runs): the figure that must not grow with the swarm.
  * - the kill: at the end of the largest size, one node (alone in its own process) is SIGKILLed while the
  *   others coordinate, and the nodes that had it live (its holders) at SCALE_KILL_RATE per second
- *   (default 1), so that their branches to it fail; the bench polls every holder (Status, every
+ *   (default 0.5), so that their branches to it fail; the bench polls every holder (Status, every
  *   250 ms) until each has it ejected (health) or down (membership), and prints the time from each
  *   holder's last failed branch to the victim (Status `last_bad_branch_unix_ms`) to that poll, from
  *   the kill to that poll, and the swarm's probe rate before and after.
@@ -26,7 +29,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Coordinator } from "../src/engine/coordinator.js";
 import { LatencyBook } from "../src/estimate/latency-book.js";
@@ -40,13 +43,17 @@ import type { Figure } from "./report.js";
 
 const ROOT = join(fileURLToPath(import.meta.url), "..", "..");
 const MAIN = join(ROOT, "dist", "cli", "main.js");
+/** Preloaded into the host processes: their event-loop delay and CPU, second by second (scale-loop.mjs). */
+const LOOP_MONITOR = pathToFileURL(join(ROOT, "bench", "scale-loop.mjs")).href;
 const SIZES = (process.env.SCALE_SIZES ?? "50,200,500").split(",").map(Number);
 const PER_PROCESS = Number(process.env.SCALE_NODES_PER_PROCESS ?? 125);
 const ACTIVE = Number(process.env.SCALE_ACTIVE ?? 20);
-const RATE = Number(process.env.SCALE_RATE ?? 0.2);
+const RATE = Number(process.env.SCALE_RATE ?? 0.05);
+/** The nodes' estimator window (`estimator.windowMs`), s: longer than 1 / RATE keeps their peers in use. */
+const WINDOW_S = Number(process.env.SCALE_WINDOW_S ?? 30);
 /** The holders' Coordinate rate during the kill, per second. */
-const KILL_RATE = Number(process.env.SCALE_KILL_RATE ?? 1);
-const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 10);
+const KILL_RATE = Number(process.env.SCALE_KILL_RATE ?? 0.5);
+const PHASE_S = Number(process.env.SCALE_PHASE_S ?? 20);
 /** How long a swarm may take until every node sees its subset up, s. */
 const READY_S = Number(process.env.SCALE_READY_S ?? 240);
 const DEADLINE_MS = 2_000;
@@ -68,6 +75,7 @@ function nodeConfig(i: number, all: readonly string[]): LaunchSpec {
       peers: all,
       probe: { intervalMs: 1_000 },
       membership: { subsetSize: ACTIVE },
+      estimator: { windowMs: WINDOW_S * 1000 },
       logLevel: "warn",
     },
   };
@@ -116,12 +124,24 @@ async function startSwarm(n: number): Promise<Swarm> {
   const dir = mkdtempSync(join(tmpdir(), "tailswarm-scale-"));
   const launcher = new Launcher(dir, MAIN);
   const addresses = Array.from({ length: n }, (_, i) => addressOf(i));
-  const victim = await launcher.startHost({ id: "victim", nodes: [nodeConfig(0, addresses)] });
+  // the launcher passes this process's environment on: the monitor is preloaded into the hosts only
+  const env = { NODE_OPTIONS: process.env.NODE_OPTIONS, SCALE_LOOP_DIR: process.env.SCALE_LOOP_DIR };
+  process.env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ""} --import=${LOOP_MONITOR}`.trim();
+  process.env.SCALE_LOOP_DIR = dir;
   const hosts: Launched[] = [];
-  for (let from = 1; from < n; from += PER_PROCESS) {
-    const nodes: LaunchSpec[] = [];
-    for (let i = from; i < Math.min(n, from + PER_PROCESS); i++) nodes.push(nodeConfig(i, addresses));
-    hosts.push(await launcher.startHost({ id: `host-${hosts.length}`, nodes }));
+  let victim: Launched;
+  try {
+    victim = await launcher.startHost({ id: "victim", nodes: [nodeConfig(0, addresses)] });
+    for (let from = 1; from < n; from += PER_PROCESS) {
+      const nodes: LaunchSpec[] = [];
+      for (let i = from; i < Math.min(n, from + PER_PROCESS); i++) nodes.push(nodeConfig(i, addresses));
+      hosts.push(await launcher.startHost({ id: `host-${hosts.length}`, nodes }));
+    }
+  } finally {
+    for (const [k, v] of Object.entries(env)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
   const clients = addresses.map((a) => new NodeClient(a));
   return { launcher, dir, hosts, victim, clients, addresses };
@@ -227,11 +247,42 @@ async function coordinate(
   return out;
 }
 
+interface LoopDelay {
+  /** The longest any host process's event loop was held, ms. */
+  readonly maxMs: number;
+  /** The median over the hosts' seconds of each second's p99 delay, ms. */
+  readonly p99MedianMs: number;
+}
+
+/** The host processes' event-loop delay between `fromMs` and `toMs` (epoch), from scale-loop.mjs's files. */
+function loopDelay(s: Swarm, fromMs: number, toMs: number): LoopDelay {
+  const seconds: { maxMs: number; p99Ms: number }[] = [];
+  for (const h of s.hosts) {
+    let text = "";
+    try {
+      text = readFileSync(join(s.dir, `${h.pid}.jsonl`), "utf8");
+    } catch {
+      continue; // the monitor did not write (yet)
+    }
+    for (const line of text.split("\n")) {
+      if (line === "") continue;
+      const x = JSON.parse(line) as { t: number; maxMs: number; p99Ms: number };
+      if (x.t > fromMs && x.t <= toMs) seconds.push(x);
+    }
+  }
+  const p99s = seconds.map((x) => x.p99Ms).sort((a, b) => a - b);
+  return {
+    maxMs: seconds.length === 0 ? NaN : Math.max(...seconds.map((x) => x.maxMs)),
+    p99MedianMs: p99s[p99s.length >> 1] ?? NaN,
+  };
+}
+
 interface PhaseResult {
   readonly cpuPerNodeMs: number;
   readonly rssPerNodeMiB: number;
   readonly socketsPerNode: number;
   readonly probesPerNodePerS: number;
+  readonly loop: LoopDelay;
   readonly load?: Load;
 }
 
@@ -253,6 +304,7 @@ async function phase(s: Swarm, on: boolean): Promise<PhaseResult> {
     rssPerNodeMiB: sum(after.map((a) => a.rssMiB)) / nodes,
     socketsPerNode: sum(after.map((a) => a.sockets)) / nodes,
     probesPerNodePerS: (probes1 - probes0) / wall / nodes,
+    loop: loopDelay(s, t0, stopAt),
     ...(load !== undefined && { load }),
   };
 }
@@ -374,6 +426,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
   probeAfter = (p2 - p1) / ((Date.now() - killedAt) / 1000);
   const done = await load;
   const holders = await holderLoad;
+  const loop = loopDelay(s, killedAt, Date.now());
   const times = [...outAfter.values()].sort((a, b) => a - b);
   const label = `kill (${n} nodes)`;
   figures[`${label}: nodes that had the victim live`] = { value: had.length, unit: "nodes" };
@@ -407,6 +460,7 @@ async function killTest(s: Swarm, figures: Record<string, Figure>, n: number): P
   figures[`${label}: time from kill to out, median`] = { value: times[times.length >> 1] ?? NaN, unit: "s" };
   figures[`${label}: swarm probe rate before`] = { value: (p1 - p0) / windowS, unit: "probes/s" };
   figures[`${label}: swarm probe rate after (from the kill)`] = { value: probeAfter, unit: "probes/s" };
+  figures[`${label}: host event-loop delay from the kill, longest`] = { value: loop.maxMs, unit: "ms" };
   figures[`${label}: fan-outs answered by the deadline during it`] = {
     value: done.ok,
     unit: `of ${done.sent}`,
@@ -443,6 +497,9 @@ export async function run(): Promise<void> {
       row(`CPU per node, coordinating ${RATE}/s`, on.cpuPerNodeMs, "millicores");
       row("probes sent per node, coordination off", off.probesPerNodePerS, "/s");
       row(`probes sent per node, coordinating`, on.probesPerNodePerS, "/s");
+      row("host event-loop delay, coordination off: longest", off.loop.maxMs, "ms");
+      row("host event-loop delay, coordinating: longest", on.loop.maxMs, "ms");
+      row("host event-loop delay, coordinating: median of each second's p99", on.loop.p99MedianMs, "ms");
       row("RSS per node (host processes / nodes)", on.rssPerNodeMiB, "MiB");
       row("sockets per node (host processes / nodes)", on.socketsPerNode, "");
       row(`fan-outs answered by their ${DEADLINE_MS} ms deadline`, l.ok, `of ${l.sent}`);
@@ -468,7 +525,7 @@ export async function run(): Promise<void> {
     } finally {
       await stopSwarm(s, !ok);
       recordFigures(
-        `scale (${SIZES.join("/")} nodes; so far ${n}; subset ${ACTIVE}, ${RATE}/s per node, ${PHASE_S} s phases)`,
+        `scale (${SIZES.join("/")} nodes; so far ${n}; subset ${ACTIVE}, ${RATE}/s per node, ${WINDOW_S} s window, ${PHASE_S} s phases)`,
         figures,
       );
     }

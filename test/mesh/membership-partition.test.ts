@@ -116,6 +116,8 @@ describe("membership after a silent partition", () => {
         "100",
         "--probe-failure-threshold",
         "100",
+        "--probe-suspect-backoff-max-ms",
+        "400",
       ]),
       env: {},
     });

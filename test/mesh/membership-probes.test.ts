@@ -6,7 +6,15 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Membership } from "../../src/mesh/membership/membership.js";
-import { PeerHealth } from "../../src/mesh/membership/health.js";
+import { healthObserver, PeerHealth } from "../../src/mesh/membership/health.js";
+import type { BranchRecord } from "../../src/engine/outcome.js";
+import { LatencyBook } from "../../src/estimate/latency-book.js";
+import { ChannelPool } from "../../src/mesh/channel-pool.js";
+import { loadConfig } from "../../src/node/config/load-config.js";
+import { silentLogger } from "../../src/node/logger.js";
+import { createNodeMembership } from "../../src/node/node-membership.js";
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 import { startServer, until } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
@@ -93,5 +101,70 @@ describe("membership probes", () => {
     expect(h.needsProbe("p", 1_604, 500)).toBe(true); // still out (ejected until 2_602)
     h.report("p", { kind: "ok", latencyMs: 5 }, 2_700); // returned through probation
     expect(h.needsProbe("p", 2_701, 500)).toBe(false);
+  });
+
+  it("a node probes an idle active-set peer at the backoff, not every round, and not at all while in use", async () => {
+    const p = await server("p");
+    const { config } = await loadConfig({
+      argv: [
+        "--node-id",
+        "a",
+        "--peers",
+        p.address,
+        "--probe-interval-ms",
+        "50",
+        "--probe-timeout-ms",
+        "50",
+      ].concat(["--probe-suspect-backoff-max-ms", "400"]),
+      env: {},
+    });
+    const health = new PeerHealth();
+    const pool = new ChannelPool();
+    cleanup.push(() => pool.closeAll());
+    const book = { tracks: () => true, options: new LatencyBook().options, reset() {}, forget() {} };
+    const m = createNodeMembership(config, { pool, book, health, log: silentLogger });
+    cleanup.push(() => m.stop());
+    await m.start();
+    await until(() => m.live().includes("p"), 5_000);
+    // idle (never a branch): waits of 50, 100, 200, then 400 ms (±20%) — about 6 probes in 1.5 s, not 30
+    const idle0 = m.probesSent;
+    await sleep(1_500);
+    const idle = m.probesSent - idle0;
+    expect(idle).toBeGreaterThanOrEqual(4);
+    expect(idle).toBeLessThanOrEqual(12);
+    // in use (an answered branch each 100 ms, within the window): no probe
+    const stop = setInterval(() => health.report("p", { kind: "ok", latencyMs: 1 }, Date.now()), 100);
+    cleanup.push(() => clearInterval(stop));
+    health.report("p", { kind: "ok", latencyMs: 1 }, Date.now());
+    await sleep(100); // a probe already in flight ends
+    const used0 = m.probesSent;
+    await sleep(500);
+    expect(m.probesSent).toBe(used0);
+  });
+
+  it("a branch cut at its deadline is use: the peer is not idle, and its standing is unchanged", () => {
+    const h = new PeerHealth({ failureThreshold: 2 });
+    const observer = healthObserver(h, () => now);
+    let now = 1_000;
+    const cut = {
+      peer: "p",
+      branchId: "1",
+      deadline: 0,
+      latencyMs: 2_000,
+      lostWorkMs: 0,
+      decisionRelevant: false,
+      outcome: "late",
+      result: { kind: "deadline", lostWorkMs: 0 },
+    } as BranchRecord;
+    observer.onBranchEnd?.("f", cut);
+    expect(h.needsProbe("p", 1_400, 500)).toBe(false); // cut branches only: still in use
+    expect(h.needsProbe("p", 1_500, 500)).toBe(true); // idle once they stop
+    h.report("p", { kind: "failed" }, 1_600);
+    now = 1_700;
+    observer.onBranchEnd?.("f", cut);
+    expect(h.suspected("p")).toBe(true); // a cut says nothing of health: the failure still stands
+    expect(h.admits("p", 1_701)).toBe(true);
+    h.report("p", { kind: "failed" }, 1_800);
+    expect(h.admits("p", 1_801)).toBe(false); // two failures in a row, the cut between them no reset
   });
 });

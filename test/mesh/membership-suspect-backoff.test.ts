@@ -22,20 +22,26 @@ describe("SuspectBackoff", () => {
     expect(b.due("a", 20_200, true)).toBe(true);
   });
 
-  it("keeps probing a peer whose probes are refused at the interval, and backs off again once they time out", () => {
+  it("probes a peer whose probes are refused every round, and backs off again once they time out", () => {
     const b = new SuspectBackoff({ intervalMs: 1_000, backoffMaxMs: 8_000, random: () => 0.5 });
     const probesAt: number[] = [];
-    for (let t = 0; t <= 4_000; t += 100) {
+    // rounds every 1_000 ms (as `due` is asked once a round)
+    for (let t = 0; t <= 4_000; t += 1_000) {
       if (b.due("a", t, true)) {
         probesAt.push(t);
         b.refused("a"); // nothing listening: answered at once
       }
     }
     expect(probesAt).toEqual([0, 1_000, 2_000, 3_000, 4_000]);
-    // timed-out probes (no `refused`) double the wait again
+    // the probe sent at a first bad branch, refused: due at the very next round, not a wait later
+    const c = new SuspectBackoff({ intervalMs: 1_000, random: () => 0.999 });
+    c.sent("a", 0);
+    c.refused("a");
+    expect(c.due("a", 900, true)).toBe(true);
+    // the next round after the last refusal, then timed-out probes (no `refused`) double the wait again
     const later: number[] = [];
     for (let t = 4_100; t <= 12_000; t += 100) if (b.due("a", t, true)) later.push(t);
-    expect(later).toEqual([5_000, 6_000, 8_000, 12_000]);
+    expect(later).toEqual([4_100, 5_100, 7_100, 11_100]);
   });
 
   it("counts a probe sent at the first bad branch, and jitters each wait within ±20%", () => {

@@ -134,6 +134,14 @@ export class PeerHealth {
     if (s.consecutive >= this.#o.failureThreshold) this.#eject(peer, s, cause, nowMs);
   }
 
+  /**
+   * A branch to `peer` ended with nothing to say of its health (cut at its deadline): the path still
+   * carried a request, so the peer is in use, not idle. Its standing is unchanged.
+   */
+  used(peer: PeerId, nowMs: number): void {
+    this.#state(peer).lastMs = nowMs;
+  }
+
   /** The peer may be sent branches: never ejected, returned, or on probation. */
   admits(peer: PeerId, nowMs: number): boolean {
     const s = this.#peers.get(peer);
@@ -259,12 +267,18 @@ export function healthReportOf(record: BranchRecord): HealthReport | undefined {
   }
 }
 
-/** The coordinator's observer that reports every settled branch to `health`. */
+/**
+ * The coordinator's observer that reports every settled branch to `health`; a branch cut at its
+ * deadline is reported as use only. Counted as no traffic, a peer whose branches all ran out of
+ * budget (a loaded swarm) looked idle and was probed every round, which added to the load.
+ */
 export function healthObserver(health: PeerHealth, now: () => number): FanoutObserver {
   return {
     onBranchEnd(_fanoutId, record) {
       const report = healthReportOf(record);
       if (report !== undefined) health.report(record.peer, report, now());
+      else if (record.unsettled !== true && record.result.kind === "deadline")
+        health.used(record.peer, now());
     },
   };
 }

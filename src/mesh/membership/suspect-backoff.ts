@@ -1,14 +1,17 @@
 /**
- * When a suspected peer (its last branch bad, or ejected, or on probation) is probed again. Branch
- * outcomes stay the primary signal (a peer's first bad branch is probed at once, `PeerHealth.onSuspect`);
- * after that a suspected peer is probed at a backoff, not every round: the wait starts at the probe
- * interval and doubles per probe up to `backoffMaxMs`, jittered ±20%, and a peer no longer suspected
- * starts over. A refused probe does not grow the wait (`refused`): only probes that time out back off. Probing every suspect every round fed on itself under overload: fan-outs failing for
- * lack of CPU made suspects, and their probes took more CPU.
+ * When a peer whose branches say too little (`PeerHealth.needsProbe`: suspected — its last branch bad,
+ * or ejected, or on probation — or idle) is probed again. Branch outcomes stay the primary signal (a
+ * peer's first bad branch is probed at once, `PeerHealth.onSuspect`); after that such a peer is probed
+ * at a backoff, not every round: the wait starts at the probe
+ * interval and doubles per probe up to `backoffMaxMs`, jittered ±20%, and a peer that no longer needs one
+ * starts over. A refused probe does not grow the wait (`refused`): only probes that time out back off.
+ * Probing every suspect every round fed on itself under overload: fan-outs failing for lack of CPU
+ * made suspects, and their probes took more CPU.
  *
  * @example
  * const suspects = new SuspectBackoff({ intervalMs: 1_000, backoffMaxMs: 10_000 });
- * if (suspects.due(peer, now, health.suspected(peer))) sendProbe(peer); // `due` counts the probe sent
+ * const need = health.needsProbe(peer, now, idleMs);
+ * if (suspects.due(peer, now, need) && need) sendProbe(peer); // `due` counts the probe sent
  */
 import type { PeerId } from "../../estimate/types.js";
 import { doubledWait, jittered } from "./backoff.js";
@@ -18,7 +21,7 @@ import type { NumberRange } from "../../util/range.js";
 export interface SuspectBackoffOptions {
   /** The first wait (the probe round's period), ms. */
   readonly intervalMs: number;
-  /** Longest wait between probes of a suspected peer, ms. Default and range: SUSPECT_BACKOFF_DEFAULTS / _RANGES. */
+  /** Longest wait between probes of an idle or suspected peer, ms. Default and range: SUSPECT_BACKOFF_DEFAULTS / _RANGES. */
   readonly backoffMaxMs?: number;
   /** Told once per run of suspicion, when a peer's wait first reaches `backoffMaxMs`. */
   readonly onCapped?: (peer: PeerId, waitMs: number) => void;
@@ -54,11 +57,12 @@ export class SuspectBackoff {
   }
 
   /**
-   * Whether `peer` is to be probed now; true counts a probe sent (the next waits longer). A peer not
-   * `suspected` is always due (its probes are the caller's to decide) and its backoff starts over.
+   * Whether `peer` is to be probed now; true counts a probe sent (the next waits longer). A peer that
+   * does not `need` a probe (branch outcomes answer for it) is always due (its probes are the caller's
+   * to decide) and its backoff starts over.
    */
-  due(peer: PeerId, nowMs: number, suspected: boolean): boolean {
-    if (!suspected) {
+  due(peer: PeerId, nowMs: number, need: boolean): boolean {
+    if (!need) {
       this.#waits.delete(peer);
       return true;
     }
@@ -79,13 +83,17 @@ export class SuspectBackoff {
   }
 
   /**
-   * A probe of `peer` was refused (answered at once with an error, nothing listening): the wait does not
-   * grow. A refusal costs next to nothing and is the evidence ejection counts, so a dead peer is out in
-   * about `failureThreshold` rounds, not after a doubling backoff; only probes that time out back off.
+   * A probe of `peer` was refused (answered at once with an error, nothing listening): it is due again
+   * at the next call (the next round), and the wait does not grow. A refusal costs next to nothing and
+   * is the evidence ejection counts, so a dead peer is out about `failureThreshold` − 2 rounds after its
+   * first failed branch (that branch and the probe it starts count too), not after a doubling backoff,
+   * nor a wait plus the round that follows it; only probes that time out back off.
    */
   refused(peer: PeerId): void {
     const w = this.#waits.get(peer);
-    if (w !== undefined) w.waitMs = 0;
+    if (w === undefined) return;
+    w.waitMs = 0;
+    w.nextMs = 0;
   }
 
   forget(peer: PeerId): void {

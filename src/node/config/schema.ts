@@ -103,7 +103,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(SUSPECT_BACKOFF_DEFAULTS.backoffMaxMs)
       .meta(
         doc(
-          "Longest wait between probes of a suspected active-set peer (its last branch failed, or ejected), ms: probed at its first bad branch, then from intervalMs, doubled per probe, jittered ±20%; branch outcomes still eject it.",
+          "Longest wait between probes of an idle (no branch outcome for the estimator window) or suspected (its last branch failed, or ejected) active-set peer, ms: a suspected one probed at its first bad branch; then from intervalMs, doubled per probe, jittered ±20%; branch outcomes still eject it.",
         ),
       ),
   }),
