@@ -13,6 +13,8 @@
  * A second part prices a peer's `Branch` server span alone: extract the caller's context from the
  * metadata, start the span, run in its context, set the reply's attributes, end and export it — with a
  * sampled caller (recorded), an unsampled one (a non-recording span) and no caller context at all.
+ * A third prices each part of a coordinator's per-fan-out telemetry driven alone: the fan-out tracer's,
+ * the metrics' and the flight recorder's hooks.
  *
  * Both are in-process loops, so they are far less sensitive to the shared machine's load than the gRPC
  * bench (bench/telemetry-grpc.bench.ts), and they price exactly the work telemetry adds; the gRPC bench
@@ -51,6 +53,7 @@ import type { SamplingHints } from "../src/telemetry/sampling-hints.js";
 import { createTelemetry } from "../src/telemetry/telemetry.js";
 import { FanoutTracer } from "../src/telemetry/fanout-tracer.js";
 import { FanoutMetrics } from "../src/telemetry/metrics.js";
+import { FlightRecorder } from "../src/telemetry/flight-recorder.js";
 import type { BranchRecord, FanoutOutcome } from "../src/engine/outcome.js";
 import type { BranchRequest } from "../src/engine/transport.js";
 import type { FanoutEstimate } from "../src/estimate/types.js";
@@ -350,6 +353,65 @@ async function metricsHooks(n: number): Promise<number> {
 }
 
 /**
+ * The flight recorder's hooks per fan-out of 8 answered branches (`onBranchEnd` × 8 and `onFanoutEnd`:
+ * one decision kept in the ring), as a node runs it (256 decisions); returns CPU µs per fan-out.
+ */
+function recorderHooks(n: number): number {
+  const r = new FlightRecorder({ capacity: 256 });
+  const c = {
+    mode: "speculate",
+    reason: "budget-exceeds-p99-plus-abandon-cost",
+    relevant: true,
+    budgetMs: 500,
+    fanoutP50Ms: 10,
+    fanoutP99Ms: 50,
+    abandonCostMs: 3,
+    policy: "p99-boundary",
+  } as unknown as Classification;
+  const e = {
+    size: 8,
+    requirement: { kind: "all" },
+    status: "fresh",
+    minSamples: 20,
+    basis: "independent",
+    maxAgeMs: 100,
+    unknownPeers: [],
+  } as unknown as FanoutEstimate;
+  const records = PEERS.map(
+    (peer, b) =>
+      ({
+        branchId: `b${b}`,
+        peer,
+        outcome: "committed",
+        latencyMs: 1 + b,
+        decisionRelevant: b === 0,
+        lostWorkMs: 0,
+        result: { kind: "answer" },
+      }) as unknown as BranchRecord,
+  );
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    const id = `f${i}`;
+    for (const b of records) r.onBranchEnd(id, b);
+    r.onFanoutEnd({
+      fanoutId: id,
+      classification: c,
+      estimate: e,
+      branches: records,
+      answered: records.length,
+      abandonCostMs: 0,
+      decisionChanged: true,
+      degraded: false,
+      deadlineMissed: false,
+      elapsedMs: 9,
+      infoGainPerCommitted: 0.5,
+    } as unknown as FanoutOutcome);
+  }
+  const d = process.cpuUsage(cpu0);
+  return (d.user + d.system) / n;
+}
+
+/**
  * The SDK's own floor per span, by attribute count: `n` spans started with `attributes` string and
  * number attributes and ended, batched and exported over OTLP/gRPC to the sink; returns CPU µs per span.
  * Our fan-out span carries about 25 attributes, a branch span 8, a peer's server span 12–14.
@@ -451,6 +513,9 @@ export async function run(): Promise<void> {
     await metricsHooks(20 * PER_ROUND); // warm-up
     const metricsRuns: number[] = [];
     for (let r = 0; r < ROUNDS; r++) metricsRuns.push(await metricsHooks(20 * PER_ROUND));
+    recorderHooks(20 * PER_ROUND); // warm-up
+    const recorderRuns: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) recorderRuns.push(recorderHooks(20 * PER_ROUND));
     const floor: Record<string, Figure> = {};
     for (const [a, runs] of byAttributes) {
       floor[`a span with ${a} attributes, recorded and exported: CPU per span`] = {
@@ -538,6 +603,11 @@ export async function run(): Promise<void> {
         value: median(metricsRuns),
         unit: "µs",
         note: "FanoutMetrics alone, a reader collecting every 64 fan-outs",
+      },
+      "flight recorder hooks per fan-out of 8 answered branches": {
+        value: median(recorderRuns),
+        unit: "µs",
+        note: "FlightRecorder alone (256 decisions kept), no trace id lookup",
       },
     });
   } finally {
