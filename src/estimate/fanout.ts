@@ -303,9 +303,11 @@ function normalCdf(z: number): number {
  * `BISECTION_DEPTH` times (`LARGE_SET_DEPTH` above `LARGE_SET` peers, read in logit space) and the crossing
  * is interpolated. Because the grid and the points read inside a cell depend on the set's size and the
  * cell only, a pointwise lower fan-out CDF (a larger k, a peer added to an all-of-n set) can only land in
- * the same or a later cell and, inside it, cross later: the result is monotone in k, and in the set up to
- * floating-point rounding (and, across 200 to 201 peers or from a moment-read cell to a bisected one, up
- * to the difference of the two reads, within 1e-3 of the crossing).
+ * the same or a later cell and, inside a bisected cell, cross later: the result is monotone in k, and in
+ * the set up to floating-point rounding. Inside a moment-read cell it stays monotone in k (the moments do
+ * not depend on k); a slower member moves the interpolated moments, so there it is monotone up to the
+ * interpolation's error, as across 200 to 201 peers or from a moment-read cell to a bisected one (each
+ * read within 1e-3 of the crossing).
  *
  * Lower bounds. The result is >= the fan-out horizon (`fanoutHorizon`) exactly when the crossing rests on
  * the CDF at or beyond it, i.e. when it is a lower bound: a cell that straddles the horizon is bisected and
