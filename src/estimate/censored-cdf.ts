@@ -10,8 +10,6 @@ import type { WindowedCensored } from "./windowed-censored.js";
 let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
 const NO_ENDS = new Float64Array(0);
-/** Per merged censoring point: completed samples beyond its bucket, R(beta + 1). */
-let scratchRest: Float64Array = new Float64Array(64);
 
 /** The window bucket of a censoring time in ms (floored to µs: a lower bound stays one). */
 function bucketOfMs(x: number): number {
@@ -96,17 +94,22 @@ export class CensoredCdf implements CdfLike {
   private endWindowVersion = -1;
   private endEndedVersion = -1;
   /**
-   * 1 where merged point k is an ended call's, 0 where it is a call in flight, and the windows' versions the
-   * segments were built on: while these, the points' buckets and their order stay, so does every segment
-   * (calls in flight only age between two estimates, mostly within their bucket), and a rebuild only moves
-   * the tail's points.
+   * 1 where merged point k is an ended call's, 0 where it is a call in flight; the number of calls in flight
+   * and the windows' versions the points were merged on. While these stay, the ended points keep their
+   * places and factors: between two estimates usually only the calls in flight age (`moveFlights`).
    */
   private fromEnded = new Uint8Array(8);
+  private flights = 0;
   private shapeWindow: WindowedHistogram | undefined;
   private shapeWindowVersion = -1;
   private shapeEndedVersion = -1;
-  /** The last bucket `at` read below the tail and the CDF at its two edges (the fan-out search narrows into one bucket). */
-  private memoK = -1;
+  /**
+   * The last bucket `at` read below the tail, its range [memoLowUs, memoLowUs + memoWidthUs) and the CDF at
+   * its two edges (the fan-out search narrows into one bucket); memoLowUs is Infinity when there is none.
+   */
+  private memoLowUs = Infinity;
+  private memoHighUs = -Infinity;
+  private memoWidthUs = 1;
   private memoBefore = 0;
   private memoAfter = 0;
   /** True when there is nothing: no completed sample and no censored observation. */
@@ -130,16 +133,16 @@ export class CensoredCdf implements CdfLike {
     }
     this.lo = this.rangeLo;
     this.hi = this.rangeHi;
-    // merge the in-flight ages (weight 1 each) with the ended-censored pairs, both ascending
     const pairs = ended?.pairs();
     const e = pairs?.n ?? 0;
     const endX = pairs?.x ?? NO_ENDS;
     const endW = pairs?.w ?? NO_ENDS;
+    const endedVersion = ended?.version ?? -1;
     if (
       e > 0 &&
       (this.endWindow !== window ||
         this.endWindowVersion !== window.version ||
-        this.endEndedVersion !== ended?.version)
+        this.endEndedVersion !== endedVersion)
     ) {
       if (this.endBeta.length < e) {
         this.endBeta = new Int32Array(e);
@@ -152,19 +155,82 @@ export class CensoredCdf implements CdfLike {
       }
       this.endWindow = window;
       this.endWindowVersion = window.version;
-      this.endEndedVersion = ended?.version ?? -1;
+      this.endEndedVersion = endedVersion;
     }
-    this.memoK = -1;
+    this.memoLowUs = Infinity;
     const m = count + e;
-    let same =
+    const layout =
       m === this.m &&
+      count === this.flights &&
       this.shapeWindow === window &&
       this.shapeWindowVersion === window.version &&
-      this.shapeEndedVersion === (ended?.version ?? -1);
+      this.shapeEndedVersion === endedVersion;
     this.m = m;
+    this.flights = count;
     this.empty = this.total === 0 && m === 0;
+    if (!(layout && this.moveFlights(agesMs, count, endX, e))) {
+      this.rebuild(agesMs, count, endX, endW, e);
+      this.shapeWindow = window;
+      this.shapeWindowVersion = window.version;
+      this.shapeEndedVersion = endedVersion;
+    }
+  }
+
+  /**
+   * The common case between two estimates: the windows are unchanged and each call in flight keeps its place
+   * among the ended points, so only the calls in flight move. A call whose bucket changed re-runs the
+   * segments from it on (the factors before it stand); the tail's points move in place. False (nothing
+   * usable left) when a call changed place or crossed into or out of the tail: the caller rebuilds.
+   */
+  private moveFlights(agesMs: Float64Array, count: number, endX: Float64Array, e: number): boolean {
+    const beta = this.beta;
+    const fromEnded = this.fromEnded;
+    const hi = this.hi;
+    const tailStart = this.m - this.tailCount;
+    let from = this.m;
+    let endedBefore = 0;
+    let j = 0;
+    for (let i = 0; i < count; i++) {
+      const age = agesMs[i] as number;
+      // the merge's order: a call in flight goes before the first ended point it does not exceed
+      let b = e;
+      while (j < b) {
+        const mid = (j + b) >>> 1;
+        if (age <= (endX[mid] as number)) b = mid;
+        else j = mid + 1;
+      }
+      const k = i + j;
+      if (fromEnded[k] !== 0) return false;
+      const x = Math.max(age, 0);
+      const bucket = bucketOfMs(x);
+      const was = beta[k] as number;
+      if (bucket !== was) {
+        if (was >= hi !== bucket >= hi) return false;
+        beta[k] = bucket;
+        if (k < from) {
+          from = k;
+          endedBefore = j;
+        }
+      }
+      if (k >= tailStart) this.tailX[k - tailStart] = Math.max(x, this.hiEdgeMs, 0.001);
+    }
+    if (from < this.m) {
+      this.survivalFrom(from, endedBefore);
+      this.setTailSurvival();
+    }
+    return true;
+  }
+
+  /** Merges the calls in flight (weight 1 each) with the ended points, both ascending, and builds everything on them. */
+  private rebuild(
+    agesMs: Float64Array,
+    count: number,
+    endX: Float64Array,
+    endW: Float64Array,
+    e: number,
+  ): void {
+    const m = this.m;
     if (this.beta.length < m) {
-      same = false;
       const size = Math.max(m, this.beta.length * 2);
       this.beta = new Int32Array(size);
       this.fromEnded = new Uint8Array(size);
@@ -178,74 +244,60 @@ export class CensoredCdf implements CdfLike {
     const cw = (scratchW = grown(scratchW, m));
     const fromEnded = this.fromEnded;
     const beta = this.beta;
-    {
-      let i = 0;
-      let j = 0;
-      for (let k = 0; k < m; k++) {
-        if (j >= e || (i < count && (agesMs[i] as number) <= (endX[j] as number))) {
-          const x = Math.max(agesMs[i++] as number, 0);
-          const b = bucketOfMs(x);
-          cx[k] = x;
-          cw[k] = 1;
-          if (same && (fromEnded[k] !== 0 || beta[k] !== b)) same = false;
-          fromEnded[k] = 0;
-          beta[k] = b;
-        } else {
-          cx[k] = endX[j] as number;
-          cw[k] = endW[j++] as number;
-          if (fromEnded[k] !== 1) same = false;
-          fromEnded[k] = 1;
-          beta[k] = this.endBeta[j - 1] as number;
-        }
+    for (let k = 0, i = 0, j = 0; k < m; k++) {
+      if (j >= e || (i < count && (agesMs[i] as number) <= (endX[j] as number))) {
+        const x = Math.max(agesMs[i++] as number, 0);
+        cx[k] = x;
+        cw[k] = 1;
+        fromEnded[k] = 0;
+        beta[k] = bucketOfMs(x);
+      } else {
+        cx[k] = endX[j] as number;
+        cw[k] = endW[j] as number;
+        fromEnded[k] = 1;
+        beta[k] = this.endBeta[j++] as number;
       }
     }
-    if (!same) this.segments(window, cw, fromEnded, ended?.version ?? -1);
-    this.tail(cx, cw, fromEnded);
-  }
-
-  /**
-   * The segments' R, S and C for the merged points (weights `cw`; `fromEnded` says whose prefix query is
-   * kept) and the survival left for the tail.
-   */
-  private segments(
-    window: WindowedHistogram,
-    cw: Float64Array,
-    fromEnded: Uint8Array,
-    endedVersion: number,
-  ): void {
-    const m = this.m;
-    const rest = (scratchRest = grown(scratchRest, m));
-    for (let k = 0, j = 0; k < m; k++) {
-      rest[k] =
-        fromEnded[k] === 1
-          ? (this.endRest[j++] as number)
-          : this.total - window.countAtOrBelow(this.beta[k] as number);
-    }
-    this.shapeWindow = window;
-    this.shapeWindowVersion = window.version;
-    this.shapeEndedVersion = endedVersion;
     let weight = 0;
     for (let i = m - 1; i >= 0; i--) {
       weight += cw[i] as number;
       this.segC[i] = weight;
     }
     this.segC[m] = 0;
-    // segments: s = 0..m, bucket run (beta_{s−1}, beta_s] (beta_m = ∞) with C_s censored weight in the
-    // risk set; R at a segment's start is R after the previous one's end (betas ascend, so a run of equal
-    // betas is empty and keeps R)
-    let survival = 1;
-    let rStart = this.total;
-    for (let s = 0; s <= m; s++) {
+    this.segR[0] = this.total;
+    this.segS[0] = 1;
+    this.survivalFrom(0, 0);
+    this.tail(cx, cw, fromEnded);
+    this.setTailSurvival();
+  }
+
+  /**
+   * The segments' R and S from segment `from` on (its own R and S, and every C, already set; `endedBefore`
+   * ended points precede it): s = 0..m, bucket run (beta_{s−1}, beta_s] (beta_m = ∞) with C_s censored
+   * weight in the risk set; R at a segment's start is R after the previous one's end (betas ascend, so a
+   * run of equal betas is empty and keeps R). An ended point's R(beta + 1) is kept, a call's is queried.
+   */
+  private survivalFrom(from: number, endedBefore: number): void {
+    const m = this.m;
+    const window = this.window as WindowedHistogram;
+    let survival = this.segS[from] as number;
+    let rStart = this.segR[from] as number;
+    for (let s = from, j = endedBefore; s < m; s++) {
       const c = this.segC[s] as number;
-      this.segR[s] = rStart;
-      this.segS[s] = survival;
-      if (s < m) {
-        const rEnd = rest[s] as number;
-        survival *= (rEnd + c) / (rStart + c);
-        rStart = rEnd;
-      }
+      const rEnd =
+        this.fromEnded[s] === 1
+          ? (this.endRest[j++] as number)
+          : this.total - window.countAtOrBelow(this.beta[s] as number);
+      survival *= (rEnd + c) / (rStart + c);
+      rStart = rEnd;
+      this.segR[s + 1] = rStart;
+      this.segS[s + 1] = survival;
     }
-    this.tailS = this.hi >= 0 ? this.survivalAfter(this.hi) : 1;
+  }
+
+  /** The survival the tail's points share: what is left after the last completed bucket, none without points. */
+  private setTailSurvival(): void {
+    this.tailS = this.tailCount === 0 ? 0 : this.hi >= 0 ? this.survivalAfter(this.hi) : 1;
   }
 
   /** The tail's points beyond the last completed bucket from the merged points (segments built). */
@@ -268,7 +320,6 @@ export class CensoredCdf implements CdfLike {
       }
     }
     this.tailCount = n;
-    if (n === 0) this.tailS = 0;
     this.endedTail = endedTail;
   }
 
@@ -344,8 +395,21 @@ export class CensoredCdf implements CdfLike {
     return this.tailCount > 0 ? (this.tailX[this.tailCount - 1] as number) : this.hiEdgeMs;
   }
 
-  /** P(latency <= tMs). */
+  /**
+   * P(latency <= tMs). A read inside the bucket read last is answered here; kept this small so that V8
+   * inlines it into the fan-out search's loops (a call that is not inlined boxes the number it returns).
+   */
   at(tMs: number): number {
+    const us = tMs * 1000;
+    if (us >= this.memoLowUs && us < this.memoHighUs && tMs < this.hiEdgeMs) {
+      const theta = (us - this.memoLowUs) / this.memoWidthUs;
+      return this.memoBefore + theta * (this.memoAfter - this.memoBefore);
+    }
+    return this.atBucket(tMs);
+  }
+
+  /** `at` outside the memo's bucket: one segment search and one prefix query (and the memo set), or the tail. */
+  private atBucket(tMs: number): number {
     if (this.empty) return 0;
     if (this.hi >= 0 && tMs < this.hiEdgeMs) {
       const us = tMs * 1000;
@@ -353,8 +417,9 @@ export class CensoredCdf implements CdfLike {
       const k = bucketIndexOf(Math.floor(us));
       if (k < this.lo) return 0;
       const table = this.table as BucketTable;
-      const theta = (us - (table.lowUs[k] as number)) / (table.widthUs[k] as number);
-      if (k === this.memoK) return this.memoBefore + theta * (this.memoAfter - this.memoBefore);
+      const low = table.lowUs[k] as number;
+      const width = table.widthUs[k] as number;
+      const theta = (us - low) / width;
       // survival after k and after k − 1 from one segment search and one prefix query (the read the
       // fan-out search repeats per peer and grid point)
       const window = this.window as WindowedHistogram;
@@ -366,7 +431,9 @@ export class CensoredCdf implements CdfLike {
         while (s > 0 && (this.beta[s - 1] as number) >= k - 1) s--;
         before = 1 - this.survivalIn(s, rAfter + window.countAt(k));
       }
-      this.memoK = k;
+      this.memoLowUs = low;
+      this.memoHighUs = low + width;
+      this.memoWidthUs = width;
       this.memoBefore = before;
       this.memoAfter = after;
       return before + theta * (after - before);

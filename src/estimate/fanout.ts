@@ -79,12 +79,21 @@ export function checkRequirement(requirement: Requirement, n: number): void {
 }
 
 /**
- * Σ n_i · (1 − F_i(t)) over the members of the last `fanoutCdfAt` pass (completions expected beyond t, the
- * sum `fanoutQuantileKind` compares with 1); NaN when that pass stopped early or a member does not count
- * its completions. Set by `read`, so a pass costs one multiply-add more per peer and the kind needs no pass
- * of its own.
+ * Σ n_i · (1 − F_i(t)) over the members of the last pass (completions expected beyond t, the sum
+ * `fanoutQuantileKind` compares with 1); NaN when that pass stopped early or a member does not count its
+ * completions. Summed by every pass, so a pass costs one multiply-add more per peer and the kind needs no
+ * pass of its own.
  */
 let lastBeyond = 0;
+/**
+ * The moments of the last k-of-n pass, k-independent: the mean count answered (a peer certain to have
+ * answered counts 1), its variance and third central moment. `lastNormal` is true when that pass used the
+ * refined normal approximation (`refinedNormalTail`), which rests on these moments only.
+ */
+let lastMean = 0;
+let lastVariance = 0;
+let lastThird = 0;
+let lastNormal = false;
 
 /**
  * P(the requirement is met by time `tMs`): for all-of-n the product Π F_i(t) (independence; conservative
@@ -92,32 +101,57 @@ let lastBeyond = 0;
  * An empty set has answered at once (1).
  */
 export function fanoutCdfAt(cdfs: readonly CdfLike[], requirement: Requirement, tMs: number): number {
-  lastBeyond = 0;
+  return evaluate(cdfs, requirement, tMs, readCounts(cdfs));
+}
+
+let countBuffer = new Float64Array(64);
+
+/**
+ * The members' completed observations (`counts[i]`, NaN when member i does not count them), read once per
+ * search rather than at every point. The array is scratch: valid until the next call.
+ */
+function readCounts(cdfs: readonly CdfLike[]): Float64Array {
+  const n = cdfs.length;
+  if (countBuffer.length < n) countBuffer = new Float64Array(Math.max(n, countBuffer.length * 2));
+  for (let i = 0; i < n; i++) countBuffer[i] = (cdfs[i] as CdfLike).completedCount ?? NaN;
+  return countBuffer;
+}
+
+/** `fanoutCdfAt` with the members' completion counts read beforehand (`readCounts`). */
+function evaluate(
+  cdfs: readonly CdfLike[],
+  requirement: Requirement,
+  tMs: number,
+  counts: Float64Array,
+): number {
+  lastNormal = false;
   const n = cdfs.length;
   const k = requirement.kind === "all" ? n : requirement.k;
+  // `beyond` is summed in a local: a module variable would box every partial sum
+  let beyond = 0;
   if (k >= n) {
     let product = 1;
     let i = 0;
-    for (; i < n && product > 0; i++) product *= read(cdfs[i] as CdfLike, tMs);
-    if (i < n) lastBeyond = NaN;
+    for (; i < n && product > 0; i++) {
+      const p = (cdfs[i] as CdfLike).at(tMs);
+      beyond += (counts[i] as number) * (1 - p);
+      product *= p;
+    }
+    lastBeyond = i < n ? NaN : beyond;
     return product;
   }
   if (k <= 1) {
     let none = 1;
     let i = 0;
-    for (; i < n && none > 0; i++) none *= 1 - read(cdfs[i] as CdfLike, tMs);
-    if (i < n) lastBeyond = NaN;
+    for (; i < n && none > 0; i++) {
+      const p = (cdfs[i] as CdfLike).at(tMs);
+      beyond += (counts[i] as number) * (1 - p);
+      none *= 1 - p;
+    }
+    lastBeyond = i < n ? NaN : beyond;
     return 1 - none;
   }
-  return poissonBinomialTail(cdfs, k, tMs);
-}
-
-/** F(t) of one member, adding its completions beyond t to `lastBeyond` (the caller resets it first). */
-function read(c: CdfLike, tMs: number): number {
-  const p = c.at(tMs);
-  const n = c.completedCount;
-  lastBeyond = n === undefined ? NaN : lastBeyond + n * (1 - p);
-  return p;
+  return poissonBinomialTail(cdfs, k, tMs, counts);
 }
 
 /**
@@ -136,23 +170,39 @@ let probabilities = new Float64Array(64);
  * P(at least k of the n independent events with probabilities F_i(t)). Peers certain at t (F_i within
  * 1e-12 of 0 or 1) shift k instead of entering the sum; the rest are summed exactly in
  * O(m · min(k', m − k' + 1)) while that is at most `EXACT_TAIL_WORK`, else by the refined normal
- * approximation in O(m).
+ * approximation in O(m), from the moments this pass leaves in `lastMean`, `lastVariance`, `lastThird`.
  */
-function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number): number {
+function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number, counts: Float64Array): number {
   const n = cdfs.length;
   if (probabilities.length < n) probabilities = new Float64Array(Math.max(n, probabilities.length * 2));
   const ps = probabilities;
   let m = 0;
   let need = k;
+  let mean = 0;
+  let variance = 0;
+  let third = 0;
+  let beyond = 0;
   for (let i = 0; i < n; i++) {
-    const p = read(cdfs[i] as CdfLike, tMs);
+    const p = (cdfs[i] as CdfLike).at(tMs);
+    beyond += (counts[i] as number) * (1 - p);
     if (p >= 1 - CERTAIN) need--;
-    else if (p > CERTAIN) ps[m++] = p;
+    else if (p > CERTAIN) {
+      ps[m++] = p;
+      const v = p * (1 - p);
+      mean += p;
+      variance += v;
+      third += v * (1 - 2 * p);
+    }
   }
+  lastBeyond = beyond;
+  lastMean = mean + (k - need);
+  lastVariance = variance;
+  lastThird = third;
   if (need <= 0) return 1;
   if (need > m) return 0;
   if (m * Math.min(need, m - need + 1) <= EXACT_TAIL_WORK) return exactTail(ps, m, need);
-  return refinedNormalTail(ps, m, need);
+  lastNormal = true;
+  return normalTail(lastMean, variance, third, k);
 }
 
 /** P(at least k of the first m events of `ps`), exactly; O(m · min(k, m − k + 1)). */
@@ -194,20 +244,25 @@ function countUpTo(ps: Float64Array, m: number, cap: number, missed: boolean): F
  * Against the exact tail its error is ≈ 0.1 / σ² in probability (tested at n ≤ 200; Monte Carlo at 1,000).
  */
 export function refinedNormalTail(ps: Float64Array, m: number, k: number): number {
-  let mu = 0;
+  let mean = 0;
   let variance = 0;
   let third = 0;
   for (let i = 0; i < m; i++) {
     const p = ps[i] as number;
     const v = p * (1 - p);
-    mu += p;
+    mean += p;
     variance += v;
     third += v * (1 - 2 * p);
   }
-  if (variance <= 0) return mu >= k ? 1 : 0;
+  return normalTail(mean, variance, third, k);
+}
+
+/** The refined normal P(count >= k) of a count with this mean, variance and third central moment. */
+function normalTail(mean: number, variance: number, third: number, k: number): number {
+  if (variance <= 0) return mean >= k ? 1 : 0;
   const sigma = Math.sqrt(variance);
   const gamma = third / (variance * sigma);
-  const z = (k - 0.5 - mu) / sigma;
+  const z = (k - 0.5 - mean) / sigma;
   const below = normalCdf(z) + (gamma * (1 - z * z) * Math.exp(-0.5 * z * z)) / (6 * Math.sqrt(2 * Math.PI));
   return Math.min(1, Math.max(0, 1 - below));
 }
@@ -241,17 +296,23 @@ function normalCdf(z: number): number {
  * 0 for an empty set.
  *
  * Method: the fan-out CDF is evaluated on the shared log-spaced grid, a binary search finds the grid cell
- * where it crosses q, bisection narrows the cell `BISECTION_DEPTH` times (`LARGE_SET_DEPTH` above
- * `LARGE_SET` peers, read in logit space), and the crossing is interpolated. Because the grid and the
- * bisection points depend on the set's size only, a pointwise lower fan-out CDF (a larger k, a peer added
- * to an all-of-n set) can only land in the same or a later cell and, inside it, cross later: the result is
- * monotone in k, and in the set up to floating-point rounding (and, across 200 to 201 peers, up to the
- * coarser sub-cell).
+ * where it crosses q, and the crossing is read inside the cell. Where the four grid points around the
+ * cell all took the refined normal approximation (large k-of-n sets), that approximation rests on three
+ * moments of the count answered, smooth in t: they are interpolated across the cell (`interpolated`) and
+ * the crossing solved on them, with no further pass over the members. Otherwise bisection narrows the cell
+ * `BISECTION_DEPTH` times (`LARGE_SET_DEPTH` above `LARGE_SET` peers, read in logit space) and the crossing
+ * is interpolated. Because the grid and the points read inside a cell depend on the set's size and the
+ * cell only, a pointwise lower fan-out CDF (a larger k, a peer added to an all-of-n set) can only land in
+ * the same or a later cell and, inside a bisected cell, cross later: the result is monotone in k, and in
+ * the set up to floating-point rounding. Inside a moment-read cell it stays monotone in k (the moments do
+ * not depend on k); a slower member moves the interpolated moments, so there it is monotone up to the
+ * interpolation's error, as across 200 to 201 peers or from a moment-read cell to a bisected one (each
+ * read within 1e-3 of the crossing).
  *
  * Lower bounds. The result is >= the fan-out horizon (`fanoutHorizon`) exactly when the crossing rests on
- * the CDF at or beyond it, i.e. when it is a lower bound: a final cell that straddles the horizon is split
- * there, so a crossing caused by the censored mass at the horizon (calls cut at one deadline) is reported
- * at the horizon, not interpolated just below it.
+ * the CDF at or beyond it, i.e. when it is a lower bound: a cell that straddles the horizon is bisected and
+ * its final sub-cell split there, so a crossing caused by the censored mass at the horizon (calls cut at
+ * one deadline) is reported at the horizon, not interpolated just below it.
  *
  * @example
  * const p99 = fanoutQuantile(peers.map((p) => p.cdf(now)), { kind: "quorum", k: 3 }, 0.99);
@@ -262,10 +323,10 @@ export function fanoutQuantile(
   q: number,
   nearMs?: number,
 ): number {
-  const span = gridSpan(cdfs, requirement);
-  if (span === undefined) return cdfs.length === 0 ? 0 : NaN;
-  const cell = gridCell(cdfs, requirement, q, span, gridIndexNear(nearMs, span));
-  return refine(cdfs, requirement, q, cell, span.horizon).valueMs;
+  const s = startSearch(cdfs, requirement);
+  if (s === undefined) return cdfs.length === 0 ? 0 : NaN;
+  const cell = gridCell(s, q, s.span, gridIndexNear(nearMs, s.span));
+  return refine(s, q, cell).valueMs;
 }
 
 /**
@@ -289,15 +350,16 @@ export function fanoutQuantiles(
   readonly p99Kind: QuantileKind;
   readonly horizonMs: number;
 } {
-  const span = gridSpan(cdfs, requirement);
+  const s = startSearch(cdfs, requirement);
   let p50Ms = cdfs.length === 0 ? 0 : NaN;
   let p99Ms = p50Ms;
-  const horizonMs = span?.horizon ?? fanoutHorizon(cdfs);
+  const horizonMs = s?.horizon ?? fanoutHorizon(cdfs);
   let p50Kind = fanoutQuantileKind(cdfs, p50Ms, horizonMs);
   let p99Kind = p50Kind;
-  if (span !== undefined) {
-    const cell50 = gridCell(cdfs, requirement, 0.5, span, gridIndexNear(hint?.p50Ms, span));
-    const r50 = refine(cdfs, requirement, 0.5, cell50, horizonMs);
+  if (s !== undefined) {
+    const span = s.span;
+    const cell50 = gridCell(s, 0.5, span, gridIndexNear(hint?.p50Ms, span));
+    const r50 = refine(s, 0.5, cell50);
     p50Ms = r50.valueMs;
     p50Kind = fanoutQuantileKind(cdfs, p50Ms, horizonMs, r50);
     // the p99 cell is at or after the p50 one: search upwards from it, or from the hint (the same cell a
@@ -313,8 +375,8 @@ export function fanoutQuantiles(
     const from: Cell =
       cell50.fHi >= 0.99
         ? cell50
-        : gridCell(cdfs, requirement, 0.99, above, gridIndexNear(hint?.p99Ms, above) ?? cell50.gHi + 1);
-    const r99 = refine(cdfs, requirement, 0.99, from, horizonMs);
+        : gridCell(s, 0.99, above, gridIndexNear(hint?.p99Ms, above) ?? cell50.gHi + 1);
+    const r99 = refine(s, 0.99, from);
     p99Ms = r99.valueMs;
     p99Kind = fanoutQuantileKind(cdfs, p99Ms, horizonMs, r99);
   }
@@ -343,13 +405,34 @@ interface Refined {
 }
 
 /**
- * The grid span where the fan-out CDF rises (0 below every CDF's first knot, 1 beyond every last one) and
- * the fan-out horizon; undefined for an empty set or when a CDF is empty.
+ * One estimate's search: the set, the grid span where its CDF rises (0 below every CDF's first knot, 1
+ * beyond every last one), the fan-out horizon, and the members' completion counts, read once here rather
+ * than at every point (`counts[i]`, NaN when member i does not count them).
  */
-function gridSpan(
-  cdfs: readonly CdfLike[],
-  requirement: Requirement,
-): (Cell & { horizon: number }) | undefined {
+interface Search {
+  readonly cdfs: readonly CdfLike[];
+  readonly requirement: Requirement;
+  readonly span: Cell;
+  readonly horizon: number;
+  readonly counts: Float64Array;
+  /** Tags this search's grid points in `memo`; 0 when the span is too wide to memoise. */
+  readonly stamp: number;
+}
+
+/**
+ * The grid points read by the search in progress, by grid index: the stamp of the search that read it,
+ * then what the pass left (F, `lastBeyond`, `lastNormal`, the three moments). A quantile pair reads about
+ * a dozen points, some twice (p50's and p99's cells, the interpolation's stencil): a repeat costs nothing.
+ */
+const MEMO_FIELDS = 6;
+/** Grid indices memoised: up to 2 × 10^(4096/16) ms, so every span a real CDF has. */
+const MEMO_POINTS = 4096;
+let memoStamps = new Float64Array(256);
+let memo = new Float64Array(256 * MEMO_FIELDS);
+let searches = 0;
+
+/** Starts a search of the set's fan-out CDF; undefined for an empty set or when a CDF is empty. */
+function startSearch(cdfs: readonly CdfLike[], requirement: Requirement): Search | undefined {
   const n = cdfs.length;
   checkRequirement(requirement, n);
   if (n === 0) return undefined;
@@ -364,15 +447,48 @@ function gridSpan(
     const h = c.horizonMs;
     if (h !== undefined && h < horizon) horizon = h;
   }
-  return {
+  const gHi = gridIndexAbove(Math.max(hi, GRID_START_MS));
+  let stamp = 0;
+  if (gHi + 2 < MEMO_POINTS) {
+    if (memoStamps.length < gHi + 2) {
+      memoStamps = new Float64Array(MEMO_POINTS);
+      memo = new Float64Array(MEMO_POINTS * MEMO_FIELDS);
+    }
+    stamp = ++searches;
+  }
+  const span: Cell = {
     gLo: gridIndexBelow(Math.max(lo, GRID_START_MS)),
-    gHi: gridIndexAbove(Math.max(hi, GRID_START_MS)),
+    gHi,
     fLo: 0,
     fHi: 1,
     uLo: NaN,
     uHi: NaN,
-    horizon,
   };
+  return { cdfs, requirement, span, horizon, counts: readCounts(cdfs), stamp };
+}
+
+/** The fan-out CDF at grid point g, leaving `lastBeyond`, `lastNormal` and the moments as a pass does. */
+function atGrid(s: Search, g: number): number {
+  const o = g * MEMO_FIELDS;
+  if (s.stamp !== 0 && memoStamps[g] === s.stamp) {
+    lastBeyond = memo[o + 1] as number;
+    lastNormal = memo[o + 2] === 1;
+    lastMean = memo[o + 3] as number;
+    lastVariance = memo[o + 4] as number;
+    lastThird = memo[o + 5] as number;
+    return memo[o] as number;
+  }
+  const f = evaluate(s.cdfs, s.requirement, gridPoint(g), s.counts);
+  if (s.stamp !== 0 && g < memoStamps.length) {
+    memoStamps[g] = s.stamp;
+    memo[o] = f;
+    memo[o + 1] = lastBeyond;
+    memo[o + 2] = lastNormal ? 1 : 0;
+    memo[o + 3] = lastMean;
+    memo[o + 4] = lastVariance;
+    memo[o + 5] = lastThird;
+  }
+  return f;
 }
 
 /** The grid point at or just above `tMs`, when it lies strictly inside `span` (else undefined). */
@@ -388,23 +504,17 @@ function gridIndexNear(tMs: number | undefined, span: Cell): number | undefined 
  * away from it (down when the CDF there reaches q, else up) and bisection of the last step: the same cell
  * in a few evaluations when the crossing is near (as p99's is near p50's, or this estimate's near the last).
  */
-function gridCell(
-  cdfs: readonly CdfLike[],
-  requirement: Requirement,
-  q: number,
-  span: Cell,
-  near?: number,
-): Cell {
+function gridCell(s: Search, q: number, span: Cell, near?: number): Cell {
   let { gLo, gHi, fLo, fHi, uLo, uHi } = span;
   if (near !== undefined && near > gLo && near < gHi) {
-    const f0 = fanoutCdfAt(cdfs, requirement, gridPoint(near));
+    const f0 = atGrid(s, near);
     if (f0 >= q) {
       gHi = near;
       fHi = f0;
       uHi = lastBeyond;
       for (let step = 1; gHi - step > gLo; step *= 2) {
         const g = gHi - step;
-        const f = fanoutCdfAt(cdfs, requirement, gridPoint(g));
+        const f = atGrid(s, g);
         if (f < q) {
           gLo = g;
           fLo = f;
@@ -421,7 +531,7 @@ function gridCell(
       uLo = lastBeyond;
       for (let step = 1; gLo + step < gHi; step *= 2) {
         const g = gLo + step;
-        const f = fanoutCdfAt(cdfs, requirement, gridPoint(g));
+        const f = atGrid(s, g);
         if (f >= q) {
           gHi = g;
           fHi = f;
@@ -436,7 +546,7 @@ function gridCell(
   }
   while (gHi - gLo > 1) {
     const mid = (gLo + gHi) >>> 1;
-    const f = fanoutCdfAt(cdfs, requirement, gridPoint(mid));
+    const f = atGrid(s, mid);
     if (f >= q) {
       gHi = mid;
       fHi = f;
@@ -450,22 +560,26 @@ function gridCell(
   return { gLo, gHi, fLo, fHi, uLo, uHi };
 }
 
-/** Narrows the crossing of q inside its grid cell by bisection, splits at the horizon, interpolates. */
-function refine(
-  cdfs: readonly CdfLike[],
-  requirement: Requirement,
-  q: number,
-  cell: Cell,
-  horizon: number,
-): Refined {
+/**
+ * Reads the crossing of q inside its grid cell: from the interpolated moments where they apply
+ * (`interpolated`), else by bisection, split at the horizon, and interpolation.
+ */
+function refine(s: Search, q: number, cell: Cell): Refined {
+  const requirement = s.requirement;
+  const horizon = s.horizon;
   let { fLo, fHi, uLo, uHi } = cell;
   let a = gridPoint(cell.gLo);
   let b = gridPoint(cell.gHi);
+  if (!(a < horizon && horizon <= b) && requirement.kind === "quorum") {
+    const valueMs = interpolated(s, requirement.k, q, cell);
+    if (valueMs !== undefined) return { valueMs, beyondBelow: uLo, beyondAbove: uHi };
+  }
+  const { cdfs } = s;
   const large = cdfs.length > LARGE_SET;
   const depth = large ? LARGE_SET_DEPTH : BISECTION_DEPTH;
   for (let step = 0; step < depth; step++) {
     const mid = 0.5 * (a + b);
-    const f = fanoutCdfAt(cdfs, requirement, mid);
+    const f = evaluate(cdfs, requirement, mid, s.counts);
     if (f >= q) {
       b = mid;
       fHi = f;
@@ -478,11 +592,11 @@ function refine(
   }
   if (a < horizon && horizon <= b) {
     // split the cell at the horizon: the part below it is proper, the part from it on too high
-    const fAt = fanoutCdfAt(cdfs, requirement, horizon);
+    const fAt = evaluate(cdfs, requirement, horizon, s.counts);
     if (fAt >= q) {
       const uAt = lastBeyond;
       const below = horizon - Math.max(horizon * 1e-9, 1e-9);
-      const fBelow = below > a ? fanoutCdfAt(cdfs, requirement, below) : fLo;
+      const fBelow = below > a ? evaluate(cdfs, requirement, below, s.counts) : fLo;
       // the mass at the horizon crosses q: a lower bound, at the horizon
       if (fBelow < q) return { valueMs: horizon, beyondBelow: NaN, beyondAbove: uAt };
       uHi = below > a ? lastBeyond : uLo;
@@ -495,6 +609,52 @@ function refine(
     }
   }
   return { valueMs: crossing(q, a, b, fLo, fHi, large), beyondBelow: uLo, beyondAbove: uHi };
+}
+
+/** Moments at the interpolation's four grid points (mean, variance, third moment of each). */
+const stencil = new Float64Array(12);
+/** Bisection steps on the interpolated moments: the cell read to 2^-40 of its width, no member read. */
+const MOMENT_STEPS = 40;
+
+/**
+ * The crossing of q inside cell (g, g + 1) of a k-of-n set from the moments of the count answered at grid
+ * points g − 1 … g + 2: each moment interpolated by the cubic through them (in the grid index, i.e. in
+ * log t) and the refined normal tail on them solved for q by bisection. Undefined unless all four points
+ * took the refined normal approximation. Two more passes at most (the cell's ends are read already);
+ * within 1e-3 of the crossing of the fan-out CDF itself (test/estimate/quorum-scale.test.ts).
+ */
+function interpolated(s: Search, k: number, q: number, cell: Cell): number | undefined {
+  const g0 = cell.gLo - 1;
+  if (g0 < 0 || cell.gHi !== cell.gLo + 1 || s.stamp === 0) return undefined;
+  // the cell's ends first: they are memoised, so a set outside the approximation costs no pass here
+  for (let r = 0; r < 4; r++) {
+    const j = r < 2 ? r + 1 : 3 * (r - 2);
+    atGrid(s, g0 + j);
+    if (!lastNormal) return undefined;
+    stencil[3 * j] = lastMean;
+    stencil[3 * j + 1] = lastVariance;
+    stencil[3 * j + 2] = lastThird;
+  }
+  let lo = 0;
+  let hi = 1;
+  for (let step = 0; step < MOMENT_STEPS; step++) {
+    const u = 0.5 * (lo + hi);
+    // Lagrange weights of the nodes −1, 0, 1, 2 at u
+    const w0 = (-u * (u - 1) * (u - 2)) / 6;
+    const w1 = ((u + 1) * (u - 1) * (u - 2)) / 2;
+    const w2 = (-(u + 1) * u * (u - 2)) / 2;
+    const w3 = ((u + 1) * u * (u - 1)) / 6;
+    const m = stencil;
+    const mean =
+      w0 * (m[0] as number) + w1 * (m[3] as number) + w2 * (m[6] as number) + w3 * (m[9] as number);
+    const variance =
+      w0 * (m[1] as number) + w1 * (m[4] as number) + w2 * (m[7] as number) + w3 * (m[10] as number);
+    const third =
+      w0 * (m[2] as number) + w1 * (m[5] as number) + w2 * (m[8] as number) + w3 * (m[11] as number);
+    if (normalTail(mean, variance, third, k) >= q) hi = u;
+    else lo = u;
+  }
+  return GRID_START_MS * Math.pow(10, (cell.gLo + hi) / POINTS_PER_DECADE);
 }
 
 /** Where the CDF, `fLo` at `a` and `fHi` at `b`, crosses q: read linearly, or in logit space for a large set. */

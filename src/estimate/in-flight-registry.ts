@@ -20,6 +20,8 @@ export class InFlightRegistry {
   /** Slots allocated so far; grows by doubling up to `capacity`. */
   private allocated = 0;
   private usedCount = 0;
+  /** The ages `ages` wrote, ascending (the first `size` of them; grown with the calls in flight). */
+  agesMs: Float64Array = new Float64Array(0);
   /** Calls that found the registry full since the last reset. */
   untracked = 0;
 
@@ -33,7 +35,7 @@ export class InFlightRegistry {
 
   /** Bytes held by the slot arrays (they grow with the concurrency actually seen). */
   get estimatedFootprintInBytes(): number {
-    return this.allocated * 24 + 64;
+    return this.allocated * 24 + this.agesMs.byteLength + 64;
   }
 
   get size(): number {
@@ -67,9 +69,9 @@ export class InFlightRegistry {
 
   /**
    * Drops calls started before `oldestStartMs` and writes the ages (`nowMs − start`, >= 0) of the others into
-   * `out` (grown when needed), sorted ascending. Returns the array written and the count.
+   * `agesMs`, sorted ascending; returns their count. Nothing is allocated unless the calls outgrow the array.
    */
-  ages(nowMs: number, oldestStartMs: number, out: Float64Array): { ages: Float64Array; count: number } {
+  ages(nowMs: number, oldestStartMs: number): number {
     let i = 0;
     while (i < this.usedCount) {
       const slot = this.used[i] as number;
@@ -77,13 +79,14 @@ export class InFlightRegistry {
       else i++;
     }
     const n = this.usedCount;
-    let buf = out.length >= n ? out : new Float64Array(Math.max(n, out.length * 2));
+    if (this.agesMs.length < n) this.agesMs = new Float64Array(Math.max(n, this.agesMs.length * 2, 4));
+    const buf = this.agesMs;
     for (let k = 0; k < n; k++) {
       const age = nowMs - (this.start[this.used[k] as number] as number);
       buf[k] = age > 0 ? age : 0;
     }
-    if (n > 1) buf = sortPrefix(buf, n);
-    return { ages: buf, count: n };
+    if (n > 1) sortPrefix(buf, n);
+    return n;
   }
 
   /** Latest start among the calls tracked (−Infinity when none). */
@@ -136,10 +139,10 @@ export class InFlightRegistry {
 /** Up to this many ages are sorted in place by insertion (no view allocated; a peer has a few calls in flight). */
 const INSERTION_SORT_MAX = 16;
 
-function sortPrefix(buf: Float64Array, n: number): Float64Array {
+function sortPrefix(buf: Float64Array, n: number): void {
   if (n > INSERTION_SORT_MAX) {
     buf.subarray(0, n).sort();
-    return buf;
+    return;
   }
   for (let i = 1; i < n; i++) {
     const v = buf[i] as number;
@@ -150,5 +153,4 @@ function sortPrefix(buf: Float64Array, n: number): Float64Array {
     }
     buf[j + 1] = v;
   }
-  return buf;
 }

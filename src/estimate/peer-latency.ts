@@ -34,7 +34,6 @@ export class PeerLatency {
   private snapshotFlightVersion = -1;
   private snapshotEndedVersion = -1;
   private snapshotNow = NaN;
-  private ageBuffer: Float64Array = new Float64Array(16);
   private flightVersion = 0;
   private generation = 0;
   private lastCompletedAt = -Infinity;
@@ -184,17 +183,14 @@ export class PeerLatency {
       return this.snapshot;
     }
     let count = 0;
-    let ages = this.ageBuffer;
     this.newestInFlight = -Infinity;
     if (hasFlights) {
-      const r = this.inFlight.ages(nowMs, nowMs - this.options.windowMs, ages);
-      ages = this.ageBuffer = r.ages;
-      count = r.count;
+      count = this.inFlight.ages(nowMs, nowMs - this.options.windowMs);
       this.newestInFlight = this.inFlight.newestStart();
     }
     this.censored = count;
     this.censoredEnds = this.ended.totalCount;
-    this.snapshot.update(this.window, ages, count, this.ended);
+    this.snapshot.update(this.window, this.inFlight.agesMs, count, this.ended);
     this.snapshotWindowVersion = windowVersion;
     this.snapshotEndedVersion = endedVersion;
     this.snapshotFlightVersion = this.flightVersion;
@@ -245,7 +241,6 @@ export class PeerLatency {
       this.ended.estimatedFootprintInBytes +
       this.inFlight.estimatedFootprintInBytes +
       512 +
-      this.ageBuffer.length * 8 +
       512
     );
   }

@@ -47,9 +47,11 @@ export class WindowedCensored extends SliceRing {
   private readonly ends: SlotFifo;
   private total = 0;
   /** The window's (lower bound ms, count) pairs as of `pairsVersion`. */
-  private pairX: Float64Array = new Float64Array(0);
-  private pairW: Float64Array = new Float64Array(0);
-  private pairN = 0;
+  private readonly view: { x: Float64Array; w: Float64Array; n: number } = {
+    x: new Float64Array(0),
+    w: new Float64Array(0),
+    n: 0,
+  };
   private pairsVersion = -1;
   /** Bumped whenever the content changes (record, eviction, reset). */
   version = 0;
@@ -84,18 +86,18 @@ export class WindowedCensored extends SliceRing {
 
   /**
    * The window's censored observations as (lower bound in ms, count) pairs in ascending order: the first
-   * `n` of `x` and `w`. The arrays are the window's own, valid until it changes: read them, do not keep or
+   * `n` of `x` and `w`. The object and its arrays are the window's own, valid until it changes: read them, do not keep or
    * write them. Call `advance` first.
    */
   pairs(): CensoredPairs {
     if (this.total === 0) return NO_PAIRS;
     this.materialize();
-    return { x: this.pairX, w: this.pairW, n: this.pairN };
+    return this.view;
   }
 
   /** Approximate bytes held (the buffer is empty until the first censored end). */
   get estimatedFootprintInBytes(): number {
-    return this.ends.estimatedFootprintInBytes + this.pairX.byteLength + this.pairW.byteLength + 128;
+    return this.ends.estimatedFootprintInBytes + this.view.x.byteLength + this.view.w.byteLength + 128;
   }
 
   protected override evict(s: number): void {
@@ -125,23 +127,24 @@ export class WindowedCensored extends SliceRing {
       if (i < lo) lo = i;
       if (i > hi) hi = i;
     });
+    const view = this.view;
     const bound = Math.min(this.total, hi - lo + 1);
-    if (this.pairX.length < bound) {
-      const length = Math.max(bound, this.pairX.length * 2, 4);
-      this.pairX = new Float64Array(length);
-      this.pairW = new Float64Array(length);
+    if (view.x.length < bound) {
+      const length = Math.max(bound, view.x.length * 2, 4);
+      view.x = new Float64Array(length);
+      view.w = new Float64Array(length);
     }
     let k = 0;
     for (let i = lo; i <= hi; i++) {
       const c = GROUP_COUNT[i] as number;
       if (c === 0) continue;
-      this.pairX[k] = (GROUP_MIN[i] as number) / 1000;
-      this.pairW[k] = c;
+      view.x[k] = (GROUP_MIN[i] as number) / 1000;
+      view.w[k] = c;
       k++;
       GROUP_COUNT[i] = 0;
       GROUP_MIN[i] = Infinity;
     }
-    this.pairN = k;
+    view.n = k;
   }
 }
 
