@@ -88,6 +88,13 @@ export interface CoordinatorOptions {
   readonly random?: () => number;
   /** Horizon probes: cut branches left running to learn a tail beyond the budget (see HorizonProbes). */
   readonly horizonProbe?: HorizonProbeOptions;
+  /**
+   * true: the observer hears of a fan-out's end (a degrade's decision and violation, `onBranchEnd`,
+   * `onFanoutEnd`) two event-loop turns after `fanOut` resolves, in the same order and with the same
+   * records, so a gRPC server's reply is written before its telemetry and recorders run. Default
+   * false: before it resolves.
+   */
+  readonly deferObservers?: boolean;
 }
 
 export interface CoordinatorStats {
@@ -119,6 +126,7 @@ export class Coordinator {
   /** Measurement branches running per peer. */
   readonly #measuring = new Map<PeerId, number>();
   readonly #probes: HorizonProbes;
+  readonly #deferObservers: boolean;
   #fanouts = 0;
   #violations = 0;
   readonly #byMode: Record<Mode, number> = { speculate: 0, synchronous: 0, degrade: 0 };
@@ -156,6 +164,7 @@ export class Coordinator {
     }
     this.#random = options.random ?? createRng(0x7a11);
     this.#probes = new HorizonProbes(options.horizonProbe);
+    this.#deferObservers = options.deferObservers === true;
   }
 
   stats(): CoordinatorStats {
@@ -209,14 +218,20 @@ export class Coordinator {
       throw error;
     }
     const violation = violationOf(classification);
-    if (violation !== undefined) this.#violation(fanoutId, violation);
+    if (violation !== undefined) this.#violations++;
     this.#byMode[classification.mode]++;
-    this.#observer.onDecision(fanoutId, classification, estimate);
-    const decidedMs = clock.now() - start;
-
+    const decided = (): void => {
+      if (violation !== undefined) this.#observer.onViolation(fanoutId, violation);
+      this.#observer.onDecision(fanoutId, classification, estimate);
+    };
     if (classification.mode === "degrade") {
+      // nothing is issued, so the decision is told with the end (after the reply when deferred)
+      this.#tell(decided);
+      const decidedMs = clock.now() - start;
       return this.#degrade(fanoutId, o, classification, estimate, start, decidedMs, violation); // 8 (degrade)
     }
+    decided(); // before any branch is issued: branch spans hang under the decision's
+    const decidedMs = clock.now() - start;
     const set = new BranchSet<Answer>({
       transport: this.#transport,
       clock,
@@ -259,11 +274,14 @@ export class Coordinator {
       now,
     };
     const records = set.branches.map((b) => branchRecord(b, ctx));
-    for (const r of records) if (r.unsettled !== true) this.#observer.onBranchEnd(fanoutId, r);
+    this.#tell(() => {
+      for (const r of records) if (r.unsettled !== true) this.#observer.onBranchEnd(fanoutId, r);
+    });
     for (const b of set.branches) if (b.result !== undefined) this.#endedMeasurement(b);
     set.onSettledAfterClose = (b) => {
       this.#endedMeasurement(b);
-      this.#observer.onBranchEnd(fanoutId, branchRecord(b, ctx));
+      const record = branchRecord(b, ctx);
+      this.#tell(() => this.#observer.onBranchEnd(fanoutId, record));
     };
     const mode = classification.mode;
     void set.settled().then(() => {
@@ -292,7 +310,7 @@ export class Coordinator {
       deadlineMissed: now > o.deadline,
       ...(run.continuation === undefined ? {} : { continuation: run.continuation }),
     };
-    this.#observer.onFanoutEnd(outcome);
+    this.#tell(() => this.#observer.onFanoutEnd(outcome));
     return outcome;
   }
 
@@ -402,7 +420,18 @@ export class Coordinator {
     return choice;
   }
 
-  /** A SpeculationBudgetViolation met: counted and traced, whether it degrades or is thrown. */
+  /**
+   * Tells the observer now, or with `deferObservers` two event-loop turns later: a gRPC server writes a
+   * unary reply's message in the turn after its callback and its status in the next, and the observer
+   * runs after both. One chain per notification keeps their order and the async context (the trace)
+   * each was told in.
+   */
+  #tell(notify: () => void): void {
+    if (this.#deferObservers) setImmediate(() => setImmediate(notify));
+    else notify();
+  }
+
+  /** A SpeculationBudgetViolation thrown to the caller: counted and traced. */
   #violation(fanoutId: string, error: SpeculationBudgetViolation): void {
     this.#violations++;
     this.#observer.onViolation(fanoutId, error);
@@ -436,7 +465,7 @@ export class Coordinator {
       deadlineMissed: now > o.deadline,
       ...(violation === undefined ? {} : { violation: { code: violation.code, message: violation.message } }),
     };
-    this.#observer.onFanoutEnd(outcome);
+    this.#tell(() => this.#observer.onFanoutEnd(outcome));
     return outcome;
   }
 }

@@ -160,6 +160,7 @@ export function makeCoordinateHandler(
               branches: (r.branches ?? []).map((b) => ({ ...b })),
               ...(r.infoGainPerCommitted != null && { infoGainPerCommitted: r.infoGainPerCommitted }),
               deadlineMissed: r.deadlineMissed ?? false,
+              noAnswer: r.noAnswer ?? false,
               estimateBasis: r.estimateBasis ?? "",
               fanoutP50Kind: r.fanoutP50Kind ?? "",
               fanoutP99Kind: r.fanoutP99Kind ?? "",

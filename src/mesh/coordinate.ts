@@ -73,6 +73,11 @@ export interface CoordinateResult {
   /** Bits per committed/partial answer; null or absent when none. */
   readonly infoGainPerCommitted?: number | null;
   readonly deadlineMissed?: boolean;
+  /**
+   * The fan-out ran but no peer answered by its deadline: the action is the decision model's prior,
+   * answered in time (mode and reason stay what the rule decided before it waited).
+   */
+  readonly noAnswer?: boolean;
   /** Where fanoutP50Ms/fanoutP99Ms came from (FanoutEstimate.basis). */
   readonly estimateBasis?: "observed" | "independent";
   /** What fanoutP50Ms/fanoutP99Ms are: known, only a lower bound, or unknown (no estimate). */

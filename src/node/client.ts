@@ -74,6 +74,8 @@ export interface CoordinateAnswer {
   /** The budget the rule decided with, ms. */
   readonly budgetMs: number;
   readonly deadlineMissed: boolean;
+  /** The fan-out ran but no peer answered by its deadline: the action is the model's prior. */
+  readonly noAnswer: boolean;
   readonly committed: number;
   readonly abandoned: number;
   readonly late: number;
@@ -110,6 +112,7 @@ function answerOf(r: CoordinateReply__Output): CoordinateAnswer {
     elapsedMs: r.elapsedMs,
     budgetMs: r.budgetMs,
     deadlineMissed: r.deadlineMissed,
+    noAnswer: r.noAnswer,
     committed: r.committed,
     abandoned: r.abandoned,
     late: r.late,

@@ -3,9 +3,10 @@
  * the node's reserve, already applied by the mesh) as the budget and the decision model the request
  * names. With no live peer the node degrades to the model's prior at once (`decide`: mode `degrade`,
  * reason `no-live-peers`), and so it does with no budget (`non-positive-budget`: the reply reserve the
- * node wants takes the call's whole time left). A fan-out whose branches all ran past the deadline without a single answer ends
- * with DEADLINE_EXCEEDED (the decision would rest on nothing but the prior); partial answers are an
- * answer.
+ * node wants takes the call's whole time left). A fan-out in which no peer answered by the deadline
+ * answers with the model's prior in time, marked `noAnswer` (its mode and reason stay the rule's, true
+ * to the numbers it decided with) — unless every peer refused the task as malformed or unserved, which
+ * is the request's error; partial answers are an answer.
  */
 import type { Coordinator } from "../engine/coordinator.js";
 import type { BranchRecord } from "../engine/outcome.js";
@@ -121,12 +122,9 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
       });
       const result = fromFanoutOutcome(outcome);
       rejectIfAllRefused(req.task.kind, outcome.branches);
-      if (outcome.answered === 0 && result.late > 0) {
-        throw new TailswarmError(
-          "DEADLINE_EXCEEDED",
-          `coordinate ${clip(req.task.kind)}: no answer from the ${result.late} peer(s) within the ${ctx.budgetMs.toFixed(1)} ms budget ` +
-            `(mode ${result.mode}, fan-out p50 ${result.fanoutP50Ms.toFixed(1)} ms, p99 ${result.fanoutP99Ms.toFixed(1)} ms)`,
-        );
+      // the prior, in time, beats an error; the reply says the action rests on no answer
+      if (!outcome.degraded && outcome.answered === 0 && outcome.branches.length > 0) {
+        return { ...result, action: outcome.priorAction, decisionChanged: false, noAnswer: true };
       }
       return result;
     });

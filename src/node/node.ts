@@ -257,6 +257,8 @@ export class SwarmNode {
       horizonProbe: { ...config.horizonProbe, windowMs: config.estimator.windowMs },
       nodeId: config.nodeId,
       observer: combineObservers(observers, onObserverError(engineLog)),
+      // telemetry, the flight recorder and health hear of a fan-out after its reply is written
+      deferObservers: true,
     });
 
     const limitLog = log.child("limits");

@@ -38,6 +38,11 @@ export interface DeadlineMisses {
    * caller's view.
    */
   readonly fanout_overran: number;
+  /**
+   * Calls whose fan-out ran but heard no peer by its deadline, answered with the prior (in time or
+   * not): each was a DEADLINE_EXCEEDED at the coordinator before it answered with the prior.
+   */
+  readonly no_answer: number;
   /** Of `misses`, those whose request `never` missed too at the same coordinator; null without `never`. */
   readonly never_missed_too: number | null;
   readonly calls: readonly MissRow[];
@@ -49,18 +54,26 @@ export function deadlineMisses(calls: readonly CallRecord[]): Record<string, Rec
     string,
     Record<
       string,
-      { fanouts: number; fanout_overran: number; by_mode: Record<string, number>; calls: MissRow[] }
+      {
+        fanouts: number;
+        fanout_overran: number;
+        no_answer: number;
+        by_mode: Record<string, number>;
+        calls: MissRow[];
+      }
     >
   > = {};
   for (const c of calls) {
     const cell = ((out[c.policy] ??= {})[c.coordinator] ??= {
       fanouts: 0,
       fanout_overran: 0,
+      no_answer: 0,
       by_mode: {},
       calls: [],
     });
     cell.fanouts++;
     if (c.fanoutOverran === true) cell.fanout_overran++;
+    if (c.noAnswer === true) cell.no_answer++;
     if (!c.deadlineMissed) continue;
     const row = missRow(c);
     cell.by_mode[row.mode] = (cell.by_mode[row.mode] ?? 0) + 1;
@@ -121,8 +134,10 @@ export function missLines(
     const floor =
       x.never_missed_too === null || p === "never" ? "" : `; never missed ${x.never_missed_too} of these too`;
     const overran = x.fanout_overran === 0 ? "" : `; ${x.fanout_overran} fan-out(s) ran past the reserve`;
+    const prior =
+      x.no_answer === 0 ? "" : `; ${x.no_answer} answered with the prior (no peer by the deadline)`;
     out.push(
-      `  ${p.padEnd(14)} ${coordinator}  ${x.misses} of ${x.fanouts} (${share})${modes === "" ? "" : `: ${modes}`}${floor}${overran}`,
+      `  ${p.padEnd(14)} ${coordinator}  ${x.misses} of ${x.fanouts} (${share})${modes === "" ? "" : `: ${modes}`}${floor}${overran}${prior}`,
     );
   }
   return out;

@@ -292,6 +292,7 @@ export class LoadGenerator {
           ...(v.fanoutP99Kind ? { fanoutP99Kind: v.fanoutP99Kind } : {}),
           deadlineMissed: r.rttMs > budgetMs,
           fanoutOverran: v.deadlineMissed,
+          ...(v.noAnswer && { noAnswer: true }),
           infoGainPerCommitted: v.infoGainPerCommitted ?? null,
           branches,
           ...(v.timing != null && { timing: { ...v.timing } }),

@@ -115,10 +115,39 @@ function fromPaired(
   };
 }
 
+/**
+ * When the rule committed no speculative fan-out, it has no fan-out-level decision-relevant commit
+ * rate: the plain account of that, with naive-p50's rate at each coordinator and its interval; null
+ * when the rule has a rate.
+ */
+export function ruleHasNoRelevanceRate(r: ReportView, rule: StatsView): string | null {
+  const committedNone = rule.speculation_commit_rate === null || rule.speculation_commit_rate === 0;
+  if (rule.fanout_decision_relevant_commit_rate !== null || !committedNone) return null;
+  const naive = coordinatorsByBudget(r)
+    .map((c) => [c, r.seed_observation?.[NAIVE]?.[c]?.decision_relevant_share_of_committed] as const)
+    .filter(([, v]) => v != null && v.value !== null)
+    .map(([c, v]) => `${c} ${rate(v!.value)} ${range(v!)} of ${v!.n}`);
+  const why =
+    rule.speculation_commit_rate === null
+      ? `the rule speculated on none of its ${rule.fanouts} fan-outs — it speculates only where the budget exceeds its fan-out p99 estimate plus the abandon cost —`
+      : `none of the rule's ${rule.speculative_fanouts} speculative fan-outs decided before its deadline,`;
+  return `${why} so it has no fan-out-level decision-relevant commit rate to compare${naive.length === 0 ? "" : `; naive-p50's, per committed speculative fan-out: ${naive.join(", ")}`}`;
+}
+
 function inversion(r: ReportView, rule: StatsView, naive: StatsView): Prediction {
   const key = "rule_higher_decision_relevant_commit_rate";
   const claim = "a higher decision-relevant commit rate under the rule, the inversion";
   const fan = r.rule_vs_naive?.fanout_decision_relevant_commit_rate;
+  const none = ruleHasNoRelevanceRate(r, rule);
+  if (none !== null && (fan === undefined || fan === null)) {
+    return {
+      key,
+      claim,
+      outcome: "not measured",
+      why: "the rule committed no speculative fan-out",
+      evidence: none,
+    };
+  }
   if (fan !== undefined && fan !== null) {
     const p = fromPaired(key, claim, fan, "above", 3);
     return { ...p, evidence: `fan-out level; ${p.evidence}` };

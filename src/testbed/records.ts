@@ -63,6 +63,8 @@ export interface CallRecord {
    * came late too (`deadlineMissed`).
    */
   readonly fanoutOverran?: boolean;
+  /** The fan-out ran but no peer answered by its deadline: the action was the prior (`no_answer` in the reply). */
+  readonly noAnswer?: boolean;
   readonly infoGainPerCommitted: number | null;
   readonly branches: readonly BranchRow[];
   /** Where the call's time went on the coordinator (its reply's `timing`; absent from older nodes). */

@@ -8,7 +8,7 @@
 import { ALL_COORDINATORS } from "./net-value-intervals.js";
 import type { NetValueGroup } from "./net-value-intervals.js";
 import type { PairedDifference } from "./paired-difference.js";
-import { judgePredictions } from "./predictions.js";
+import { judgePredictions, ruleHasNoRelevanceRate } from "./predictions.js";
 import type { Prediction } from "./predictions.js";
 import { seedTargetsSentence } from "./seed-targets.js";
 import { coordinatorsByBudget, NAIVE, RULE } from "./report-view.js";
@@ -238,6 +238,8 @@ function change(
 function relevanceClause(r: ReportView, rule: StatsView, naive: StatsView): string {
   const fan = r.rule_vs_naive?.fanout_decision_relevant_commit_rate;
   const known = (x: number | null | undefined): boolean => x !== undefined && x !== null;
+  const none = ruleHasNoRelevanceRate(r, rule);
+  if (none !== null && !known(fan?.mean)) return none;
   if (
     known(rule.fanout_decision_relevant_commit_rate) ||
     known(naive.fanout_decision_relevant_commit_rate) ||

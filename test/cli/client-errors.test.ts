@@ -202,6 +202,7 @@ describe("client verbs on a node run by `tailswarm host`", () => {
       "elapsedMs",
       "budgetMs",
       "deadlineMissed",
+      "noAnswer",
       "committed",
       "abandoned",
       "late",

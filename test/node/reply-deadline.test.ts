@@ -3,6 +3,7 @@
  * one peer answering at once and one far slower than the budget. The coordinator keeps a reserve from
  * the caller's deadline — a fixed transit plus its own measured decide-and-reply overhead p99 — so the
  * replies (the slow branch cut, the fast answer used) reach the caller before the caller's gRPC deadline.
+ * With no peer answering in time, the caller still gets an answer in time: the prior, marked so.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +33,9 @@ writeFileSync(
 const nodes: SwarmNode[] = [];
 let coordinator: SwarmNode | undefined;
 let client: NodeClient | undefined;
+/** A coordinator whose only peer is the slow one. */
+let alone: SwarmNode | undefined;
+let aloneClient: NodeClient | undefined;
 
 beforeAll(async () => {
   nodes.push(
@@ -49,11 +53,20 @@ beforeAll(async () => {
   ]);
   await untilPeersUp(coordinator, 2);
   client = new NodeClient(coordinator.address);
+  alone = await startNode([
+    ...["--node-id", "alone", "--listen", "127.0.0.1:0", "--policy", "always-sync"],
+    ...["--peers", nodes[1]!.address],
+    ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
+  ]);
+  await untilPeersUp(alone, 1);
+  aloneClient = new NodeClient(alone.address);
 }, 60_000);
 
 afterAll(() => {
   client?.close();
+  aloneClient?.close();
   coordinator?.forceStop();
+  alone?.forceStop();
   for (const n of nodes) n.forceStop();
 });
 
@@ -99,4 +112,19 @@ describe("a synchronous fan-out cut at its deadline", () => {
     // no reserve beyond the fan-out's budget every call would miss.
     expect(missed).toBeLessThanOrEqual(calls / 10);
   }, 60_000);
+});
+
+describe("a fan-out in which no peer answers by the deadline", () => {
+  it("answers with the decision model's prior in time, marked noAnswer, mode and reason the rule's", async () => {
+    const r = await aloneClient!.coordinate(vote, 300);
+    expect(r.noAnswer).toBe(true);
+    expect(r.action).toBe("hold"); // the prior
+    expect(r.decisionChanged).toBe(false);
+    expect(r.mode).toBe("synchronous");
+    expect(r.reason).toBe("policy-always-sync");
+    expect(r.committed).toBe(0);
+    expect(r.late + r.abandoned).toBe(1); // the slow peer's branch, cut at the deadline
+    const answered = await client!.coordinate(vote, 250).catch(() => undefined);
+    if (answered !== undefined) expect(answered.noAnswer).toBe(false);
+  }, 30_000);
 });

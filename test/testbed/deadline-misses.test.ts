@@ -43,7 +43,8 @@ describe("deadlineMisses", () => {
     // ran past the coordinator's own deadline, but the caller had the reply in time: not a miss
     call("p99-boundary", 3, { mode: "synchronous", rttMs: 80, fanoutOverran: true }),
     call("p99-boundary", 1, { ok: false, code: "DEADLINE_EXCEEDED", rttMs: 91, deadlineMissed: true }),
-    call("p99-boundary", 2),
+    // no peer answered by the deadline: the prior, in time
+    call("p99-boundary", 2, { mode: "synchronous", rttMs: 85, noAnswer: true }),
     call("never", 0),
     call("never", 1, { ok: false, code: "DEADLINE_EXCEEDED", rttMs: 92, deadlineMissed: true }),
     call("never", 2),
@@ -55,6 +56,7 @@ describe("deadlineMisses", () => {
       fanouts: 4,
       misses: 2,
       fanout_overran: 2,
+      no_answer: 1,
       by_mode: { synchronous: 1, error: 1 },
       never_missed_too: 1,
     });
@@ -75,7 +77,7 @@ describe("deadlineMisses", () => {
 
   it("prints one line per policy", () => {
     expect(missLines(m, "coord-90ms", ["p99-boundary", "never"])).toEqual([
-      "  p99-boundary   coord-90ms  2 of 4 (50.0%): synchronous 1, error 1; never missed 1 of these too; 2 fan-out(s) ran past the reserve",
+      "  p99-boundary   coord-90ms  2 of 4 (50.0%): synchronous 1, error 1; never missed 1 of these too; 2 fan-out(s) ran past the reserve; 1 answered with the prior (no peer by the deadline)",
       "  never          coord-90ms  1 of 3 (33.3%): error 1",
     ]);
   });

@@ -110,6 +110,29 @@ describe("verdict", () => {
     );
   });
 
+  it("says plainly, with naive-p50's intervals, that the rule has no decision-relevant commit rate when it committed no speculative fan-out", () => {
+    const r = report();
+    const none = report({
+      policies: {
+        ...r.policies,
+        "p99-boundary": stats({ fanouts: 160, fanout_decision_relevant_commit_rate: null }),
+      },
+      seed_observation: {
+        "naive-p50": {
+          "coord-90ms": {
+            would_flip_share_of_abandoned: { value: 0.8, lo95: 0.38, hi95: 0.96, n: 5 },
+            decision_relevant_share_of_committed: { value: 0, lo95: 0, hi95: 0.107, n: 32 },
+          },
+        },
+      },
+    });
+    const p = prediction(none, "rule_higher_decision_relevant_commit_rate");
+    expect(p).toMatchObject({ outcome: "not measured", why: "the rule committed no speculative fan-out" });
+    expect(verdict(none).text).toContain(
+      "the rule speculated on none of its 160 fan-outs — it speculates only where the budget exceeds its fan-out p99 estimate plus the abandon cost — so it has no fan-out-level decision-relevant commit rate to compare; naive-p50's, per committed speculative fan-out: coord-90ms 0.000 (95% interval 0.000 to 0.107) of 32",
+    );
+  });
+
   it("judges the note's central observation on the would-flip share when the report carries it", () => {
     expect(prediction(report(), "naive_abandoned_would_flip")?.outcome).toBe("not measured");
     const r = report({

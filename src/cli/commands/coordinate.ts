@@ -65,6 +65,7 @@ export function formatCoordinate(r: CoordinateAnswer): string {
   return (
     `action: ${JSON.stringify(r.action)}\n` +
     `mode: ${r.mode} (${r.reason})${r.violation ? `  violation ${r.violation}` : ""}\n` +
+    (r.noAnswer ? "no peer answered by the deadline: the action is the decision model's prior\n" : "") +
     `fan-out p50 ${ms(r.fanoutP50Ms)} ms${kind(r.fanoutP50Kind)}  p99 ${ms(r.fanoutP99Ms)} ms${kind(r.fanoutP99Kind)}${horizon(r.fanoutHorizonMs)}  elapsed ${ms(r.elapsedMs)} ms\n` +
     `branches: committed ${r.committed}  abandoned ${r.abandoned}  late ${r.late}  failed ${r.failed}` +
     `  abandon cost ${ms(r.abandonCostMs)} ms  decision changed ${r.decisionChanged ? "yes" : "no"}\n` +
