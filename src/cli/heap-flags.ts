@@ -4,7 +4,7 @@
  * (`process.execve`: same pid, same stdio, same environment) with one started with it. Under load a
  * coordinator's calls in flight outlive young-generation collections and are promoted, and with V8's
  * defaults the old generation grows far past what is live before a full collection; a smaller young
- * generation and full collections at 1.25× the live heap bound the node's RSS under a burst
+ * generation and full collections at 1.25× the live heap lower the node's RSS under a burst
  * (docs/security.md, "Overload", has the figures and what they cost in CPU).
  *
  * `TAILSWARM_V8_FLAGS` replaces the list (empty: V8's defaults). A flag already given to node, on its
