@@ -17,7 +17,9 @@
  *   npm run build && npm run bench -- overload
  *
  * OVERLOAD_NODE_ARGS="--coordinate-max-queue 1024" gives the coordinator extra flags (space-separated);
- * OVERLOAD_NODE_FLAGS="--max-semi-space-size=4 --heap-growing-percent=25" gives its Node/V8 flags.
+ * OVERLOAD_NODE_FLAGS="--cpu-prof" gives its Node/V8 flags; the nodes start with the V8 heap flags
+ * `tailswarm node` sets (src/cli/heap-flags.ts) unless TAILSWARM_V8_FLAGS, passed through, says
+ * otherwise (TAILSWARM_V8_FLAGS= for V8's defaults).
  * OVERLOAD_PROFILE_DIR=dir writes the coordinator's CPU profile of the whole run there (it is stopped
  * with SIGTERM, then); read it with bench/profile-summary.ts.
  */
@@ -63,6 +65,9 @@ async function start(name: string, args: string[], nodeArgs: string[] = []): Pro
         NODE_ENV: "production",
         OTEL_TRACES_EXPORTER: "none",
         OTEL_METRICS_EXPORTER: "none",
+        ...(process.env.TAILSWARM_V8_FLAGS === undefined
+          ? {}
+          : { TAILSWARM_V8_FLAGS: process.env.TAILSWARM_V8_FLAGS }),
       },
       stdio: ["ignore", "ignore", "pipe"],
     },
@@ -154,6 +159,7 @@ export async function run(): Promise<void> {
 
     // Sustainable rate: as many callers as the coordinator runs at once, back to back.
     let served = 0;
+    const warmCpu0 = cpuMs(coord);
     const warmEnd = Date.now() + WARM_S * 1000;
     await Promise.all(
       Array.from({ length: WARM_CALLERS }, async (_, i) => {
@@ -164,6 +170,7 @@ export async function run(): Promise<void> {
       }),
     );
     const sustainable = served / WARM_S;
+    const warmCpuMs = cpuMs(coord) - warmCpu0;
     console.log(`sustainable: ${sustainable.toFixed(1)} calls/s; burst of ${CALLS}`);
     await sleep(2_000);
     const idleAfterWarm = rssMiB(coord, "VmRSS");
@@ -232,7 +239,14 @@ export async function run(): Promise<void> {
         note: "this process: issues the calls, reads the answers",
       },
       "client event-loop delay p99": { value: loop.percentile(99) / 1e6, unit: "ms" },
+      "coordinator CPU per served call, sustainable phase": {
+        value: served > 0 ? warmCpuMs / served : 0,
+        unit: "ms",
+        note: `${warmCpuMs} ms for ${served} calls`,
+      },
+      "coordinator CPU per burst call": { value: coordCpuMs / CALLS, unit: "ms" },
       "coordinator idle RSS": { value: Math.min(idle, idleAfterWarm), unit: "MiB" },
+      "coordinator RSS 2 s after the sustainable phase": { value: idleAfterWarm, unit: "MiB" },
       "coordinator peak RSS (VmHWM)": { value: peak, unit: "MiB", target: 2 * Math.min(idle, idleAfterWarm) },
     };
     console.log(`codes: ${[...codes].map(([k, v]) => `${k}=${v}`).join(" ")}`);

@@ -6,10 +6,16 @@
  * Errors on stderr have one format (verb-errors.ts).
  */
 import { suggestion } from "./args.js";
-import { writeError } from "./verb-errors.js";
+import { ensureV8Flags } from "./heap-flags.js";
+import { guard, writeError } from "./verb-errors.js";
 import { cliVersion } from "./version.js";
 
-type Verb = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
+type Verb = {
+  summary: string;
+  load: () => Promise<{ run(argv: string[]): Promise<number> }>;
+  /** Runs with the V8 heap flags of heap-flags.ts (a long-lived node under load). */
+  heapFlags?: true;
+};
 
 const verbs: Record<string, Verb> = {
   // verbs register here, one line each
@@ -21,7 +27,11 @@ const verbs: Record<string, Verb> = {
     summary: "run the founding note's scenario as real processes and compare the policies",
     load: () => import("./commands/testbed.js"),
   },
-  node: { summary: "run a swarm node (gRPC peer and coordinator)", load: () => import("./commands/node.js") },
+  node: {
+    summary: "run a swarm node (gRPC peer and coordinator)",
+    load: () => import("./commands/node.js"),
+    heapFlags: true,
+  },
   host: {
     summary: "run several swarm nodes in one process (testbeds, development)",
     load: () => import("./commands/host.js"),
@@ -89,6 +99,10 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   verbName = name;
+  if (verb.heapFlags === true) {
+    const code = await guard(name, () => Promise.resolve((ensureV8Flags(), 0)));
+    if (code !== 0) return code;
+  }
   const mod = await verb.load();
   return mod.run(rest);
 }

@@ -509,4 +509,6 @@ export const extraEnv: Readonly<Record<string, string>> = {
   TAILSWARM_CONFIG: "Path of a JSON or YAML config file (same as --config).",
   TAILSWARM_TRACE:
     "Comma list of modules to trace at debug level (node, mesh, engine, membership, config; `all`).",
+  TAILSWARM_V8_FLAGS:
+    "V8 heap flags `tailswarm node` restarts itself with unless node was given them; empty: V8's defaults (docs/security.md, Overload).",
 };
