@@ -75,25 +75,30 @@ async function serve(argv: string[]): Promise<number> {
   log.child("config").debug("config resolved", { file: loaded.file, sources: loaded.sources });
   routeGrpcLog(log);
 
-  let node: SwarmNode;
-  try {
-    node = await SwarmNode.start({
-      config,
-      handlersBaseDir: loaded.handlersBaseDir,
-      log,
-      telemetry: await telemetrySetup(log.child("telemetry")),
-      version: cliVersion(),
-    });
-  } catch (err) {
+  // Signals are taken from before the node starts: one arriving while it starts (after its
+  // "listening" line, say) still drains it once it is up, instead of killing the process undrained.
+  const starting = SwarmNode.start({
+    config,
+    handlersBaseDir: loaded.handlersBaseDir,
+    log,
+    telemetry: await telemetrySetup(log.child("telemetry")),
+    version: cliVersion(),
+  }).catch((err: unknown) => {
     throw startFailure(err, "--listen, TAILSWARM_LISTEN or listen: in the config file");
-  }
-
-  return shutdownOnSignal({
-    stop: () => node.stop(),
-    force: () => node.forceStop(),
+  });
+  const stopped = shutdownOnSignal({
+    stop: async () => (await starting).stop(),
+    force: () =>
+      void starting.then(
+        (node) => node.forceStop(),
+        () => undefined,
+      ),
     log: nodeLog,
     fields: { drainGraceMs: config.drainGraceMs },
-  }).then((code) => {
+  });
+  await starting;
+
+  return stopped.then((code) => {
     // Handlers or exporters may hold timers; the daemon's work is done, so do not wait for them.
     setTimeout(() => process.exit(code), 200).unref();
     return code;
