@@ -22,7 +22,8 @@ import { decisionsSource } from "../../telemetry/decisions-service.js";
 import { FlightRecorder } from "../../telemetry/flight-recorder.js";
 import { formatHelp, parseFlags, UsageError } from "../args.js";
 import { routeGrpcLog, startFailure } from "../daemon-errors.js";
-import { shutdownOnSignal } from "../shutdown-on-signal.js";
+import { serveUntilSignal } from "../shutdown-on-signal.js";
+import type { Stoppable } from "../shutdown-on-signal.js";
 import { CliError, guard } from "../verb-errors.js";
 import { cliVersion } from "../version.js";
 
@@ -88,40 +89,40 @@ async function serve(argv: string[]): Promise<number> {
   const hostLog = createLogger({ level: loaded[0]!.config.logLevel, trace }, "host");
   routeGrpcLog(hostLog);
   const nodes: SwarmNode[] = [];
-  for (const [i, { config, handlersBaseDir, warnings }] of loaded.entries()) {
-    // Each node's lines carry its id, since they share stderr.
-    const prefix = `{"nodeId":${JSON.stringify(config.nodeId)},`;
-    const log = createLogger({
-      level: config.logLevel,
-      trace,
-      write: (line) => void process.stderr.write(prefix + line.slice(1)),
-    });
-    for (const w of warnings) log.child("node").warn(w);
-    try {
-      nodes.push(
-        await SwarmNode.start({
-          config,
-          handlersBaseDir,
-          log,
-          telemetry: flightRecorder,
-          version: cliVersion(),
-        }),
-      );
-    } catch (err) {
-      for (const n of nodes) n.forceStop();
-      throw startFailure(err, `listen: in ${files[i]}`, `${files[i]}: `);
+  const startAll = async (): Promise<Stoppable> => {
+    for (const [i, { config, handlersBaseDir, warnings }] of loaded.entries()) {
+      // Each node's lines carry its id, since they share stderr.
+      const prefix = `{"nodeId":${JSON.stringify(config.nodeId)},`;
+      const log = createLogger({
+        level: config.logLevel,
+        trace,
+        write: (line) => void process.stderr.write(prefix + line.slice(1)),
+      });
+      for (const w of warnings) log.child("node").warn(w);
+      try {
+        nodes.push(
+          await SwarmNode.start({
+            config,
+            handlersBaseDir,
+            log,
+            telemetry: flightRecorder,
+            version: cliVersion(),
+          }),
+        );
+      } catch (err) {
+        for (const n of nodes) n.forceStop();
+        throw startFailure(err, `listen: in ${files[i]}`, `${files[i]}: `);
+      }
     }
-  }
-  hostLog.info("hosting", { nodes: nodes.map((n) => ({ nodeId: n.nodeId, address: n.address })) });
-
-  const code = await shutdownOnSignal({
-    stop: () => Promise.all(nodes.map((n) => n.stop())),
-    force: () => {
-      for (const n of nodes) n.forceStop();
-    },
-    log: hostLog,
-    fields: { nodes: nodes.length },
-  });
+    hostLog.info("hosting", { nodes: nodes.map((n) => ({ nodeId: n.nodeId, address: n.address })) });
+    return {
+      stop: () => Promise.all(nodes.map((n) => n.stop())),
+      force: () => {
+        for (const n of nodes) n.forceStop();
+      },
+    };
+  };
+  const code = await serveUntilSignal(startAll(), { log: hostLog, fields: { nodes: loaded.length } });
   // Handlers may hold timers; the host's work is done, so do not wait for them.
   setTimeout(() => process.exit(code), 200).unref();
   return code;

@@ -12,7 +12,7 @@ import { SwarmNode } from "../../node/node.js";
 import type { TelemetrySetup } from "../../node/node.js";
 import { UsageError } from "../args.js";
 import { routeGrpcLog, startFailure } from "../daemon-errors.js";
-import { shutdownOnSignal } from "../shutdown-on-signal.js";
+import { serveUntilSignal } from "../shutdown-on-signal.js";
 import { CliError, guard } from "../verb-errors.js";
 import { cliVersion } from "../version.js";
 
@@ -75,32 +75,23 @@ async function serve(argv: string[]): Promise<number> {
   log.child("config").debug("config resolved", { file: loaded.file, sources: loaded.sources });
   routeGrpcLog(log);
 
-  // Signals are taken from before the node starts: one arriving while it starts (after its
-  // "listening" line, say) still drains it once it is up, instead of killing the process undrained.
   const starting = SwarmNode.start({
     config,
     handlersBaseDir: loaded.handlersBaseDir,
     log,
     telemetry: await telemetrySetup(log.child("telemetry")),
     version: cliVersion(),
-  }).catch((err: unknown) => {
-    throw startFailure(err, "--listen, TAILSWARM_LISTEN or listen: in the config file");
-  });
-  const stopped = shutdownOnSignal({
-    stop: async () => (await starting).stop(),
-    force: () =>
-      void starting.then(
-        (node) => node.forceStop(),
-        () => undefined,
-      ),
-    log: nodeLog,
-    fields: { drainGraceMs: config.drainGraceMs },
-  });
-  await starting;
-
-  return stopped.then((code) => {
-    // Handlers or exporters may hold timers; the daemon's work is done, so do not wait for them.
-    setTimeout(() => process.exit(code), 200).unref();
-    return code;
-  });
+  }).then(
+    (node) => ({ stop: () => node.stop(), force: () => node.forceStop() }),
+    (err: unknown) => {
+      throw startFailure(err, "--listen, TAILSWARM_LISTEN or listen: in the config file");
+    },
+  );
+  return serveUntilSignal(starting, { log: nodeLog, fields: { drainGraceMs: config.drainGraceMs } }).then(
+    (code) => {
+      // Handlers or exporters may hold timers; the daemon's work is done, so do not wait for them.
+      setTimeout(() => process.exit(code), 200).unref();
+      return code;
+    },
+  );
 }
