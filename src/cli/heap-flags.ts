@@ -15,7 +15,15 @@ import { UsageError } from "./args.js";
 
 export const DEFAULT_V8_FLAGS = "--max-semi-space-size=4 --heap-growing-percent=25";
 
-const FLAG = /^--[a-z][a-z0-9_-]*(=[A-Za-z0-9_.,-]+)?$/;
+/**
+ * V8's heap and garbage-collector flags only: any other node option (`--eval`, `--require`, `--version`)
+ * would make the restarted process run something else than the node.
+ */
+const FLAG =
+  /^--(no-)?(max-semi-space-size|min-semi-space-size|max-old-space-size|heap-[a-z0-9_-]+|gc-[a-z0-9_-]+|semi-space-[a-z0-9_-]+|scavenger-[a-z0-9_-]+|optimize-for-size|concurrent-marking|parallel-scavenge|single-threaded-gc)(=[0-9.]+)?$/;
+
+/** Set in the restarted process's environment: a flag node did not take leads to one restart, not a loop. */
+const RESTARTED = "TAILSWARM_V8_RESTARTED";
 
 /** A flag's name, `-` and `_` alike (V8 takes either). */
 const nameOf = (flag: string): string => flag.split("=")[0]!.replaceAll("_", "-");
@@ -50,22 +58,28 @@ export function missingV8Flags(
  * restart). Call it before anything else runs: nothing of this process survives the restart.
  */
 export function ensureV8Flags(): void {
+  // read and cleared at once: not a node setting, and not for the node's own children
+  const restarted = process.env[RESTARTED] !== undefined;
+  delete process.env[RESTARTED];
   const missing = missingV8Flags(
     parseV8Flags(process.env.TAILSWARM_V8_FLAGS ?? DEFAULT_V8_FLAGS),
     process.execArgv,
     process.env.NODE_OPTIONS,
   );
   if (missing.length === 0) return;
+  if (restarted) {
+    process.stderr.write(`tailswarm: node did not take ${missing.join(" ")}; running without them\n`);
+    return;
+  }
   if (typeof process.execve !== "function") {
     process.stderr.write(
       `tailswarm: running without ${missing.join(" ")}: this platform cannot restart node with them; pass them to node to bound memory under load\n`,
     );
     return;
   }
-  process.execve(process.execPath, [
+  process.execve(
     process.execPath,
-    ...missing,
-    ...process.execArgv,
-    ...process.argv.slice(1),
-  ]);
+    [process.execPath, ...missing, ...process.execArgv, ...process.argv.slice(1)],
+    { ...process.env, [RESTARTED]: "1" },
+  );
 }

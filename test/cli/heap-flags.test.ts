@@ -39,6 +39,11 @@ describe("V8 heap flags", () => {
     expect(() => parseV8Flags("--max-semi-space-size=4 ;rm")).toThrow(
       /TAILSWARM_V8_FLAGS: got ";rm" \(from env\), expected V8 flags/,
     );
+    // node options that would make the restarted process run something else are not heap flags
+    for (const other of ["--eval=0", "--require=x", "--version", "--import=y"]) {
+      expect(() => parseV8Flags(other)).toThrow(/expected V8 flags/);
+    }
+    expect(parseV8Flags("--max-old-space-size=512 --no-concurrent-marking")).toHaveLength(2);
   });
 
   it("leaves a flag node was given, on its command line or in NODE_OPTIONS, in either spelling", () => {
