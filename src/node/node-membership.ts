@@ -64,10 +64,10 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     subsetSize: config.membership.subsetSize,
     channelIdleMs: config.membership.channelIdleMs,
     active: (id) => deps.book.tracks(id),
-    // An idle peer is probed at the same backoff as a suspected one: every round, a node that
-    // coordinates less often than its window (or not at all for a while) probed its whole active set
-    // each second, which at 500 nodes on 2 cores was most of the machine. Its wait starts over once
-    // its branches answer for it again.
+    // An idle peer is probed at the same backoff as a suspected one: probed every round, a node that
+    // coordinates less often than its window (or not at all for a while) would probe its whole active
+    // set each round, a cost that grows with the swarm. Its wait starts over once its branches answer
+    // for it again.
     wantsProbe: (id) => {
       const now = Date.now();
       const needs = deps.book.tracks(id) && deps.health.needsProbe(id, now, deps.book.options.maxSampleAgeMs);
@@ -85,6 +85,8 @@ export function createNodeMembership(config: NodeConfig, deps: NodeMembershipDep
     deps.health.report(p.id, { kind: "failed" }, Date.now(), true);
   });
   deps.health.onSuspect = (peer) => {
+    // A run of bad branches starts its own backoff (1, 2, 4 … s), not the idle one it may be at the cap of.
+    suspects.forget(peer);
     suspects.sent(peer, Date.now());
     membership.probePeer(peer);
   };

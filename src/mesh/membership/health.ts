@@ -269,7 +269,7 @@ export function healthReportOf(record: BranchRecord): HealthReport | undefined {
 
 /**
  * The coordinator's observer that reports every settled branch to `health`; a branch cut at its
- * deadline is reported as use only. Counted as no traffic, a peer whose branches all ran out of
+ * deadline or abandoned is reported as use only. Counted as no traffic, a peer whose branches all ran out of
  * budget (a loaded swarm) looked idle and was probed every round, which added to the load.
  */
 export function healthObserver(health: PeerHealth, now: () => number): FanoutObserver {
@@ -277,7 +277,10 @@ export function healthObserver(health: PeerHealth, now: () => number): FanoutObs
     onBranchEnd(_fanoutId, record) {
       const report = healthReportOf(record);
       if (report !== undefined) health.report(record.peer, report, now());
-      else if (record.unsettled !== true && record.result.kind === "deadline")
+      else if (
+        record.unsettled !== true &&
+        (record.result.kind === "deadline" || record.result.kind === "abandoned")
+      )
         health.used(record.peer, now());
     },
   };
