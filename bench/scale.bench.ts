@@ -202,7 +202,10 @@ async function probesSent(s: Swarm, skip: ReadonlySet<number>): Promise<number> 
 
 interface Load {
   sent: number;
+  /** Answered in time with at least one peer's answer. */
   ok: number;
+  /** Answered in time with the prior: the fan-out ran but no peer answered (`noAnswer`). */
+  noAnswer: number;
   late: number;
   failed: number;
   firstError: string;
@@ -216,7 +219,7 @@ async function coordinate(
   rate = RATE,
   nodes: readonly number[] = [...s.clients.keys()],
 ): Promise<Load> {
-  const out: Load = { sent: 0, ok: 0, late: 0, failed: 0, firstError: "" };
+  const out: Load = { sent: 0, ok: 0, noAnswer: 0, late: 0, failed: 0, firstError: "" };
   const calls: Promise<void>[] = [];
   const period = 1000 / rate;
   const n = nodes.length;
@@ -232,9 +235,10 @@ async function coordinate(
     const started = Date.now();
     calls.push(
       s.clients[i]!.coordinate({ kind: "vote", payload: { question: `q${k}` } }, DEADLINE_MS).then(
-        () => {
-          if (Date.now() - started <= DEADLINE_MS) out.ok++;
-          else out.late++;
+        (r) => {
+          if (Date.now() - started > DEADLINE_MS) out.late++;
+          else if (r.noAnswer) out.noAnswer++;
+          else out.ok++;
         },
         (err: Error) => {
           out.failed++;
@@ -503,6 +507,7 @@ export async function run(): Promise<void> {
       row("RSS per node (host processes / nodes)", on.rssPerNodeMiB, "MiB");
       row("sockets per node (host processes / nodes)", on.socketsPerNode, "");
       row(`fan-outs answered by their ${DEADLINE_MS} ms deadline`, l.ok, `of ${l.sent}`);
+      row("fan-outs answered in time with the prior, no peer having answered", l.noAnswer, `of ${l.sent}`);
       if (l.firstError !== "") console.log(`${n} nodes: first failed fan-out: ${l.firstError.slice(0, 300)}`);
       if (l.failed + l.late > 0) {
         figures[`${n} nodes: fan-outs failed or late`] = {
