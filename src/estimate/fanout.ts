@@ -407,7 +407,9 @@ interface Refined {
 /**
  * One estimate's search: the set, the grid span where its CDF rises (0 below every CDF's first knot, 1
  * beyond every last one), the fan-out horizon, and the members' completion counts, read once here rather
- * than at every point (`counts[i]`, NaN when member i does not count them).
+ * than at every point (`counts[i]`, NaN when member i does not count them). `counts` is the module's
+ * scratch buffer: valid while no other search or `fanoutCdfAt` runs, which holds since both are
+ * synchronous.
  */
 interface Search {
   readonly cdfs: readonly CdfLike[];
@@ -425,7 +427,7 @@ interface Search {
  * a dozen points, some twice (p50's and p99's cells, the interpolation's stencil): a repeat costs nothing.
  */
 const MEMO_FIELDS = 6;
-/** Grid indices memoised: up to 2 × 10^(4096/16) ms, so every span a real CDF has. */
+/** Grid indices memoised: up to 0.0005 × 10^(4096/16) ms, so every span a real CDF has. */
 const MEMO_POINTS = 4096;
 let memoStamps = new Float64Array(256);
 let memo = new Float64Array(256 * MEMO_FIELDS);

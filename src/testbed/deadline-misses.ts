@@ -39,8 +39,8 @@ export interface DeadlineMisses {
    */
   readonly fanout_overran: number;
   /**
-   * Calls whose fan-out ran but heard no peer by its deadline, answered with the prior (in time or
-   * not): each was a DEADLINE_EXCEEDED at the coordinator before it answered with the prior.
+   * Calls whose fan-out ran but no peer answered (all cut at the deadline, or failed), answered with
+   * the prior (in time or not).
    */
   readonly no_answer: number;
   /** Of `misses`, those whose request `never` missed too at the same coordinator; null without `never`. */
@@ -134,8 +134,7 @@ export function missLines(
     const floor =
       x.never_missed_too === null || p === "never" ? "" : `; never missed ${x.never_missed_too} of these too`;
     const overran = x.fanout_overran === 0 ? "" : `; ${x.fanout_overran} fan-out(s) ran past the reserve`;
-    const prior =
-      x.no_answer === 0 ? "" : `; ${x.no_answer} answered with the prior (no peer by the deadline)`;
+    const prior = x.no_answer === 0 ? "" : `; ${x.no_answer} answered with the prior (no peer answered)`;
     out.push(
       `  ${p.padEnd(14)} ${coordinator}  ${x.misses} of ${x.fanouts} (${share})${modes === "" ? "" : `: ${modes}`}${floor}${overran}${prior}`,
     );

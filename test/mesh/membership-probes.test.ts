@@ -126,11 +126,12 @@ describe("membership probes", () => {
     cleanup.push(() => m.stop());
     await m.start();
     await until(() => m.live().includes("p"), 5_000);
-    // idle (never a branch): waits of 50, 100, 200, then 400 ms (±20%) — about 6 probes in 1.5 s, not 30
+    // idle (never a branch): waits of 50, 100, 200, then 400 ms (±20%) — about 6 probes in 1.5 s, not 30;
+    // at least 3 even when the wait for "live" ran late and the backoff is at its cap already
     const idle0 = m.probesSent;
     await sleep(1_500);
     const idle = m.probesSent - idle0;
-    expect(idle).toBeGreaterThanOrEqual(4);
+    expect(idle).toBeGreaterThanOrEqual(3);
     expect(idle).toBeLessThanOrEqual(12);
     // in use (an answered branch each 100 ms, within the window): no probe
     const stop = setInterval(() => health.report("p", { kind: "ok", latencyMs: 1 }, Date.now()), 100);

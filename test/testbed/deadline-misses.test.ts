@@ -77,7 +77,7 @@ describe("deadlineMisses", () => {
 
   it("prints one line per policy", () => {
     expect(missLines(m, "coord-90ms", ["p99-boundary", "never"])).toEqual([
-      "  p99-boundary   coord-90ms  2 of 4 (50.0%): synchronous 1, error 1; never missed 1 of these too; 2 fan-out(s) ran past the reserve; 1 answered with the prior (no peer by the deadline)",
+      "  p99-boundary   coord-90ms  2 of 4 (50.0%): synchronous 1, error 1; never missed 1 of these too; 2 fan-out(s) ran past the reserve; 1 answered with the prior (no peer answered)",
       "  never          coord-90ms  1 of 3 (33.3%): error 1",
     ]);
   });
