@@ -45,8 +45,11 @@ def main():
         }
 
         try:
-            swarm.Coordinate(coordinate_request("slow", {"question": "late?"}, "quorum-vote", options), timeout=0.3)
+            reply = swarm.Coordinate(
+                coordinate_request("slow", {"question": "late?"}, "quorum-vote", options), timeout=0.3
+            )
             result["slow"] = "OK"
+            result["slow_no_answer"] = reply.no_answer
         except grpc.RpcError as err:
             result["slow"] = err.code().name
             result["slow_details"] = err.details()

@@ -1,7 +1,7 @@
 /**
  * A node driven from python3-grpcio (Debian's package) through stubs generated from proto/ by
  * protoc and the gRPC Python plugin (Debian's protobuf-compiler, protobuf-compiler-grpc): health,
- * Coordinate, DEADLINE_EXCEEDED.
+ * Coordinate, and a call whose peers answer after its deadline.
  */
 import { execFile, execFileSync } from "node:child_process";
 import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
@@ -101,7 +101,7 @@ afterAll(() => {
 });
 
 describe.skipIf(skipWhy !== "")("python3-grpcio interop", () => {
-  it("checks health, coordinates within a deadline, and gets DEADLINE_EXCEEDED from slow peers", async () => {
+  it("checks health, coordinates within a deadline, and gets the prior, marked no_answer, from slow peers", async () => {
     const out = await new Promise<string>((resolve, reject) => {
       execFile(PYTHON, [script, stubs, coordinator!.address], { timeout: 60_000 }, (err, stdout, stderr) =>
         err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
@@ -118,6 +118,7 @@ describe.skipIf(skipWhy !== "")("python3-grpcio interop", () => {
         branches: { peer: string; outcome: string }[];
       };
       slow: string;
+      slow_no_answer?: boolean;
     };
     expect(r.health).toBe("SERVING");
     expect(r.coordinate).toMatchObject({
@@ -128,6 +129,9 @@ describe.skipIf(skipWhy !== "")("python3-grpcio interop", () => {
       branches: [{ peer: "py-peer", outcome: "committed" }],
     });
     expect(["speculate", "synchronous"]).toContain(r.coordinate.mode);
-    expect(r.slow).toBe("DEADLINE_EXCEEDED");
+    // No peer answers in time: the node replies by the deadline with the prior, marked no_answer; on a
+    // loaded machine that reply may still reach the client after its deadline.
+    if (r.slow === "OK") expect(r.slow_no_answer).toBe(true);
+    else expect(r.slow).toBe("DEADLINE_EXCEEDED");
   });
 });

@@ -4,6 +4,7 @@
  * deadline, and stops work when the root gives up — by abandoning, by its deadline passing, or by
  * cancelling the call outright.
  */
+import * as http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TailswarmError } from "../../src/errors.js";
@@ -12,6 +13,7 @@ import { HandlerRegistry } from "../../src/mesh/handler.js";
 import type { HandlerContext, TaskHandler } from "../../src/mesh/handler.js";
 import { swarmService } from "../../src/mesh/proto.js";
 import type { CoordinateFn } from "../../src/mesh/coordinate.js";
+import { grpcFrame, rawUnary } from "../support/raw-grpc.js";
 import { startServer, until } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
@@ -261,8 +263,18 @@ describe("deadline propagation and cancellation across three hops", () => {
     expect(coordinateCalls).toBe(calls + 1);
     expect(coordinateCtx!.budgetMs).toBe(0);
     // No time past the reserve's floor (replyReserveMinMs, 1 ms): DEADLINE_EXCEEDED without the callback.
+    // The call is sent with 0.5 ms left (grpc-timeout 500u), as a client deadline of Date.now() + 1 may
+    // still show the node a hair over 1 ms once rounded into the header.
     calls = coordinateCalls;
-    expect((await short(1))?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    const session = http2.connect(`http://${mid.address}`);
+    session.on("error", () => undefined);
+    const frame = grpcFrame(m.requestSerialize({ kind: "hold" }));
+    const under = await rawUnary(session, m.path, frame, {
+      giveUpMs: 5_000,
+      headers: { "grpc-timeout": "500u" },
+    });
+    session.close();
+    expect(under.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(coordinateCalls).toBe(calls);
     client.close();
   });
