@@ -62,6 +62,41 @@ import { recordFigures } from "./report.js";
 import type { Figure } from "./report.js";
 
 const PEERS = Array.from({ length: 8 }, (_, i) => `peer-${i}`);
+
+/** The hook rows' fan-out: speculative, decided on a fresh estimate of 8 peers, every branch answered. */
+const SPECULATED = {
+  mode: "speculate",
+  reason: "budget-exceeds-p99-plus-abandon-cost",
+  relevant: true,
+  budgetMs: 500,
+  fanoutP50Ms: 10,
+  fanoutP99Ms: 50,
+  abandonCostMs: 3,
+  policy: "p99-boundary",
+} as unknown as Classification;
+const ESTIMATE = {
+  size: 8,
+  requirement: { kind: "all" },
+  status: "fresh",
+  minSamples: 20,
+  basis: "independent",
+  observedSamples: 0,
+  maxAgeMs: 100,
+  unknownPeers: [],
+} as unknown as FanoutEstimate;
+/** Its branches, one per peer, the first decision-relevant. */
+const ANSWERED = PEERS.map(
+  (peer, b) =>
+    ({
+      branchId: `b${b}`,
+      peer,
+      outcome: "committed",
+      latencyMs: 1 + b,
+      decisionRelevant: b === 0,
+      lostWorkMs: 0,
+      result: { kind: "answer" },
+    }) as unknown as BranchRecord,
+);
 const ROUNDS = 15;
 const PER_ROUND = 400;
 const SPANS_PER_ROUND = 4_000;
@@ -246,29 +281,10 @@ async function serverSpans(
  * hints the tracer starts no SDK span for a fan-out the sampler declines; without them it asks the SDK.
  */
 function tracerHooks(ft: FanoutTracer, n: number): number {
-  const c = {
-    mode: "speculate",
-    reason: "budget-above-p99-plus-abandon-cost",
-    relevant: true,
-    budgetMs: 500,
-    fanoutP50Ms: 10,
-    fanoutP99Ms: 50,
-    abandonCostMs: 3,
-  } as unknown as Classification;
-  const e = {
-    size: 8,
-    requirement: { kind: "all" },
-    status: "fresh",
-    minSamples: 20,
-    basis: "independent",
-    observedSamples: 0,
-    maxAgeMs: 100,
-    unknownPeers: [],
-  } as unknown as FanoutEstimate;
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const id = `f${i}`;
-    ft.onDecision(id, c, e);
+    ft.onDecision(id, SPECULATED, ESTIMATE);
     for (let b = 0; b < PEERS.length; b++) {
       ft.startBranch(PEERS[b]!, {
         fanoutId: id,
@@ -289,7 +305,7 @@ function tracerHooks(ft: FanoutTracer, n: number): number {
     }
     ft.onFanoutEnd({
       fanoutId: id,
-      classification: c,
+      classification: SPECULATED,
       branches: [],
       elapsedMs: 5,
     } as unknown as FanoutOutcome);
@@ -310,30 +326,12 @@ async function metricsHooks(n: number): Promise<number> {
   });
   const provider = new MeterProvider({ readers: [reader] });
   const m = new FanoutMetrics({ meter: provider.getMeter("tailswarm") });
-  const c = {
-    mode: "speculate",
-    reason: "budget-exceeds-p99-plus-abandon-cost",
-    budgetMs: 500,
-    abandonCostMs: 3,
-  };
-  const records = PEERS.map(
-    (peer, b) =>
-      ({
-        branchId: `b${b}`,
-        peer,
-        outcome: "committed",
-        latencyMs: 1 + b,
-        decisionRelevant: b === 0,
-        lostWorkMs: 0,
-        result: { kind: "answer" },
-      }) as unknown as BranchRecord,
-  );
   const outcome = {
     fanoutId: "f",
-    classification: c,
+    classification: SPECULATED,
     policy: "p99-boundary",
-    branches: records,
-    answered: records.length,
+    branches: ANSWERED,
+    answered: ANSWERED.length,
     degraded: false,
     decisionChanged: true,
     deadlineMissed: false,
@@ -342,7 +340,7 @@ async function metricsHooks(n: number): Promise<number> {
   } as unknown as FanoutOutcome;
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
-    for (const r of records) m.onBranchEnd("f", r);
+    for (const r of ANSWERED) m.onBranchEnd("f", r);
     m.onFanoutEnd(outcome);
     if (i % 64 === 63) await reader.forceFlush();
   }
@@ -358,47 +356,16 @@ async function metricsHooks(n: number): Promise<number> {
  */
 function recorderHooks(n: number): number {
   const r = new FlightRecorder({ capacity: 256 });
-  const c = {
-    mode: "speculate",
-    reason: "budget-exceeds-p99-plus-abandon-cost",
-    relevant: true,
-    budgetMs: 500,
-    fanoutP50Ms: 10,
-    fanoutP99Ms: 50,
-    abandonCostMs: 3,
-    policy: "p99-boundary",
-  } as unknown as Classification;
-  const e = {
-    size: 8,
-    requirement: { kind: "all" },
-    status: "fresh",
-    minSamples: 20,
-    basis: "independent",
-    maxAgeMs: 100,
-    unknownPeers: [],
-  } as unknown as FanoutEstimate;
-  const records = PEERS.map(
-    (peer, b) =>
-      ({
-        branchId: `b${b}`,
-        peer,
-        outcome: "committed",
-        latencyMs: 1 + b,
-        decisionRelevant: b === 0,
-        lostWorkMs: 0,
-        result: { kind: "answer" },
-      }) as unknown as BranchRecord,
-  );
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const id = `f${i}`;
-    for (const b of records) r.onBranchEnd(id, b);
+    for (const b of ANSWERED) r.onBranchEnd(id, b);
     r.onFanoutEnd({
       fanoutId: id,
-      classification: c,
-      estimate: e,
-      branches: records,
-      answered: records.length,
+      classification: SPECULATED,
+      estimate: ESTIMATE,
+      branches: ANSWERED,
+      answered: ANSWERED.length,
       abandonCostMs: 0,
       decisionChanged: true,
       degraded: false,
