@@ -14,12 +14,8 @@ import type { Server, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { Membership } from "../../src/mesh/membership/membership.js";
 import { PeerHealth } from "../../src/mesh/membership/health.js";
-import { LatencyBook } from "../../src/estimate/latency-book.js";
 import { loadConfig } from "../../src/node/config/load-config.js";
-import { silentLogger } from "../../src/node/logger.js";
-import { createNodeMembership } from "../../src/node/node-membership.js";
-import { ChannelPool } from "../../src/mesh/channel-pool.js";
-import { startServer, until } from "./helpers.js";
+import { startNodeMembership, startServer, until } from "./helpers.js";
 
 interface Relay {
   readonly address: string;
@@ -122,13 +118,8 @@ describe("membership after a silent partition", () => {
       env: {},
     });
     const health = new PeerHealth({ failureThreshold: 2, maxEjectedPercent: 100 });
-    const pool = new ChannelPool();
-    cleanup.push(() => pool.closeAll());
     // every peer in the active set, never in use: health is asked each round whether to probe it
-    const book = { tracks: () => true, options: new LatencyBook().options, reset() {}, forget() {} };
-    const m = createNodeMembership(config, { pool, book, health, log: silentLogger });
-    cleanup.push(() => m.stop());
-    await m.start();
+    const m = await startNodeMembership(config, health, cleanup);
     await until(() => m.live().includes("p"), 10_000);
 
     path.partition();

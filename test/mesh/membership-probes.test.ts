@@ -8,14 +8,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Membership } from "../../src/mesh/membership/membership.js";
 import { healthObserver, PeerHealth } from "../../src/mesh/membership/health.js";
 import type { BranchRecord } from "../../src/engine/outcome.js";
-import { LatencyBook } from "../../src/estimate/latency-book.js";
-import { ChannelPool } from "../../src/mesh/channel-pool.js";
 import { loadConfig } from "../../src/node/config/load-config.js";
-import { silentLogger } from "../../src/node/logger.js";
-import { createNodeMembership } from "../../src/node/node-membership.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-import { startServer, until } from "./helpers.js";
+import { startNodeMembership, startServer, until } from "./helpers.js";
 import type { Started } from "./helpers.js";
 
 describe("membership probes", () => {
@@ -119,12 +115,7 @@ describe("membership probes", () => {
       env: {},
     });
     const health = new PeerHealth();
-    const pool = new ChannelPool();
-    cleanup.push(() => pool.closeAll());
-    const book = { tracks: () => true, options: new LatencyBook().options, reset() {}, forget() {} };
-    const m = createNodeMembership(config, { pool, book, health, log: silentLogger });
-    cleanup.push(() => m.stop());
-    await m.start();
+    const m = await startNodeMembership(config, health, cleanup);
     await until(() => m.live().includes("p"), 5_000);
     // idle (never a branch): waits of 50, 100, 200, then 400 ms (±20%) — about 6 probes in 1.5 s, not 30;
     // at least 3 even when the wait for "live" ran late and the backoff is at its cap already
