@@ -100,7 +100,10 @@ async function main(argv: string[]): Promise<number> {
   }
   verbName = name;
   if (verb.heapFlags === true) {
-    const code = await guard(name, () => Promise.resolve((ensureV8Flags(), 0)));
+    const code = await guard(name, async () => {
+      ensureV8Flags();
+      return 0;
+    });
     if (code !== 0) return code;
   }
   const mod = await verb.load();
