@@ -83,7 +83,7 @@ describe("healthReportOf", () => {
     lostWorkMs: 0,
     decisionRelevant: false,
   };
-  it("maps an invalid answer to rejected, says nothing of a branch cut at its deadline, and ignores our abandons", () => {
+  it("maps an invalid answer to rejected, and a branch cut at its deadline or abandoned by us to use only", () => {
     const rec = (r: Partial<BranchRecord>): BranchRecord =>
       ({ ...base, outcome: "failed", ...r }) as BranchRecord;
     expect(healthReportOf(rec({ result: { kind: "failed", code: "INVALID_ANSWER", message: "x" } }))).toEqual(
@@ -99,12 +99,12 @@ describe("healthReportOf", () => {
       undefined,
     );
     // slower than one caller's budget is no failure: the estimator records it as censored
-    expect(healthReportOf(rec({ outcome: "late", result: { kind: "deadline", lostWorkMs: 0 } }))).toBe(
-      undefined,
-    );
+    expect(healthReportOf(rec({ outcome: "late", result: { kind: "deadline", lostWorkMs: 0 } }))).toEqual({
+      kind: "used",
+    });
     expect(
       healthReportOf(rec({ outcome: "abandoned", result: { kind: "abandoned", lostWorkMs: 0 } })),
-    ).toBeUndefined();
+    ).toEqual({ kind: "used" });
     expect(
       healthReportOf(
         rec({ outcome: "committed", result: { kind: "answer", answer: 1, serviceMs: 1 } as never }),

@@ -16,11 +16,15 @@ import type { PeerId } from "../../estimate/types.js";
 import { checkRange, intRange, numberAbove, numberRange } from "../../util/range.js";
 import type { NumberRange } from "../../util/range.js";
 
-/** What one branch said about its peer. */
+/**
+ * What one branch said about its peer. `used`: the branch carried a request but says nothing of the
+ * peer's health (cut at its deadline, or abandoned by us), so the peer is in use, not idle.
+ */
 export type HealthReport =
   | { readonly kind: "ok"; readonly latencyMs: number }
   | { readonly kind: "failed" }
-  | { readonly kind: "rejected" };
+  | { readonly kind: "rejected" }
+  | { readonly kind: "used" };
 
 export type HealthCause = "failed" | "rejected" | "outlier";
 
@@ -111,6 +115,7 @@ export class PeerHealth {
   report(peer: PeerId, report: HealthReport, nowMs: number, probe = false): void {
     const s = this.#state(peer);
     if (!probe) s.lastMs = nowMs;
+    if (report.kind === "used") return; // its standing is unchanged
     const cause =
       report.kind === "ok" ? (this.#outlier(peer, report.latencyMs) ? "outlier" : undefined) : report.kind;
     if (cause === undefined) {
@@ -132,14 +137,6 @@ export class PeerHealth {
       return;
     }
     if (s.consecutive >= this.#o.failureThreshold) this.#eject(peer, s, cause, nowMs);
-  }
-
-  /**
-   * A branch to `peer` ended with nothing to say of its health (cut at its deadline): the path still
-   * carried a request, so the peer is in use, not idle. Its standing is unchanged.
-   */
-  used(peer: PeerId, nowMs: number): void {
-    this.#state(peer).lastMs = nowMs;
   }
 
   /** The peer may be sent branches: never ejected, returned, or on probation. */
@@ -247,10 +244,11 @@ export class PeerHealth {
  * What a branch record says about its peer: an answer is `ok` with its latency; an answer the model
  * rejected (`INVALID_ANSWER`) is `rejected`; a failure is `failed`. A branch cut at its deadline says
  * only that the peer was slower than that caller's budget, which the estimator records as censored:
- * it is no failure (ejecting for it would hide the very tail the rule must see). NOT_FOUND ("I do not
- * serve this kind") is an honest answer about the request, not the peer: counting it would let any
- * client get honest peers ejected by asking for a kind they do not serve. Branches we abandoned, and
- * records still unsettled, say nothing.
+ * it is no failure (ejecting for it would hide the very tail the rule must see), only `used` — as is a
+ * branch we abandoned. Counted as no traffic, a peer whose branches all ran out of budget (a loaded
+ * swarm) looked idle and was probed every round, which added to the load. NOT_FOUND ("I do not serve
+ * this kind") is an honest answer about the request, not the peer: counting it would let any client get
+ * honest peers ejected by asking for a kind they do not serve. Records still unsettled say nothing.
  */
 export function healthReportOf(record: BranchRecord): HealthReport | undefined {
   if (record.unsettled === true) return undefined;
@@ -263,25 +261,18 @@ export function healthReportOf(record: BranchRecord): HealthReport | undefined {
       return r.code === "INVALID_ANSWER" ? { kind: "rejected" } : { kind: "failed" };
     case "deadline":
     case "abandoned":
-      return undefined;
+      return USED;
   }
 }
 
-/**
- * The coordinator's observer that reports every settled branch to `health`; a branch cut at its
- * deadline or abandoned is reported as use only. Counted as no traffic, a peer whose branches all ran out of
- * budget (a loaded swarm) looked idle and was probed every round, which added to the load.
- */
+const USED: HealthReport = Object.freeze({ kind: "used" });
+
+/** The coordinator's observer that reports every settled branch to `health` (`healthReportOf`). */
 export function healthObserver(health: PeerHealth, now: () => number): FanoutObserver {
   return {
     onBranchEnd(_fanoutId, record) {
       const report = healthReportOf(record);
       if (report !== undefined) health.report(record.peer, report, now());
-      else if (
-        record.unsettled !== true &&
-        (record.result.kind === "deadline" || record.result.kind === "abandoned")
-      )
-        health.used(record.peer, now());
     },
   };
 }
