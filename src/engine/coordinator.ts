@@ -355,7 +355,7 @@ export class Coordinator {
 
   /** A branch ended: a probe is counted, a measurement branch frees its slot. */
   #endedMeasurement(b: Branch<unknown>): void {
-    if (b.probe) this.#probes.ended(b.result?.kind === "answer");
+    if (b.probe) this.#probes.ended(b.peer, b.result?.kind === "answer");
     else if (b.measurement) this.#measured(b.peer);
   }
 

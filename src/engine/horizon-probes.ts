@@ -12,6 +12,12 @@
  * counted, `capped`). Only a branch to a peer whose p99 is a lower bound is a candidate (a known tail
  * needs no probe), and a candidate becomes a probe only when cut at the deadline; the other candidates
  * are abandoned at the deadline as usual.
+ *
+ * A peer has at most `maxInFlightPerPeer` probes running (refusals counted in `capped` too). Cuts come in
+ * bursts — one slow stretch of a peer cuts every fan-out issued during it, several at once when fan-outs
+ * run side by side — and probes started in one stretch all end with it: they would spend a window's budget
+ * on one late completion. One at a time spreads the budget over distinct slow stretches, which is what
+ * places a tail quantile beyond the budget.
  */
 import { checkRange, intRange, numberAbove, numberRange } from "../util/range.js";
 import type { NumberRange } from "../util/range.js";
@@ -27,6 +33,8 @@ export interface HorizonProbeOptions {
   maxPerPeerPerWindow?: number;
   /** Probes started per window over all peers, at most. */
   maxPerWindow?: number;
+  /** Probes of one peer running at once, at most. */
+  maxInFlightPerPeer?: number;
   /** A probe's own deadline on the peer: issue time + this, ms. */
   maxMs?: number;
   /** The window of `maxPerPeerPerWindow`, ms. */
@@ -38,6 +46,7 @@ export const HORIZON_PROBE_DEFAULTS: Readonly<Required<HorizonProbeOptions>> = O
   minPerPeerPerWindow: 2,
   maxPerPeerPerWindow: 3,
   maxPerWindow: 30,
+  maxInFlightPerPeer: 1,
   maxMs: 2_000,
   windowMs: 10_000,
 });
@@ -47,13 +56,15 @@ export const HORIZON_PROBE_RANGES: Readonly<Record<keyof HorizonProbeOptions, Nu
   minPerPeerPerWindow: intRange(0, 1_000),
   maxPerPeerPerWindow: intRange(0, 1_000),
   maxPerWindow: intRange(0, 1_000_000),
+  maxInFlightPerPeer: intRange(1, 1_000),
   maxMs: numberRange(1, 60_000),
   windowMs: numberAbove(0),
 });
 
 /**
  * Probes since the coordinator started: issued = completed + expired + still running; `capped`, candidates
- * cut at the deadline that a cap (`maxPerPeerPerWindow`, `maxPerWindow`) kept from probing.
+ * cut at the deadline that a cap (`maxPerPeerPerWindow`, `maxPerWindow`, `maxInFlightPerPeer`) kept from
+ * probing.
  */
 export interface HorizonProbeStats {
   readonly issued: number;
@@ -70,6 +81,8 @@ export class HorizonProbes {
   readonly #started = new Map<PeerId, number[]>();
   /** Start times of every probe in the window. */
   readonly #all: number[] = [];
+  /** Probes running per peer (absent: none). */
+  readonly #running = new Map<PeerId, number>();
   #issued = 0;
   #capped = 0;
   #completed = 0;
@@ -103,7 +116,11 @@ export class HorizonProbes {
     if (this.options.share === 0) return false;
     const owed = this.#owed(peer, now);
     if (!owed && this.#credit < 1) return false;
-    if (this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow || !this.#globalRoom(now)) {
+    if (
+      this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow ||
+      !this.#globalRoom(now) ||
+      (this.#running.get(peer) ?? 0) >= this.options.maxInFlightPerPeer
+    ) {
       this.#capped++;
       return false;
     }
@@ -112,6 +129,7 @@ export class HorizonProbes {
     list.push(now);
     this.#started.set(peer, list);
     this.#all.push(now);
+    this.#running.set(peer, (this.#running.get(peer) ?? 0) + 1);
     this.#issued++;
     return true;
   }
@@ -121,10 +139,13 @@ export class HorizonProbes {
     this.#credit = Math.min(1, this.#credit + n * this.options.share);
   }
 
-  /** A probe ended: its answer arrived (`completed`) or it did not within `maxMs` (`expired`). */
-  ended(completed: boolean): void {
+  /** A probe to `peer` ended: its answer arrived (`completed`) or it did not within `maxMs` (`expired`). */
+  ended(peer: PeerId, completed: boolean): void {
     if (completed) this.#completed++;
     else this.#expired++;
+    const running = (this.#running.get(peer) ?? 0) - 1;
+    if (running > 0) this.#running.set(peer, running);
+    else this.#running.delete(peer);
   }
 
   stats(): HorizonProbeStats {

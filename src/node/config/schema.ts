@@ -332,6 +332,13 @@ export const nodeConfigSchema = z.strictObject({
           "Horizon probes started per estimator.windowMs over all peers, at most (refusals counted as capped).",
         ),
       ),
+    maxInFlightPerPeer: rangeField(HORIZON_PROBE_RANGES.maxInFlightPerPeer)
+      .default(HORIZON_PROBE_DEFAULTS.maxInFlightPerPeer)
+      .meta(
+        doc(
+          "Horizon probes of one peer running at once, at most (refusals counted as capped): probes started in one slow stretch of a peer all end with it, so one at a time spreads the window's probes over distinct stretches.",
+        ),
+      ),
     maxMs: rangeField(HORIZON_PROBE_RANGES.maxMs)
       .default(HORIZON_PROBE_DEFAULTS.maxMs)
       .meta(
