@@ -13,6 +13,11 @@
  * needs no probe), and a candidate becomes a probe only when cut at the deadline; the other candidates
  * are abandoned at the deadline as usual.
  *
+ * Owed probes go to a peer cut with at most half of its fan-out (or a fan-out of one). When most of a
+ * fan-out is cut at once — the caller's event loop ran late, the network stalled — the cut says little of
+ * each peer's own tail, and owing every one of them a probe spends `maxPerWindow` in one instant, leaving
+ * the peers that are slow on their own capped for the rest of the window; such cuts probe by credit only.
+ *
  * A peer has at most `maxInFlightPerPeer` probes running (refusals counted in `capped` too). Cuts come in
  * bursts — one slow stretch of a peer cuts every fan-out issued during it, several at once when fan-outs
  * run side by side — and probes started in one stretch all end with it: they would spend a window's budget
@@ -110,11 +115,12 @@ export class HorizonProbes {
 
   /**
    * A candidate branch to `peer` was cut at the deadline: true makes it a probe — one the peer is owed, or
-   * one paid with credit — unless a cap refuses it (counted in `capped`).
+   * one paid with credit — unless a cap refuses it (counted in `capped`). `mostCut`: most of its fan-out
+   * was cut with it, so nothing is owed (see the class comment).
    */
-  take(peer: PeerId, now: number): boolean {
+  take(peer: PeerId, now: number, mostCut = false): boolean {
     if (this.options.share === 0) return false;
-    const owed = this.#owed(peer, now);
+    const owed = !mostCut && this.#owed(peer, now);
     if (!owed && this.#credit < 1) return false;
     if (
       this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow ||

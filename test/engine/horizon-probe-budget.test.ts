@@ -77,6 +77,23 @@ describe("HorizonProbes", () => {
     expect([0, 0, 0, 0].map((t) => burst.take("a", t))).toEqual([true, true, true, false]);
   });
 
+  it("owes nothing when most of a fan-out was cut at once: a stall does not spend the window's budget", () => {
+    const probes = new HorizonProbes({
+      share: 1e-6,
+      minPerPeerPerWindow: 2,
+      maxPerWindow: 30,
+      windowMs: 10_000,
+    });
+    // a stall cuts 40 peers at once: the initial credit pays one probe, the rest are owed nothing
+    const stall = Array.from({ length: 40 }, (_, i) => probes.take(`fast-${i}`, 0, true));
+    expect(stall.filter(Boolean)).toHaveLength(1);
+    // the slow peer, cut alone later in the window, still gets its owed probes: the global cap has room
+    expect(probes.take("slow", 100, false)).toBe(true);
+    probes.ended("slow", true);
+    expect(probes.take("slow", 500, false)).toBe(true);
+    expect(probes.stats()).toMatchObject({ issued: 3, capped: 0 });
+  });
+
   it("rejects a bad option, naming the key", () => {
     let error: unknown;
     try {

@@ -317,7 +317,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(HORIZON_PROBE_DEFAULTS.minPerPeerPerWindow)
       .meta(
         doc(
-          "Horizon probes a peer whose branches are cut at the deadline (and whose p99 is a lower bound) may start per estimator.windowMs whatever the share's credit.",
+          "Horizon probes a peer whose branches are cut at the deadline (and whose p99 is a lower bound) may start per estimator.windowMs whatever the share's credit; not from a fan-out that had more than half of its branches cut at once (a stall says little of each peer's own tail).",
         ),
       ),
     maxPerPeerPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerPeerPerWindow)
