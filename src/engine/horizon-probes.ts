@@ -48,8 +48,8 @@ export interface HorizonProbeOptions {
 
 export const HORIZON_PROBE_DEFAULTS: Readonly<Required<HorizonProbeOptions>> = Object.freeze({
   share: 0.02,
-  minPerPeerPerWindow: 2,
-  maxPerPeerPerWindow: 3,
+  minPerPeerPerWindow: 4,
+  maxPerPeerPerWindow: 6,
   maxPerWindow: 30,
   maxInFlightPerPeer: 1,
   maxMs: 2_000,
