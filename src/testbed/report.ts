@@ -68,7 +68,7 @@ export interface Report {
     readonly fanout_p99_ms: number;
     /**
      * The 95% distribution-free interval of the fan-out p99 from its samples (`quantileInterval`): null
-     * ends are ones the samples cannot bound (with fewer than ~300 fan-outs, the upper one).
+     * ends are ones the samples cannot bound (with fewer than 368 fan-outs, the upper one).
      */
     readonly fanout_p99_interval_ms: { readonly lo: number | null; readonly hi: number | null };
     readonly fanout_samples: number;

@@ -42,6 +42,11 @@ describe("quantileInterval", () => {
     }
   });
 
+  it("has an upper end for the p99 from 368 samples on (0.99^n <= 2.5%)", () => {
+    expect(quantileInterval(ranks(367), 0.99).hiMs).toBeNull();
+    expect(quantileInterval(ranks(368), 0.99).hiMs).toBe(368);
+  });
+
   it("gives no ends with no samples", () => {
     expect(quantileInterval([], 0.99)).toEqual({ level: 0.95, loMs: null, hiMs: null });
   });
