@@ -350,12 +350,12 @@ export class Coordinator {
       return e.status !== "fresh" || e.p99Kind === "lower-bound";
     },
     cut: (n: number): void => this.#probes.cut(n),
-    take: (peer: PeerId): boolean => this.#probes.take(peer, this.#clock.now()),
+    take: (peer: PeerId, mostCut: boolean): boolean => this.#probes.take(peer, this.#clock.now(), mostCut),
   };
 
   /** A branch ended: a probe is counted, a measurement branch frees its slot. */
   #endedMeasurement(b: Branch<unknown>): void {
-    if (b.probe) this.#probes.ended(b.result?.kind === "answer");
+    if (b.probe) this.#probes.ended(b.peer, b.result?.kind === "answer");
     else if (b.measurement) this.#measured(b.peer);
   }
 

@@ -55,8 +55,11 @@ export interface ExecuteContext<Answer> {
     readonly candidate: (peer: PeerId) => boolean;
     /** Branches were cut at the deadline (each earns its share of a probe). */
     readonly cut: (n: number) => void;
-    /** Asked for each candidate cut at the deadline: true keeps it running as a probe. */
-    readonly take: (peer: PeerId) => boolean;
+    /**
+     * Asked for each candidate cut at the deadline: true keeps it running as a probe. `mostCut`: more than
+     * half of a fan-out of several was cut at once.
+     */
+    readonly take: (peer: PeerId, mostCut: boolean) => boolean;
   };
 }
 
@@ -141,9 +144,10 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
       if (probes !== undefined) {
         const cut = set.branches.filter((b) => b.result === undefined && !b.abandonedByUs);
         probes.cut(cut.length);
+        const mostCut = cut.length > Math.max(1, set.branches.length / 2);
         // a candidate carries a longer deadline to the peer: it runs on as a probe, or is stopped now
         for (const b of cut)
-          if (b.probeCandidate && !(probes.take(b.peer) && set.probe(b)))
+          if (b.probeCandidate && !(probes.take(b.peer, mostCut) && set.probe(b)))
             set.abandon(b, "fan-out deadline", "deadline");
       }
       // speculation gave up at the deadline; synchronous branches end by their own deadline ("late")

@@ -12,6 +12,17 @@
  * counted, `capped`). Only a branch to a peer whose p99 is a lower bound is a candidate (a known tail
  * needs no probe), and a candidate becomes a probe only when cut at the deadline; the other candidates
  * are abandoned at the deadline as usual.
+ *
+ * Owed probes go to a peer cut with at most half of its fan-out (or a fan-out of one). When most of a
+ * fan-out is cut at once — the caller's event loop ran late, the network stalled — the cut says little of
+ * each peer's own tail, and owing every one of them a probe spends `maxPerWindow` in one instant, leaving
+ * the peers that are slow on their own capped for the rest of the window; such cuts probe by credit only.
+ *
+ * A peer has at most `maxInFlightPerPeer` probes running (refusals counted in `capped` too). Cuts come in
+ * bursts — one slow stretch of a peer cuts every fan-out issued during it, several at once when fan-outs
+ * run side by side — and probes started in one stretch all end with it: they would spend a window's budget
+ * on one late completion. One at a time spreads the budget over distinct slow stretches, which is what
+ * places a tail quantile beyond the budget.
  */
 import { checkRange, intRange, numberAbove, numberRange } from "../util/range.js";
 import type { NumberRange } from "../util/range.js";
@@ -27,6 +38,8 @@ export interface HorizonProbeOptions {
   maxPerPeerPerWindow?: number;
   /** Probes started per window over all peers, at most. */
   maxPerWindow?: number;
+  /** Probes of one peer running at once, at most. */
+  maxInFlightPerPeer?: number;
   /** A probe's own deadline on the peer: issue time + this, ms. */
   maxMs?: number;
   /** The window of `maxPerPeerPerWindow`, ms. */
@@ -35,9 +48,10 @@ export interface HorizonProbeOptions {
 
 export const HORIZON_PROBE_DEFAULTS: Readonly<Required<HorizonProbeOptions>> = Object.freeze({
   share: 0.02,
-  minPerPeerPerWindow: 2,
-  maxPerPeerPerWindow: 3,
+  minPerPeerPerWindow: 4,
+  maxPerPeerPerWindow: 6,
   maxPerWindow: 30,
+  maxInFlightPerPeer: 1,
   maxMs: 2_000,
   windowMs: 10_000,
 });
@@ -47,13 +61,15 @@ export const HORIZON_PROBE_RANGES: Readonly<Record<keyof HorizonProbeOptions, Nu
   minPerPeerPerWindow: intRange(0, 1_000),
   maxPerPeerPerWindow: intRange(0, 1_000),
   maxPerWindow: intRange(0, 1_000_000),
+  maxInFlightPerPeer: intRange(1, 1_000),
   maxMs: numberRange(1, 60_000),
   windowMs: numberAbove(0),
 });
 
 /**
  * Probes since the coordinator started: issued = completed + expired + still running; `capped`, candidates
- * cut at the deadline that a cap (`maxPerPeerPerWindow`, `maxPerWindow`) kept from probing.
+ * cut at the deadline that a cap (`maxPerPeerPerWindow`, `maxPerWindow`, `maxInFlightPerPeer`) kept from
+ * probing.
  */
 export interface HorizonProbeStats {
   readonly issued: number;
@@ -70,6 +86,8 @@ export class HorizonProbes {
   readonly #started = new Map<PeerId, number[]>();
   /** Start times of every probe in the window. */
   readonly #all: number[] = [];
+  /** Probes running per peer (absent: none). */
+  readonly #running = new Map<PeerId, number>();
   #issued = 0;
   #capped = 0;
   #completed = 0;
@@ -97,13 +115,18 @@ export class HorizonProbes {
 
   /**
    * A candidate branch to `peer` was cut at the deadline: true makes it a probe — one the peer is owed, or
-   * one paid with credit — unless a cap refuses it (counted in `capped`).
+   * one paid with credit — unless a cap refuses it (counted in `capped`). `mostCut`: most of its fan-out
+   * was cut with it, so nothing is owed (see the class comment).
    */
-  take(peer: PeerId, now: number): boolean {
+  take(peer: PeerId, now: number, mostCut = false): boolean {
     if (this.options.share === 0) return false;
-    const owed = this.#owed(peer, now);
+    const owed = !mostCut && this.#owed(peer, now);
     if (!owed && this.#credit < 1) return false;
-    if (this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow || !this.#globalRoom(now)) {
+    if (
+      this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow ||
+      !this.#globalRoom(now) ||
+      (this.#running.get(peer) ?? 0) >= this.options.maxInFlightPerPeer
+    ) {
       this.#capped++;
       return false;
     }
@@ -112,6 +135,7 @@ export class HorizonProbes {
     list.push(now);
     this.#started.set(peer, list);
     this.#all.push(now);
+    this.#running.set(peer, (this.#running.get(peer) ?? 0) + 1);
     this.#issued++;
     return true;
   }
@@ -121,10 +145,13 @@ export class HorizonProbes {
     this.#credit = Math.min(1, this.#credit + n * this.options.share);
   }
 
-  /** A probe ended: its answer arrived (`completed`) or it did not within `maxMs` (`expired`). */
-  ended(completed: boolean): void {
+  /** A probe to `peer` ended: its answer arrived (`completed`) or it did not within `maxMs` (`expired`). */
+  ended(peer: PeerId, completed: boolean): void {
     if (completed) this.#completed++;
     else this.#expired++;
+    const running = (this.#running.get(peer) ?? 0) - 1;
+    if (running > 0) this.#running.set(peer, running);
+    else this.#running.delete(peer);
   }
 
   stats(): HorizonProbeStats {

@@ -68,8 +68,10 @@ export interface ReportView {
   readonly seed: number;
   readonly duration_s: number;
   readonly interrupted: boolean;
-  readonly measured: Omit<Report["measured"], "coordinator_estimates"> & {
+  readonly measured: Omit<Report["measured"], "coordinator_estimates" | "fanout_p99_interval_ms"> & {
     readonly coordinator_estimates: Readonly<Record<string, EstimateView>>;
+    /** Absent in reports written before it was added. */
+    readonly fanout_p99_interval_ms?: Report["measured"]["fanout_p99_interval_ms"];
   };
   readonly policies: Readonly<Record<string, StatsView>>;
   readonly by_coordinator: Readonly<Record<string, Readonly<Record<string, StatsView>>>>;

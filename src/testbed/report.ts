@@ -4,6 +4,7 @@
  * never forced) and the series the HTML charts draw.
  */
 import { nearestRank } from "../util/nearest-rank.js";
+import { quantileInterval } from "./quantile-interval.js";
 import type { PolicyName } from "../policy/types.js";
 import { median, policyStats } from "./policy-stats.js";
 import type { PolicyStats } from "./policy-stats.js";
@@ -65,6 +66,11 @@ export interface Report {
   readonly measured: {
     readonly fanout_p50_ms: number;
     readonly fanout_p99_ms: number;
+    /**
+     * The 95% distribution-free interval of the fan-out p99 from its samples (`quantileInterval`): null
+     * ends are ones the samples cannot bound (with fewer than 368 fan-outs, the upper one).
+     */
+    readonly fanout_p99_interval_ms: { readonly lo: number | null; readonly hi: number | null };
     readonly fanout_samples: number;
     readonly fanout_censored: number;
     /** Share of requests sent while a gateway episode (the event) was in progress. */
@@ -237,6 +243,7 @@ export function buildReport(input: ReportInput): Report {
     measured: {
       fanout_p50_ms: round(nearestRank(fan, 0.5) ?? NaN, 2),
       fanout_p99_ms: round(nearestRank(fan, 0.99) ?? NaN, 2),
+      fanout_p99_interval_ms: p99Interval(fan),
       fanout_samples: fan.length,
       fanout_censored: input.measures.filter((m) => m.censored).length,
       event_share:
@@ -465,3 +472,9 @@ function lowerBoundShare(kinds: readonly (string | undefined)[]): number | null 
 }
 
 export type { PolicyName };
+
+/** The measured p99's 95% interval, rounded like the other figures. */
+function p99Interval(sorted: readonly number[]): Report["measured"]["fanout_p99_interval_ms"] {
+  const i = quantileInterval(sorted, 0.99, 0.95);
+  return { lo: i.loMs === null ? null : round(i.loMs, 2), hi: i.hiMs === null ? null : round(i.hiMs, 2) };
+}

@@ -9,7 +9,7 @@
 import { seedCoordinator } from "./predictions.js";
 import { RULE } from "./report-view.js";
 import type { ReportView, StatsView } from "./report-view.js";
-import { ms, pct } from "./verdict-format.js";
+import { ms, p99IntervalText, pct } from "./verdict-format.js";
 
 /** The p99 estimate is "right" within this factor of the measured fan-out p99, either way. */
 export const P99_ESTIMATE_RATIO: readonly [number, number] = [0.5, 2];
@@ -20,6 +20,12 @@ export interface SeedTargets {
   readonly coordinator: string;
   /** Median p99 estimate / measured fan-out p99 (null when the coordinator gave no estimate). */
   readonly p99Ratio: number | null;
+  /**
+   * The same against the ends of the measured p99's 95% interval: [estimate / upper end, estimate / lower
+   * end]; an end is null where the interval has none (or the report predates it). Reported beside the
+   * ratio, not used for `p99Held`.
+   */
+  readonly p99RatioRange: readonly [number | null, number | null];
   readonly p99Held: boolean | null;
   /** Deadline-miss shares at the coordinator (null when a policy is missing there). */
   readonly ruleMissShare: number | null;
@@ -34,6 +40,9 @@ export function seedTargets(r: ReportView): SeedTargets | null {
   const measured = r.measured.fanout_p99_ms;
   const p99 = est?.p99_ms ?? null;
   const ratio = p99 === null || !(measured > 0) ? null : p99 / measured;
+  const iv = r.measured.fanout_p99_interval_ms;
+  const over = (end: number | null | undefined): number | null =>
+    p99 === null || end === null || end === undefined || !(end > 0) ? null : p99 / end;
   const share = (s: StatsView | undefined): number | null =>
     s === undefined || s.fanouts === 0 ? null : s.deadline_misses / s.fanouts;
   const rule = share(r.by_coordinator[RULE]?.[c]);
@@ -41,6 +50,7 @@ export function seedTargets(r: ReportView): SeedTargets | null {
   return {
     coordinator: c,
     p99Ratio: ratio,
+    p99RatioRange: [over(iv?.hi), over(iv?.lo)],
     p99Held: ratio === null ? null : ratio >= P99_ESTIMATE_RATIO[0] && ratio <= P99_ESTIMATE_RATIO[1],
     ruleMissShare: rule,
     neverMissShare: never,
@@ -62,7 +72,7 @@ export function seedTargetsSentence(r: ReportView): string | null {
     const bound = lb === null || lb === undefined ? "" : `, a lower bound on ${pct(lb)} of its decisions,`;
     const [lo, hi] = P99_ESTIMATE_RATIO;
     parts.push(
-      `its p99 estimate (median over its decisions) was ${ms(est.p99_ms)}${bound} ${t.p99Ratio.toFixed(2)}× the measured fan-out p99 of ${ms(r.measured.fanout_p99_ms)}: ` +
+      `its p99 estimate (median over its decisions) was ${ms(est.p99_ms)}${bound} ${t.p99Ratio.toFixed(2)}× the measured fan-out p99 of ${ms(r.measured.fanout_p99_ms)}${rangeText(r, t)}: ` +
         (t.p99Held === true ? `**within ${lo}–${hi}×**` : `**outside the ${lo}–${hi}× it should be within**`),
     );
   }
@@ -75,4 +85,16 @@ export function seedTargetsSentence(r: ReportView): string | null {
     );
   }
   return `At ${c} (${r.series.budgets[c]} ms, between the measured fan-out p50 and p99), ${parts.join("; ")}.`;
+}
+
+/** " (0.41–0.83× against its 95% interval 183 ms to 402 ms)"; "" for a report without the interval. */
+function rangeText(r: ReportView, t: SeedTargets): string {
+  const iv = r.measured.fanout_p99_interval_ms;
+  if (iv === undefined) return "";
+  const [lo, hi] = t.p99RatioRange;
+  const text = p99IntervalText(iv, r.measured.fanout_samples);
+  if (hi === null) return ` (its ${text})`;
+  return lo === null
+    ? ` (at most ${hi.toFixed(2)}× against its ${text})`
+    : ` (${lo.toFixed(2)}–${hi.toFixed(2)}× against its ${text})`;
 }

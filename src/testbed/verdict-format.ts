@@ -20,6 +20,16 @@ export function ms(x: number): string {
   return `${x >= 100 ? x.toFixed(0) : x.toFixed(1)} ms`;
 }
 
+/**
+ * The measured p99's interval: "95% interval 183 ms to 402 ms", or "… to beyond the largest of 62
+ * fan-outs" where the samples cannot bound it above.
+ */
+export function p99IntervalText(iv: { lo: number | null; hi: number | null }, samples: number): string {
+  const lo = iv.lo === null ? "below the smallest" : ms(iv.lo);
+  const hi = iv.hi === null ? `beyond the largest of ${samples} fan-outs` : ms(iv.hi);
+  return `95% interval ${lo} to ${hi}`;
+}
+
 export function pct(x: number): string {
   return `${Math.round(x * 100)}%`;
 }

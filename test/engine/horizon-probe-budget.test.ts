@@ -1,4 +1,4 @@
-/** The horizon-probe budget (src/engine/horizon-probes.ts): owed probes per peer, credit, both caps. */
+/** The horizon-probe budget (src/engine/horizon-probes.ts): owed probes per peer, credit, the caps. */
 import { describe, expect, it } from "vitest";
 import { HorizonProbes } from "../../src/engine/horizon-probes.js";
 import { TailswarmError } from "../../src/errors.js";
@@ -9,7 +9,9 @@ describe("HorizonProbes", () => {
     for (const peer of ["a", "b"]) {
       expect(probes.candidate(peer, 0)).toBe(true);
       expect(probes.take(peer, 0)).toBe(true);
+      probes.ended(peer, true);
       expect(probes.take(peer, 1)).toBe(true);
+      probes.ended(peer, true);
     }
     // the owed ones spent the initial credit not at all: one more, then next to no credit is left
     expect(probes.take("a", 2)).toBe(true);
@@ -17,13 +19,18 @@ describe("HorizonProbes", () => {
     expect(probes.take("b", 2)).toBe(false);
     // the next window owes them again
     expect(probes.take("b", 10_001)).toBe(true);
-    expect(probes.stats()).toEqual({ issued: 6, completed: 0, expired: 0, capped: 0 });
+    expect(probes.stats()).toEqual({ issued: 6, completed: 4, expired: 0, capped: 0 });
     // share 0 turns probes off, owed ones too
     expect(new HorizonProbes({ share: 0 }).take("a", 0)).toBe(false);
   });
 
   it("beyond the owed ones, probes are paid with credit earned by cut branches", () => {
-    const probes = new HorizonProbes({ share: 0.5, minPerPeerPerWindow: 1, maxPerPeerPerWindow: 10 });
+    const probes = new HorizonProbes({
+      share: 0.5,
+      minPerPeerPerWindow: 1,
+      maxPerPeerPerWindow: 10,
+      maxInFlightPerPeer: 10,
+    });
     expect(probes.take("a", 0)).toBe(true); // owed
     expect(probes.take("a", 0)).toBe(true); // the initial credit
     expect(probes.take("a", 0)).toBe(false);
@@ -39,6 +46,7 @@ describe("HorizonProbes", () => {
       minPerPeerPerWindow: 3,
       maxPerPeerPerWindow: 2,
       maxPerWindow: 3,
+      maxInFlightPerPeer: 10,
       windowMs: 1_000,
     });
     expect(probes.take("a", 0)).toBe(true);
@@ -48,6 +56,42 @@ describe("HorizonProbes", () => {
     expect(probes.take("c", 0)).toBe(false); // global cap
     expect(probes.stats()).toMatchObject({ issued: 3, capped: 2 });
     expect(probes.take("c", 1_001)).toBe(true); // a new window
+  });
+
+  it("runs at most maxInFlightPerPeer probes of a peer at once, so a burst of cuts in one slow stretch spends one", () => {
+    const probes = new HorizonProbes({ share: 1e-6, minPerPeerPerWindow: 4, maxInFlightPerPeer: 1 });
+    // three fan-outs cut side by side in one slow stretch of "a": one probe, the others refused
+    expect(probes.take("a", 0)).toBe(true);
+    expect(probes.take("a", 0)).toBe(false);
+    expect(probes.take("a", 1)).toBe(false);
+    expect(probes.take("b", 1)).toBe(true); // another peer has its own
+    expect(probes.stats()).toMatchObject({ issued: 2, capped: 2 });
+    // the stretch ends with the probe's answer: the next stretch gets one of the owed probes still left
+    probes.ended("a", true);
+    expect(probes.take("a", 400)).toBe(true);
+    probes.ended("a", false);
+    expect(probes.take("a", 900)).toBe(true);
+    expect(probes.stats()).toMatchObject({ issued: 4, completed: 1, expired: 1, capped: 2 });
+    // a larger limit lets the burst through, up to the per-peer cap
+    const burst = new HorizonProbes({ share: 1e-6, minPerPeerPerWindow: 4, maxInFlightPerPeer: 3 });
+    expect([0, 0, 0, 0].map((t) => burst.take("a", t))).toEqual([true, true, true, false]);
+  });
+
+  it("owes nothing when most of a fan-out was cut at once: a stall does not spend the window's budget", () => {
+    const probes = new HorizonProbes({
+      share: 1e-6,
+      minPerPeerPerWindow: 2,
+      maxPerWindow: 30,
+      windowMs: 10_000,
+    });
+    // a stall cuts 40 peers at once: the initial credit pays one probe, the rest are owed nothing
+    const stall = Array.from({ length: 40 }, (_, i) => probes.take(`fast-${i}`, 0, true));
+    expect(stall.filter(Boolean)).toHaveLength(1);
+    // the slow peer, cut alone later in the window, still gets its owed probes: the global cap has room
+    expect(probes.take("slow", 100, false)).toBe(true);
+    probes.ended("slow", true);
+    expect(probes.take("slow", 500, false)).toBe(true);
+    expect(probes.stats()).toMatchObject({ issued: 3, capped: 0 });
   });
 
   it("rejects a bad option, naming the key", () => {

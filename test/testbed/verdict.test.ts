@@ -267,6 +267,24 @@ describe("the targets at the seed's coordinator", () => {
     expect(verdict(withTargets(400, 0, 10, 1)).text).toContain("more than 2 points above it");
   });
 
+  it("sets the ratio against the measured p99's interval, and says when the interval has no upper end", () => {
+    const base = withTargets(135, 0.8, 4, 7);
+    const both: ReportView = {
+      ...base,
+      measured: { ...base.measured, fanout_p99_interval_ms: { lo: 150, hi: 450 } },
+    };
+    expect(verdict(both).text).toContain(
+      "0.45× the measured fan-out p99 of 300 ms (0.30–0.90× against its 95% interval 150 ms to 450 ms): outside",
+    );
+    const open: ReportView = {
+      ...base,
+      measured: { ...base.measured, fanout_p99_interval_ms: { lo: 150, hi: null } },
+    };
+    expect(verdict(open).text).toContain(
+      "0.45× the measured fan-out p99 of 300 ms (at most 0.90× against its 95% interval 150 ms to beyond the largest of 60 fan-outs): outside",
+    );
+  });
+
   it("says nothing of them when no budget lies between the measured p50 and p99", () => {
     const r = withTargets(135, 0.8, 4, 7);
     expect(verdict({ ...r, measured: { ...r.measured, fanout_p50_ms: 95 } }).text).not.toContain(
