@@ -10,6 +10,8 @@ import type { WindowedCensored } from "./windowed-censored.js";
 let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
 const NO_ENDS = new Float64Array(0);
+/** Steps `segmentNear` walks from its hint before it falls back to the binary search. */
+const NEAR_STEPS = 4;
 
 /** The window bucket of a censoring time in ms (floored to µs: a lower bound stays one). */
 function bucketOfMs(x: number): number {
@@ -99,6 +101,11 @@ export class CensoredCdf implements CdfLike {
    * places and factors: between two estimates usually only the calls in flight age (`moveFlights`).
    */
   private fromEnded = new Uint8Array(8);
+  /**
+   * Per call in flight (ascending age), the number of ended points merged before it: a call that still lies
+   * between the same two ended points keeps its place without a search.
+   */
+  private flightEndedBefore = new Int32Array(8);
   private flights = 0;
   private shapeWindow: WindowedHistogram | undefined;
   private shapeWindowVersion = -1;
@@ -112,6 +119,11 @@ export class CensoredCdf implements CdfLike {
   private memoWidthUs = 1;
   private memoBefore = 0;
   private memoAfter = 0;
+  /**
+   * The segment `atBucket` found last: the search reads each member at a few nearby grid points per
+   * estimate, and the same ones the next time, so the segment is usually a step or two from it.
+   */
+  private segmentHint = 0;
   /** True when there is nothing: no completed sample and no censored observation. */
   empty = true;
 
@@ -192,20 +204,30 @@ export class CensoredCdf implements CdfLike {
     let j = 0;
     for (let i = 0; i < count; i++) {
       const age = agesMs[i] as number;
-      // the merge's order: a call in flight goes before the first ended point it does not exceed
-      let b = e;
-      while (j < b) {
-        const mid = (j + b) >>> 1;
-        if (age <= (endX[mid] as number)) b = mid;
-        else j = mid + 1;
+      // the merge's order: a call in flight goes before the first ended point it does not exceed; most
+      // calls are still between the ended points they were merged between, else search from the last one
+      const was = this.flightEndedBefore[i] as number;
+      if (
+        was >= j &&
+        (was === 0 || age > (endX[was - 1] as number)) &&
+        (was >= e || age <= (endX[was] as number))
+      ) {
+        j = was;
+      } else {
+        let b = e;
+        while (j < b) {
+          const mid = (j + b) >>> 1;
+          if (age <= (endX[mid] as number)) b = mid;
+          else j = mid + 1;
+        }
       }
       const k = i + j;
       if (fromEnded[k] !== 0) return false;
       const x = Math.max(age, 0);
       const bucket = bucketOfMs(x);
-      const was = beta[k] as number;
-      if (bucket !== was) {
-        if (was >= hi !== bucket >= hi) return false;
+      const before = beta[k] as number;
+      if (bucket !== before) {
+        if (before >= hi !== bucket >= hi) return false;
         beta[k] = bucket;
         if (k < from) {
           from = k;
@@ -234,6 +256,7 @@ export class CensoredCdf implements CdfLike {
       const size = Math.max(m, this.beta.length * 2);
       this.beta = new Int32Array(size);
       this.fromEnded = new Uint8Array(size);
+      this.flightEndedBefore = new Int32Array(size);
       this.segR = new Float64Array(size + 1);
       this.segS = new Float64Array(size + 1);
       this.segC = new Float64Array(size + 1);
@@ -246,6 +269,7 @@ export class CensoredCdf implements CdfLike {
     const beta = this.beta;
     for (let k = 0, i = 0, j = 0; k < m; k++) {
       if (j >= e || (i < count && (agesMs[i] as number) <= (endX[j] as number))) {
+        this.flightEndedBefore[i] = j;
         const x = Math.max(agesMs[i++] as number, 0);
         cx[k] = x;
         cw[k] = 1;
@@ -376,6 +400,26 @@ export class CensoredCdf implements CdfLike {
     return a;
   }
 
+  /**
+   * `segmentOf(k)` found by walking from the last one `atBucket` found, a few steps at most (the same
+   * count: betas ascend), else by the binary search.
+   */
+  private segmentNear(k: number): number {
+    const beta = this.beta;
+    const m = this.m;
+    let s = Math.min(this.segmentHint, m);
+    const stop = s > NEAR_STEPS ? s - NEAR_STEPS : 0;
+    while (s > stop && (beta[s - 1] as number) >= k) s--;
+    if (s > 0 && (beta[s - 1] as number) >= k) s = this.segmentOf(k);
+    else {
+      const end = Math.min(s + NEAR_STEPS, m);
+      while (s < end && (beta[s] as number) < k) s++;
+      if (s < m && (beta[s] as number) < k) s = this.segmentOf(k);
+    }
+    this.segmentHint = s;
+    return s;
+  }
+
   /** Survival after a bucket of segment s beyond which `rNext` completed samples lie. */
   private survivalIn(s: number, rNext: number): number {
     const c = this.segC[s] as number;
@@ -424,7 +468,7 @@ export class CensoredCdf implements CdfLike {
       // fan-out search repeats per peer and grid point)
       const window = this.window as WindowedHistogram;
       const rAfter = this.total - window.countAtOrBelow(k);
-      let s = this.segmentOf(k);
+      let s = this.segmentNear(k);
       const after = 1 - this.survivalIn(s, rAfter);
       let before = 0;
       if (k - 1 >= this.lo) {
