@@ -229,14 +229,15 @@ export class CensoredCdf implements CdfLike {
       if (bucket !== before) {
         if (before >= hi !== bucket >= hi) return false;
         beta[k] = bucket;
-        if (k < from) {
+        if (k < from && k < tailStart) {
           from = k;
           endedBefore = j;
         }
       }
       if (k >= tailStart) this.tailX[k - tailStart] = Math.max(x, this.hiEdgeMs, 0.001);
     }
-    if (from < this.m) {
+    // a call in the tail moves only its point: the segments read lie below the tail (`survivalFrom`)
+    if (from < tailStart) {
       this.survivalFrom(from, endedBefore);
       this.setTailSurvival();
     }
@@ -290,8 +291,8 @@ export class CensoredCdf implements CdfLike {
     this.segC[m] = 0;
     this.segR[0] = this.total;
     this.segS[0] = 1;
-    this.survivalFrom(0, 0);
     this.tail(cx, cw, fromEnded);
+    this.survivalFrom(0, 0);
     this.setTailSurvival();
   }
 
@@ -300,9 +301,12 @@ export class CensoredCdf implements CdfLike {
    * ended points precede it): s = 0..m, bucket run (beta_{s−1}, beta_s] (beta_m = ∞) with C_s censored
    * weight in the risk set; R at a segment's start is R after the previous one's end (betas ascend, so a
    * run of equal betas is empty and keeps R). An ended point's R(beta + 1) is kept, a call's is queried.
+   * Only up to the tail's first point: every read of a segment is of a bucket at or below the last
+   * completed one (`segmentOf(k)`, k <= hi), and the points before the tail's are exactly those below it,
+   * so no segment past it is read (the tail's points share `tailS` instead).
    */
   private survivalFrom(from: number, endedBefore: number): void {
-    const m = this.m;
+    const m = this.m - this.tailCount;
     const window = this.window as WindowedHistogram;
     let survival = this.segS[from] as number;
     let rStart = this.segR[from] as number;
