@@ -72,6 +72,11 @@ export class CensoredCdf implements CdfLike {
   private segR = new Float64Array(9);
   private segS = new Float64Array(9);
   private segC = new Float64Array(9);
+  /**
+   * Per segment s, its factor (R(end) + C_s) / (R(a_s) + C_s): one between two ended points keeps it while
+   * the calls in flight only age (`survivalFrom` reuses it), so moving a call re-multiplies, not re-divides.
+   */
+  private segF = new Float64Array(9);
   /** The tail beyond the last completed bucket: survival there, the points (ms) sharing it and their cumulative weights. */
   private tailS = 0;
   private tailX = new Float64Array(8);
@@ -238,7 +243,7 @@ export class CensoredCdf implements CdfLike {
     }
     // a call in the tail moves only its point: the segments read lie below the tail (`survivalFrom`)
     if (from < tailStart) {
-      this.survivalFrom(from, endedBefore);
+      this.survivalFrom(from, endedBefore, true);
       this.setTailSurvival();
     }
     return true;
@@ -261,6 +266,7 @@ export class CensoredCdf implements CdfLike {
       this.segR = new Float64Array(size + 1);
       this.segS = new Float64Array(size + 1);
       this.segC = new Float64Array(size + 1);
+      this.segF = new Float64Array(size + 1);
       this.tailX = new Float64Array(size);
       this.tailCum = new Float64Array(size);
     }
@@ -292,7 +298,7 @@ export class CensoredCdf implements CdfLike {
     this.segR[0] = this.total;
     this.segS[0] = 1;
     this.tail(cx, cw, fromEnded);
-    this.survivalFrom(0, 0);
+    this.survivalFrom(0, 0, false);
     this.setTailSurvival();
   }
 
@@ -303,20 +309,33 @@ export class CensoredCdf implements CdfLike {
    * run of equal betas is empty and keeps R). An ended point's R(beta + 1) is kept, a call's is queried.
    * Only up to the tail's first point: every read of a segment is of a bucket at or below the last
    * completed one (`segmentOf(k)`, k <= hi), and the points before the tail's are exactly those below it,
-   * so no segment past it is read (the tail's points share `tailS` instead).
+   * so no segment past it is read (the tail's points share `tailS` instead). With `reuse` (the ended
+   * points and windows unchanged since the last run) a segment from an ended point to an ended point, or
+   * from the start to one, keeps its factor: the same number, so the product is the one a rebuild makes.
    */
-  private survivalFrom(from: number, endedBefore: number): void {
+  private survivalFrom(from: number, endedBefore: number, reuse: boolean): void {
     const m = this.m - this.tailCount;
     const window = this.window as WindowedHistogram;
+    const fromEnded = this.fromEnded;
+    const segF = this.segF;
     let survival = this.segS[from] as number;
     let rStart = this.segR[from] as number;
     for (let s = from, j = endedBefore; s < m; s++) {
-      const c = this.segC[s] as number;
-      const rEnd =
-        this.fromEnded[s] === 1
-          ? (this.endRest[j++] as number)
-          : this.total - window.countAtOrBelow(this.beta[s] as number);
-      survival *= (rEnd + c) / (rStart + c);
+      let factor: number;
+      let rEnd: number;
+      if (fromEnded[s] === 1) {
+        rEnd = this.endRest[j++] as number;
+        if (reuse && (s === 0 || fromEnded[s - 1] === 1)) factor = segF[s] as number;
+        else {
+          const c = this.segC[s] as number;
+          factor = segF[s] = (rEnd + c) / (rStart + c);
+        }
+      } else {
+        rEnd = this.total - window.countAtOrBelow(this.beta[s] as number);
+        const c = this.segC[s] as number;
+        factor = segF[s] = (rEnd + c) / (rStart + c);
+      }
+      survival *= factor;
       rStart = rEnd;
       this.segR[s + 1] = rStart;
       this.segS[s + 1] = survival;
