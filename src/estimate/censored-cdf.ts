@@ -110,7 +110,7 @@ export class CensoredCdf implements CdfLike {
    * Per call in flight (ascending age), the number of ended points merged before it: a call that still lies
    * between the same two ended points keeps its place without a search.
    */
-  private flightEndedBefore = new Int32Array(8);
+  private flightEndedBefore = new Int32Array(4);
   private flights = 0;
   private shapeWindow: WindowedHistogram | undefined;
   private shapeWindowVersion = -1;
@@ -262,13 +262,15 @@ export class CensoredCdf implements CdfLike {
       const size = Math.max(m, this.beta.length * 2);
       this.beta = new Int32Array(size);
       this.fromEnded = new Uint8Array(size);
-      this.flightEndedBefore = new Int32Array(size);
       this.segR = new Float64Array(size + 1);
       this.segS = new Float64Array(size + 1);
       this.segC = new Float64Array(size + 1);
       this.segF = new Float64Array(size + 1);
       this.tailX = new Float64Array(size);
       this.tailCum = new Float64Array(size);
+    }
+    if (this.flightEndedBefore.length < count) {
+      this.flightEndedBefore = new Int32Array(Math.max(count, this.flightEndedBefore.length * 2));
     }
     const cx = (scratchX = grown(scratchX, m));
     const cw = (scratchW = grown(scratchW, m));
