@@ -10,6 +10,8 @@ import type { WindowedCensored } from "./windowed-censored.js";
 let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
 const NO_ENDS = new Float64Array(0);
+/** Steps `segmentNear` walks from its hint before it falls back to the binary search. */
+const NEAR_STEPS = 4;
 
 /** The window bucket of a censoring time in ms (floored to µs: a lower bound stays one). */
 function bucketOfMs(x: number): number {
@@ -70,6 +72,11 @@ export class CensoredCdf implements CdfLike {
   private segR = new Float64Array(9);
   private segS = new Float64Array(9);
   private segC = new Float64Array(9);
+  /**
+   * Per segment s, its factor (R(end) + C_s) / (R(a_s) + C_s): one between two ended points keeps it while
+   * the calls in flight only age (`survivalFrom` reuses it), so moving a call re-multiplies, not re-divides.
+   */
+  private segF = new Float64Array(9);
   /** The tail beyond the last completed bucket: survival there, the points (ms) sharing it and their cumulative weights. */
   private tailS = 0;
   private tailX = new Float64Array(8);
@@ -99,6 +106,11 @@ export class CensoredCdf implements CdfLike {
    * places and factors: between two estimates usually only the calls in flight age (`moveFlights`).
    */
   private fromEnded = new Uint8Array(8);
+  /**
+   * Per call in flight (ascending age), the number of ended points merged before it: a call that still lies
+   * between the same two ended points keeps its place without a search.
+   */
+  private flightEndedBefore = new Int32Array(4);
   private flights = 0;
   private shapeWindow: WindowedHistogram | undefined;
   private shapeWindowVersion = -1;
@@ -112,6 +124,11 @@ export class CensoredCdf implements CdfLike {
   private memoWidthUs = 1;
   private memoBefore = 0;
   private memoAfter = 0;
+  /**
+   * The segment `atBucket` found last: the search reads each member at a few nearby grid points per
+   * estimate, and the same ones the next time, so the segment is usually a step or two from it.
+   */
+  private segmentHint = 0;
   /** True when there is nothing: no completed sample and no censored observation. */
   empty = true;
 
@@ -192,30 +209,41 @@ export class CensoredCdf implements CdfLike {
     let j = 0;
     for (let i = 0; i < count; i++) {
       const age = agesMs[i] as number;
-      // the merge's order: a call in flight goes before the first ended point it does not exceed
-      let b = e;
-      while (j < b) {
-        const mid = (j + b) >>> 1;
-        if (age <= (endX[mid] as number)) b = mid;
-        else j = mid + 1;
+      // the merge's order: a call in flight goes before the first ended point it does not exceed; most
+      // calls are still between the ended points they were merged between, else search from the last one
+      const was = this.flightEndedBefore[i] as number;
+      if (
+        was >= j &&
+        (was === 0 || age > (endX[was - 1] as number)) &&
+        (was >= e || age <= (endX[was] as number))
+      ) {
+        j = was;
+      } else {
+        let b = e;
+        while (j < b) {
+          const mid = (j + b) >>> 1;
+          if (age <= (endX[mid] as number)) b = mid;
+          else j = mid + 1;
+        }
       }
       const k = i + j;
       if (fromEnded[k] !== 0) return false;
       const x = Math.max(age, 0);
       const bucket = bucketOfMs(x);
-      const was = beta[k] as number;
-      if (bucket !== was) {
-        if (was >= hi !== bucket >= hi) return false;
+      const before = beta[k] as number;
+      if (bucket !== before) {
+        if (before >= hi !== bucket >= hi) return false;
         beta[k] = bucket;
-        if (k < from) {
+        if (k < from && k < tailStart) {
           from = k;
           endedBefore = j;
         }
       }
       if (k >= tailStart) this.tailX[k - tailStart] = Math.max(x, this.hiEdgeMs, 0.001);
     }
-    if (from < this.m) {
-      this.survivalFrom(from, endedBefore);
+    // a call in the tail moves only its point: the segments read lie below the tail (`survivalFrom`)
+    if (from < tailStart) {
+      this.survivalFrom(from, endedBefore, true);
       this.setTailSurvival();
     }
     return true;
@@ -237,8 +265,12 @@ export class CensoredCdf implements CdfLike {
       this.segR = new Float64Array(size + 1);
       this.segS = new Float64Array(size + 1);
       this.segC = new Float64Array(size + 1);
+      this.segF = new Float64Array(size + 1);
       this.tailX = new Float64Array(size);
       this.tailCum = new Float64Array(size);
+    }
+    if (this.flightEndedBefore.length < count) {
+      this.flightEndedBefore = new Int32Array(Math.max(count, this.flightEndedBefore.length * 2));
     }
     const cx = (scratchX = grown(scratchX, m));
     const cw = (scratchW = grown(scratchW, m));
@@ -246,6 +278,7 @@ export class CensoredCdf implements CdfLike {
     const beta = this.beta;
     for (let k = 0, i = 0, j = 0; k < m; k++) {
       if (j >= e || (i < count && (agesMs[i] as number) <= (endX[j] as number))) {
+        this.flightEndedBefore[i] = j;
         const x = Math.max(agesMs[i++] as number, 0);
         cx[k] = x;
         cw[k] = 1;
@@ -266,8 +299,8 @@ export class CensoredCdf implements CdfLike {
     this.segC[m] = 0;
     this.segR[0] = this.total;
     this.segS[0] = 1;
-    this.survivalFrom(0, 0);
     this.tail(cx, cw, fromEnded);
+    this.survivalFrom(0, 0, false);
     this.setTailSurvival();
   }
 
@@ -276,19 +309,35 @@ export class CensoredCdf implements CdfLike {
    * ended points precede it): s = 0..m, bucket run (beta_{s−1}, beta_s] (beta_m = ∞) with C_s censored
    * weight in the risk set; R at a segment's start is R after the previous one's end (betas ascend, so a
    * run of equal betas is empty and keeps R). An ended point's R(beta + 1) is kept, a call's is queried.
+   * Only up to the tail's first point: every read of a segment is of a bucket at or below the last
+   * completed one (`segmentOf(k)`, k <= hi), and the points before the tail's are exactly those below it,
+   * so no segment past it is read (the tail's points share `tailS` instead). With `reuse` (the ended
+   * points and windows unchanged since the last run) a segment from an ended point to an ended point, or
+   * from the start to one, keeps its factor: the same number, so the product is the one a rebuild makes.
    */
-  private survivalFrom(from: number, endedBefore: number): void {
-    const m = this.m;
+  private survivalFrom(from: number, endedBefore: number, reuse: boolean): void {
+    const m = this.m - this.tailCount;
     const window = this.window as WindowedHistogram;
+    const fromEnded = this.fromEnded;
+    const segF = this.segF;
     let survival = this.segS[from] as number;
     let rStart = this.segR[from] as number;
     for (let s = from, j = endedBefore; s < m; s++) {
-      const c = this.segC[s] as number;
-      const rEnd =
-        this.fromEnded[s] === 1
-          ? (this.endRest[j++] as number)
-          : this.total - window.countAtOrBelow(this.beta[s] as number);
-      survival *= (rEnd + c) / (rStart + c);
+      let factor: number;
+      let rEnd: number;
+      if (fromEnded[s] === 1) {
+        rEnd = this.endRest[j++] as number;
+        if (reuse && (s === 0 || fromEnded[s - 1] === 1)) factor = segF[s] as number;
+        else {
+          const c = this.segC[s] as number;
+          factor = segF[s] = (rEnd + c) / (rStart + c);
+        }
+      } else {
+        rEnd = this.total - window.countAtOrBelow(this.beta[s] as number);
+        const c = this.segC[s] as number;
+        factor = segF[s] = (rEnd + c) / (rStart + c);
+      }
+      survival *= factor;
       rStart = rEnd;
       this.segR[s + 1] = rStart;
       this.segS[s + 1] = survival;
@@ -376,6 +425,26 @@ export class CensoredCdf implements CdfLike {
     return a;
   }
 
+  /**
+   * `segmentOf(k)` found by walking from the last one `atBucket` found, a few steps at most (the same
+   * count: betas ascend), else by the binary search.
+   */
+  private segmentNear(k: number): number {
+    const beta = this.beta;
+    const m = this.m;
+    let s = Math.min(this.segmentHint, m);
+    const stop = s > NEAR_STEPS ? s - NEAR_STEPS : 0;
+    while (s > stop && (beta[s - 1] as number) >= k) s--;
+    if (s > 0 && (beta[s - 1] as number) >= k) s = this.segmentOf(k);
+    else {
+      const end = Math.min(s + NEAR_STEPS, m);
+      while (s < end && (beta[s] as number) < k) s++;
+      if (s < m && (beta[s] as number) < k) s = this.segmentOf(k);
+    }
+    this.segmentHint = s;
+    return s;
+  }
+
   /** Survival after a bucket of segment s beyond which `rNext` completed samples lie. */
   private survivalIn(s: number, rNext: number): number {
     const c = this.segC[s] as number;
@@ -424,7 +493,7 @@ export class CensoredCdf implements CdfLike {
       // fan-out search repeats per peer and grid point)
       const window = this.window as WindowedHistogram;
       const rAfter = this.total - window.countAtOrBelow(k);
-      let s = this.segmentOf(k);
+      let s = this.segmentNear(k);
       const after = 1 - this.survivalIn(s, rAfter);
       let before = 0;
       if (k - 1 >= this.lo) {
