@@ -28,7 +28,9 @@
  * spans; in "off" rounds no context arrives and their spans are non-recording.
  *
  * Reported: fan-outs/s (wall), coordinator CPU per fan-out, peers' CPU per fan-out (all 8 summed) and
- * their sum — CPU being more robust than wall clock to other processes' load on the shared machine.
+ * their sum — CPU being more robust than wall clock to other processes' load on the shared machine —
+ * and, per variant, the coordinator's CPU per fan-out minus that of the off rounds either side, in µs
+ * (median over rounds, 95% bootstrap interval; the control's line is the method's own noise).
  * Each round ends by exporting what its batch span processors still hold (coordinator, then each peer
  * before it reports its CPU), so that a round's spans are paid for in that round and not in the next
  * variant's. Target (issue 4): <= 5% cost.
