@@ -28,7 +28,9 @@
  * spans; in "off" rounds no context arrives and their spans are non-recording.
  *
  * Reported: fan-outs/s (wall), coordinator CPU per fan-out, peers' CPU per fan-out (all 8 summed) and
- * their sum — CPU being more robust than wall clock to other processes' load on the shared machine.
+ * their sum — CPU being more robust than wall clock to other processes' load on the shared machine —
+ * and, per variant, the coordinator's CPU per fan-out minus that of the off rounds either side, in µs
+ * (median over rounds, 95% bootstrap interval; the control's line is the method's own noise).
  * Each round ends by exporting what its batch span processors still hold (coordinator, then each peer
  * before it reports its CPU), so that a round's spans are paid for in that round and not in the next
  * variant's. Target (issue 4): <= 5% cost.
@@ -520,7 +522,7 @@ export async function run(): Promise<void> {
    * method's own answer, given how much the rounds moved. Seeded, so the same rounds give the same
    * interval.
    */
-  const intervalOf = (ratios: readonly number[]): string => {
+  const intervalOf = (ratios: readonly number[], unit = "%"): string => {
     let seed = 0x2545f491;
     const random = (): number => {
       seed ^= seed << 13;
@@ -535,7 +537,7 @@ export async function run(): Promise<void> {
       );
     }
     medians.sort((x, y) => x - y);
-    return `${medians[50]!.toFixed(1)} .. ${medians[1949]!.toFixed(1)} %`;
+    return `${medians[50]!.toFixed(1)} .. ${medians[1949]!.toFixed(1)} ${unit}`;
   };
   const interval = (name: Exclude<Name, "off">): string => intervalOf(paired(name, "rate"));
   /**
@@ -548,6 +550,17 @@ export async function run(): Promise<void> {
       { length: n },
       (_, i) => roundCost(rounds[a][i]!, "rate") - roundCost(rounds[b][i]!, "rate"),
     ).sort((x, y) => x - y);
+  };
+  /**
+   * Per round, the coordinator's CPU per fan-out minus the mean of the "off" rounds on either side of
+   * it, µs, sorted: the cost in CPU per operation, which a ratio of two noisy rates hides.
+   */
+  const cpuDiff = (name: Exclude<Name, "off">): number[] =>
+    rounds[name].map((x) => x.cpu - x.base.cpu).sort((a, b) => a - b);
+  /** "median (95% interval a .. b)" of `name`'s paired coordinator CPU difference, µs per fan-out. */
+  const cpuDiffText = (name: Exclude<Name, "off">): string => {
+    const d = cpuDiff(name);
+    return `${median(d).toFixed(1)} µs (95% interval ${intervalOf(d, "µs")})`;
   };
   /** The interquartile range of the same paired ratios: how far apart the rounds were. */
   const spread = (name: Exclude<Name, "off">, key: "rate" | "cpu" | "total"): string => {
@@ -578,6 +591,13 @@ export async function run(): Promise<void> {
         ]),
       ),
     );
+    const offCpu = cpuPer(totals.off).toFixed(0);
+    for (const name of running) {
+      if (name === "off") continue;
+      console.log(
+        `coordinator CPU per fan-out, off / ${name}, µs: ${offCpu} / ${cpuPer(totals[name]).toFixed(0)} (paired difference ${cpuDiffText(name)})`,
+      );
+    }
     if (running.includes("wire") && running.includes("on")) {
       const d = beyond("on", "wire");
       console.log(`on beyond wire, per cycle: ${median(d).toFixed(1)} % (95% interval ${intervalOf(d)})`);
@@ -625,6 +645,11 @@ export async function run(): Promise<void> {
       unit: "%",
       target: 5,
       note: `user+system CPU of the coordinator process; ${spread("on", "cpu")}`,
+    },
+    "coordinator CPU per fan-out, on minus off (paired)": {
+      value: median(cpuDiff("on")),
+      unit: "µs",
+      note: `median over rounds of on's CPU per fan-out minus the mean of the off rounds on either side; 95% bootstrap interval ${intervalOf(cpuDiff("on"), "µs")}; A/A control ${cpuDiffText("control")}`,
     },
     "total CPU cost of telemetry (coordinator + peers)": {
       value: cost("on", "total"),
