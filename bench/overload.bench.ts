@@ -20,7 +20,8 @@
  * OVERLOAD_NODE_ARGS="--coordinate-max-queue 1024" gives the coordinator extra flags (space-separated);
  * OVERLOAD_NODE_FLAGS="--cpu-prof" gives its Node/V8 flags; the nodes start with the V8 heap flags
  * `tailswarm node` sets (src/cli/heap-flags.ts) unless TAILSWARM_V8_FLAGS, passed through, says
- * otherwise (TAILSWARM_V8_FLAGS= for V8's defaults).
+ * otherwise (TAILSWARM_V8_FLAGS= for V8's defaults); likewise the malloc arena limit it sets, unless
+ * MALLOC_ARENA_MAX or GLIBC_TUNABLES, passed through, says otherwise.
  * OVERLOAD_PROFILE_DIR=dir writes the coordinator's CPU profile of the whole run there (it is stopped
  * with SIGTERM, then); read it with bench/profile-summary.ts.
  */
@@ -66,6 +67,9 @@ async function start(name: string, args: string[], nodeArgs: string[] = []): Pro
         NODE_ENV: "production",
         OTEL_TRACES_EXPORTER: "none",
         OTEL_METRICS_EXPORTER: "none",
+        ...Object.fromEntries(
+          Object.entries(process.env).filter(([k]) => k === "MALLOC_ARENA_MAX" || k === "GLIBC_TUNABLES"),
+        ),
         ...(process.env.TAILSWARM_V8_FLAGS === undefined
           ? {}
           : { TAILSWARM_V8_FLAGS: process.env.TAILSWARM_V8_FLAGS }),
