@@ -20,14 +20,19 @@
  * OVERLOAD_NODE_ARGS="--coordinate-max-queue 1024" gives the coordinator extra flags (space-separated);
  * OVERLOAD_NODE_FLAGS="--cpu-prof" gives its Node/V8 flags; the nodes start with the V8 heap flags
  * `tailswarm node` sets (src/cli/heap-flags.ts) unless TAILSWARM_V8_FLAGS, passed through, says
- * otherwise (TAILSWARM_V8_FLAGS= for V8's defaults).
+ * otherwise (TAILSWARM_V8_FLAGS= for V8's defaults); likewise the malloc arena limit it sets, unless
+ * MALLOC_ARENA_MAX or GLIBC_TUNABLES, passed through, says otherwise.
+ * OVERLOAD_MEMORY=1 preloads bench/memory-probe.ts in the coordinator and prints what its RSS is made
+ * of 2 s after the sustainable phase and at the burst's highest RSS (the probe costs CPU: its runs'
+ * CPU figures do not count).
  * OVERLOAD_PROFILE_DIR=dir writes the coordinator's CPU profile of the whole run there (it is stopped
  * with SIGTERM, then); read it with bench/profile-summary.ts.
  */
 import { execFileSync, spawn } from "node:child_process";
 import * as http2 from "node:http2";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -36,6 +41,7 @@ import { swarmService } from "../src/mesh/proto.js";
 import { NodeClient } from "../src/node/client.js";
 import { GAVE_UP, grpcFrame, rawUnary } from "../test/support/raw-grpc.js";
 import type { RawStatus } from "../test/support/raw-grpc.js";
+import type { MemorySample } from "./memory-probe.js";
 import { recordFigures } from "./report.js";
 import type { Figure } from "./report.js";
 
@@ -48,6 +54,8 @@ const CONNECTIONS = 48;
 const WARM_CALLERS = 64;
 const PEERS = 3;
 const PROFILE_DIR = process.env.OVERLOAD_PROFILE_DIR;
+const MEMORY_DIR = process.env.OVERLOAD_MEMORY === "1" ? mkdtempSync(join(tmpdir(), "overload-")) : undefined;
+const MEMORY_FILE = MEMORY_DIR === undefined ? undefined : join(MEMORY_DIR, "memory.jsonl");
 const OK: number = Status.OK;
 const RESOURCE_EXHAUSTED: number = Status.RESOURCE_EXHAUSTED;
 
@@ -56,7 +64,12 @@ interface Proc {
   readonly address: string;
 }
 
-async function start(name: string, args: string[], nodeArgs: string[] = []): Promise<Proc> {
+async function start(
+  name: string,
+  args: string[],
+  nodeArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<Proc> {
   const child = spawn(
     process.execPath,
     [...nodeArgs, MAIN, "node", "--node-id", name, "--listen", "127.0.0.1:0", ...args],
@@ -66,9 +79,13 @@ async function start(name: string, args: string[], nodeArgs: string[] = []): Pro
         NODE_ENV: "production",
         OTEL_TRACES_EXPORTER: "none",
         OTEL_METRICS_EXPORTER: "none",
+        ...Object.fromEntries(
+          Object.entries(process.env).filter(([k]) => k === "MALLOC_ARENA_MAX" || k === "GLIBC_TUNABLES"),
+        ),
         ...(process.env.TAILSWARM_V8_FLAGS === undefined
           ? {}
           : { TAILSWARM_V8_FLAGS: process.env.TAILSWARM_V8_FLAGS }),
+        ...extraEnv,
       },
       stdio: ["ignore", "ignore", "pipe"],
     },
@@ -129,6 +146,24 @@ const coordinate = (
     giveUpMs: deadlineMs + 2_000,
   });
 
+/** The coordinator's memory (bench/memory-probe.ts) just before the burst and at its highest RSS in it. */
+function printMemory(file: string, burstStart: number): void {
+  const samples = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as MemorySample);
+  const before = samples.filter((s) => s.at < burstStart).at(-1);
+  const peak = samples
+    .filter((s) => s.at >= burstStart)
+    .reduce<MemorySample | undefined>((a, s) => (a === undefined || s.rss > a.rss ? s : a), undefined);
+  const row = (s: MemorySample | undefined): Record<string, string> =>
+    s === undefined
+      ? {}
+      : Object.fromEntries(Object.entries(s).flatMap(([k, v]) => (k === "at" ? [] : [[k, v.toFixed(1)]])));
+  console.log("coordinator memory, MiB (bench/memory-probe.ts says what each is):");
+  console.table({ "after the sustainable phase": row(before), "burst, highest RSS": row(peak) });
+}
+
 export async function run(): Promise<void> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: npm run build first`);
   console.log(`uptime: ${execFileSync("uptime").toString().trim()}`);
@@ -148,8 +183,10 @@ export async function run(): Promise<void> {
       ],
       [
         ...(PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]),
+        ...(MEMORY_FILE === undefined ? [] : ["--import", join(ROOT, "bench", "memory-probe.ts")]),
         ...(process.env.OVERLOAD_NODE_FLAGS ?? "").split(" ").filter((a) => a !== ""),
       ],
+      MEMORY_FILE === undefined ? {} : { MEMORY_PROBE_FILE: MEMORY_FILE },
     );
     procs.push(coord);
     const status = new NodeClient(coord.address);
@@ -182,6 +219,7 @@ export async function run(): Promise<void> {
     console.log(`sustainable: ${sustainable.toFixed(1)} calls/s; burst of ${CALLS}`);
     await sleep(2_000);
     const idleAfterWarm = rssMiB(coord, "VmRSS");
+    const burstStart = Date.now();
     // VmHWM from here on: the burst's peak, not the warm-up's
     writeFileSync(`/proc/${coord.child.pid}/clear_refs`, "5");
 
@@ -263,11 +301,13 @@ export async function run(): Promise<void> {
       "coordinator peak RSS (VmHWM)": { value: peak, unit: "MiB", target: 2 * Math.min(idle, idleAfterWarm) },
     };
     console.log(`codes: ${[...codes].map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    if (MEMORY_FILE !== undefined) printMemory(MEMORY_FILE, burstStart);
     recordFigures(
       `overload (${CALLS} Coordinates at once, ${DEADLINE_MS} ms deadlines, ${PEERS} peers)`,
       figures,
     );
   } finally {
+    if (MEMORY_DIR !== undefined) rmSync(MEMORY_DIR, { recursive: true, force: true });
     for (const session of sessions) session.destroy();
     const coord = procs.at(-1);
     if (PROFILE_DIR !== undefined && coord !== undefined && coord.child.exitCode === null) {
