@@ -264,31 +264,34 @@ export class Coordinator {
       probes: this.#probeHooks,
     }); // 8
 
-    // 9 record
+    // 9 record — probes and measurement branches are released before the model is asked again, so a
+    // model that throws here cannot leave a peer's probe slot taken for good
     const now = clock.now();
-    const score = scoreRelevance(o.model, set.answers);
+    const decisionRelevant = new Set<PeerId>();
     const ctx: RecordContext = {
       mode: classification.mode,
       requirementMet: run.requirementMet,
-      decisionRelevant: new Set(score.decisionRelevant),
+      decisionRelevant,
       now,
     };
-    const records = set.branches.map((b) => branchRecord(b, ctx));
-    this.#tell(() => {
-      for (const r of records) if (r.unsettled !== true) this.#observer.onBranchEnd(fanoutId, r);
-    });
     for (const b of set.branches) if (b.result !== undefined) this.#endedMeasurement(b);
     set.onSettledAfterClose = (b) => {
       this.#endedMeasurement(b);
       const record = branchRecord(b, ctx);
       this.#tell(() => this.#observer.onBranchEnd(fanoutId, record));
     };
+    watchUnsettled(set, this.#clock, start + budgetMs, this.#settleTimeoutMs);
+    const score = scoreRelevance(o.model, set.answers);
+    for (const peer of score.decisionRelevant) decisionRelevant.add(peer);
+    const records = set.branches.map((b) => branchRecord(b, ctx));
+    this.#tell(() => {
+      for (const r of records) if (r.unsettled !== true) this.#observer.onBranchEnd(fanoutId, r);
+    });
     const mode = classification.mode;
     void set.settled().then(() => {
       const branches = set.branches.map((b) => branchRecord(b, ctx));
       ledger.recordFanout({ mode, now: clock.now(), branches });
     });
-    watchUnsettled(set, this.#clock, start + budgetMs, this.#settleTimeoutMs);
     if (run.aborted) throw abortedError(o.signal);
 
     const action = score.action as Action;
@@ -350,7 +353,7 @@ export class Coordinator {
       return e.status !== "fresh" || e.p99Kind === "lower-bound";
     },
     cut: (n: number): void => this.#probes.cut(n),
-    take: (peer: PeerId, mostCut: boolean): boolean => this.#probes.take(peer, this.#clock.now(), mostCut),
+    take: (peer: PeerId, stalled: boolean): boolean => this.#probes.take(peer, this.#clock.now(), stalled),
   };
 
   /** A branch ended: a probe is counted, a measurement branch frees its slot. */
