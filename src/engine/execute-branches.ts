@@ -18,6 +18,7 @@ import { TailswarmError } from "../errors.js";
 import type { PeerId, Requirement } from "../estimate/types.js";
 import type { DecisionModel } from "../decision/types.js";
 import type { BranchSet } from "./branch-set.js";
+import { stalledCut } from "./horizon-probes.js";
 import type { FanoutOutcome } from "./outcome.js";
 
 export interface ExecuteContext<Answer> {
@@ -56,10 +57,10 @@ export interface ExecuteContext<Answer> {
     /** Branches were cut at the deadline (each earns its share of a probe). */
     readonly cut: (n: number) => void;
     /**
-     * Asked for each candidate cut at the deadline: true keeps it running as a probe. `mostCut`: more than
-     * half of a fan-out of several was cut at once.
+     * Asked for each candidate cut at the deadline: true keeps it running as a probe. `stalled`: the cut
+     * was a stall of the caller (`stalledCut`).
      */
-    readonly take: (peer: PeerId, mostCut: boolean) => boolean;
+    readonly take: (peer: PeerId, stalled: boolean) => boolean;
   };
 }
 
@@ -74,6 +75,7 @@ type Settled = NonNullable<FanoutOutcome["continuation"]>;
 
 export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Promise<ExecuteResult> {
   const { clock, set, mode, peers, requirement, model, signal } = ctx;
+  const issuedAt = clock.now();
   let expired = false;
   let aborted = false;
   let release: () => void = () => undefined;
@@ -85,9 +87,11 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
     set.wake();
     release();
   };
+  let lateMs = 0;
   const expire = (): true => {
     if (expired) return true;
     expired = true;
+    lateMs = clock.now() - ctx.deadline;
     contController?.abort(new TailswarmError("DEADLINE_EXCEEDED", "fan-out deadline passed"));
     stop();
     return true;
@@ -144,10 +148,10 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
       if (probes !== undefined) {
         const cut = set.branches.filter((b) => b.result === undefined && !b.abandonedByUs);
         probes.cut(cut.length);
-        const mostCut = cut.length > Math.max(1, set.branches.length / 2);
+        const stalled = stalledCut(cut.length, set.branches.length, lateMs, ctx.deadline - issuedAt);
         // a candidate carries a longer deadline to the peer: it runs on as a probe, or is stopped now
         for (const b of cut)
-          if (b.probeCandidate && !(probes.take(b.peer, mostCut) && set.probe(b)))
+          if (b.probeCandidate && !(probes.take(b.peer, stalled) && set.probe(b)))
             set.abandon(b, "fan-out deadline", "deadline");
       }
       // speculation gave up at the deadline; synchronous branches end by their own deadline ("late")

@@ -13,12 +13,14 @@
  * needs no probe), and a candidate becomes a probe only when cut at the deadline; the other candidates
  * are abandoned at the deadline as usual.
  *
- * Owed probes go to a peer cut with at most half of its fan-out (or a fan-out of one). When most of a
- * fan-out is cut at once — the caller's event loop ran late, the network stalled — the cut says little of
- * each peer's own tail, and owing every one of them a probe spends `maxPerWindow` in one instant, leaving
- * the peers that are slow on their own capped for the rest of the window; such cuts probe by credit only.
+ * A stalled cut owes nothing (`stalledCut`): when the caller's own event loop ran late past the deadline
+ * and most of the fan-out was cut with it, the cut says little of each peer's tail, and owing every one of
+ * them a probe spends `maxPerWindow` in one instant, leaving the peers that are slow on their own capped
+ * for the rest of the window; such cuts probe by credit only. A fan-out cut whole on time (every peer
+ * slower than the budget) still owes: those are the peers probes exist for.
  *
- * A peer has at most `maxInFlightPerPeer` probes running (refusals counted in `capped` too). Cuts come in
+ * A peer has at most `maxInFlightPerPeer` probes running; while it has, its branches are not candidates
+ * (no longer deadline is sent), counted in `busy`. Cuts come in
  * bursts — one slow stretch of a peer cuts every fan-out issued during it, several at once when fan-outs
  * run side by side — and probes started in one stretch all end with it: they would spend a window's budget
  * on one late completion. One at a time spreads the budget over distinct slow stretches, which is what
@@ -68,14 +70,25 @@ export const HORIZON_PROBE_RANGES: Readonly<Record<keyof HorizonProbeOptions, Nu
 
 /**
  * Probes since the coordinator started: issued = completed + expired + still running; `capped`, candidates
- * cut at the deadline that a cap (`maxPerPeerPerWindow`, `maxPerWindow`, `maxInFlightPerPeer`) kept from
- * probing.
+ * cut at the deadline that a cap kept from probing (`maxPerPeerPerWindow`, `maxPerWindow`, or
+ * `maxInFlightPerPeer` reached since the branch was issued); `busy`, branches not made candidates because
+ * their peer had `maxInFlightPerPeer` probes running.
  */
 export interface HorizonProbeStats {
   readonly issued: number;
   readonly completed: number;
   readonly expired: number;
   readonly capped: number;
+  readonly busy: number;
+}
+
+/**
+ * Whether a fan-out's cut at its deadline was a stall of the caller rather than its peers' own latency:
+ * more than half of a fan-out of several was cut, and the deadline was noticed late by more than a tenth
+ * of the budget (at least 1 ms) — the event loop was held, so answers may have been waiting unread.
+ */
+export function stalledCut(cut: number, branches: number, lateMs: number, budgetMs: number): boolean {
+  return cut > Math.max(1, branches / 2) && lateMs > Math.max(1, budgetMs / 10);
 }
 
 export class HorizonProbes {
@@ -90,6 +103,7 @@ export class HorizonProbes {
   readonly #running = new Map<PeerId, number>();
   #issued = 0;
   #capped = 0;
+  #busy = 0;
   #completed = 0;
   #expired = 0;
 
@@ -106,21 +120,27 @@ export class HorizonProbes {
 
   /**
    * Whether a branch to `peer` issued now may become a probe (the caller knows its p99 is a lower bound):
-   * the peer is owed one of its `minPerPeerPerWindow`, or a probe's credit is in hand. The caps are
-   * checked when it is cut (`take`), so that a refusal by them is counted.
+   * the peer is owed one of its `minPerPeerPerWindow`, or a probe's credit is in hand, and it has fewer
+   * than `maxInFlightPerPeer` probes running (else counted `busy`). The window caps are checked when it is
+   * cut (`take`), so that a refusal by them is counted.
    */
   candidate(peer: PeerId, now: number): boolean {
-    return this.options.share > 0 && (this.#owed(peer, now) || this.#credit >= 1);
+    if (this.options.share === 0 || !(this.#owed(peer, now) || this.#credit >= 1)) return false;
+    if ((this.#running.get(peer) ?? 0) >= this.options.maxInFlightPerPeer) {
+      this.#busy++;
+      return false;
+    }
+    return true;
   }
 
   /**
    * A candidate branch to `peer` was cut at the deadline: true makes it a probe — one the peer is owed, or
-   * one paid with credit — unless a cap refuses it (counted in `capped`). `mostCut`: most of its fan-out
-   * was cut with it, so nothing is owed (see the class comment).
+   * one paid with credit — unless a cap refuses it (counted in `capped`). `stalled`: the cut was a stall
+   * of the caller (`stalledCut`), so nothing is owed.
    */
-  take(peer: PeerId, now: number, mostCut = false): boolean {
+  take(peer: PeerId, now: number, stalled = false): boolean {
     if (this.options.share === 0) return false;
-    const owed = !mostCut && this.#owed(peer, now);
+    const owed = !stalled && this.#owed(peer, now);
     if (!owed && this.#credit < 1) return false;
     if (
       this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow ||
@@ -155,7 +175,13 @@ export class HorizonProbes {
   }
 
   stats(): HorizonProbeStats {
-    return { issued: this.#issued, completed: this.#completed, expired: this.#expired, capped: this.#capped };
+    return {
+      issued: this.#issued,
+      completed: this.#completed,
+      expired: this.#expired,
+      capped: this.#capped,
+      busy: this.#busy,
+    };
   }
 
   /** The peer has had fewer than `minPerPeerPerWindow` probes in the window. */

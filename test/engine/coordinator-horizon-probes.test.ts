@@ -1,18 +1,39 @@
 /**
  * Which cut branches become horizon probes, through a real Coordinator on a simulated clock: a peer cut
- * alone is owed its probes; a fan-out cut almost whole (a stall) owes none, so the budget is left for
- * the peers that are slow on their own.
+ * is owed its probes, every peer of a fan-out cut on time too; a fan-out cut almost whole while the
+ * coordinator noticed its deadline late (a stall) owes none, so the budget is left for the peers that are
+ * slow on their own. A probe's slot is freed however the fan-out ends.
  */
 import { describe, expect, it } from "vitest";
+import type { Clock } from "../../src/clock/clock.js";
+import type { SimClock } from "../../src/clock/sim-clock.js";
 import { collectModel, harness } from "./harness.js";
 import type { Harness } from "./harness.js";
 
 const task = { kind: "collect", payload: null };
 
-function swarm(slow: readonly string[], fast: readonly string[]): Harness {
+/** The harness's simulated clock, its timers fired `lateMs` late: a coordinator whose event loop is held. */
+function laggingClock(): { clock: Clock; bind(sim: SimClock): void; lateMs: number } {
+  let sim: SimClock | undefined;
+  const lag = {
+    lateMs: 0,
+    bind: (s: SimClock) => void (sim = s),
+    clock: {
+      now: () => (sim as SimClock).now(),
+      setTimer: (fn: () => void, delayMs: number) => (sim as SimClock).setTimer(fn, delayMs + lag.lateMs),
+    },
+  };
+  return lag;
+}
+
+function swarm(slow: readonly string[], fast: readonly string[], clock?: Clock): Harness {
   // share ~0: only owed probes; the initial credit of one is spent by the first refused owed one
   const h = harness({
-    coordinator: { explorationRate: 0, horizonProbe: { share: 1e-9, minPerPeerPerWindow: 2 } },
+    coordinator: {
+      explorationRate: 0,
+      horizonProbe: { share: 1e-9, minPerPeerPerWindow: 2 },
+      ...(clock !== undefined && { clock }),
+    },
   });
   for (const p of slow) h.transport.addPeer(p, { latency: 300, handler: () => p });
   for (const p of fast) h.transport.addPeer(p, { latency: 5, handler: () => p });
@@ -40,14 +61,56 @@ describe("Coordinator — horizon probes from cut branches", () => {
     expect(h.book.estimate("gw", h.clock.now()).samples).toBe(1);
   });
 
-  it("a fan-out cut almost whole owes nothing: only the initial credit probes", async () => {
+  it("a fan-out cut almost whole on time owes each slow peer its probe", async () => {
     const h = swarm(["s1", "s2", "s3", "s4"], ["a"]);
     await fanOut(h, ["s1", "s2", "s3", "s4", "a"]);
     await h.clock.runUntilIdle();
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 4, completed: 4 });
+  });
+
+  it("a fan-out cut almost whole with its deadline noticed late (a stall) owes nothing: only the initial credit probes", async () => {
+    const lag = laggingClock();
+    const h = swarm(["s1", "s2", "s3", "s4"], ["a"], lag.clock);
+    lag.bind(h.clock);
+    lag.lateMs = 30; // the deadline timer fires 30 ms late, beyond a tenth of the 50 ms budget
+    await fanOut(h, ["s1", "s2", "s3", "s4", "a"]);
+    await h.clock.runUntilIdle();
     expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 1 });
-    // without the rule each of the four would have been owed one; a peer later cut alone still is
+    // a peer later cut alone, on time, still is owed one
+    lag.lateMs = 0;
     await fanOut(h, ["s2", "a"]);
     await h.clock.runUntilIdle();
     expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 2, completed: 2 });
+  });
+
+  it("frees a peer's probe slot when its probe ends, and when the model throws after the cut", async () => {
+    const h = swarm(["gw"], ["a"]);
+    await fanOut(h, ["gw", "a"]);
+    await h.clock.runUntilIdle();
+    await fanOut(h, ["gw", "a"]);
+    await h.clock.runUntilIdle();
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 2, completed: 2, busy: 0 });
+    // a model that throws once the fan-out is cut: the probe still runs out and frees its slot
+    const throwing = {
+      ...collectModel(),
+      decide: (): never => {
+        throw new Error("model failed");
+      },
+    };
+    const failed = h.coordinator.fanOut(task, {
+      peers: ["gw", "a"],
+      budgetMs: 50,
+      model: throwing,
+      policy: "always-sync",
+    });
+    await expect(h.clock.runUntilSettled(failed)).rejects.toThrow("model failed");
+    await h.clock.runUntilIdle();
+    const after = h.coordinator.stats().horizonProbes;
+    // next window: owed again, and the slot is free
+    await h.clock.advance(60_000);
+    await fanOut(h, ["gw", "a"]);
+    await h.clock.runUntilIdle();
+    expect(h.coordinator.stats().horizonProbes.issued).toBe(after.issued + 1);
+    expect(h.coordinator.stats().horizonProbes.busy).toBe(after.busy);
   });
 });

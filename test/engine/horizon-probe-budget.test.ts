@@ -1,6 +1,6 @@
 /** The horizon-probe budget (src/engine/horizon-probes.ts): owed probes per peer, credit, the caps. */
 import { describe, expect, it } from "vitest";
-import { HorizonProbes } from "../../src/engine/horizon-probes.js";
+import { HorizonProbes, stalledCut } from "../../src/engine/horizon-probes.js";
 import { TailswarmError } from "../../src/errors.js";
 
 describe("HorizonProbes", () => {
@@ -19,7 +19,7 @@ describe("HorizonProbes", () => {
     expect(probes.take("b", 2)).toBe(false);
     // the next window owes them again
     expect(probes.take("b", 10_001)).toBe(true);
-    expect(probes.stats()).toEqual({ issued: 6, completed: 4, expired: 0, capped: 0 });
+    expect(probes.stats()).toEqual({ issued: 6, completed: 4, expired: 0, capped: 0, busy: 0 });
     // share 0 turns probes off, owed ones too
     expect(new HorizonProbes({ share: 0 }).take("a", 0)).toBe(false);
   });
@@ -72,12 +72,31 @@ describe("HorizonProbes", () => {
     probes.ended("a", false);
     expect(probes.take("a", 900)).toBe(true);
     expect(probes.stats()).toMatchObject({ issued: 4, completed: 1, expired: 1, capped: 2 });
+    // while a probe of "a" runs, a branch to "a" is no candidate (no longer deadline is sent): busy
+    expect(probes.candidate("a", 950)).toBe(false);
+    expect(probes.candidate("c", 950)).toBe(true);
+    expect(probes.stats()).toMatchObject({ busy: 1 }); // "b" still runs its own: not counted, not asked
     // a larger limit lets the burst through, up to the per-peer cap
     const burst = new HorizonProbes({ share: 1e-6, minPerPeerPerWindow: 4, maxInFlightPerPeer: 3 });
     expect([0, 0, 0, 0].map((t) => burst.take("a", t))).toEqual([true, true, true, false]);
   });
 
-  it("owes nothing when most of a fan-out was cut at once: a stall does not spend the window's budget", () => {
+  it("calls a cut a stall only when most of a fan-out of several was cut and the deadline was noticed late", () => {
+    // on time: peers slower than the budget, however many — they are what probes are for
+    expect(stalledCut(40, 40, 0.5, 90)).toBe(false);
+    expect(stalledCut(2, 2, 0, 50)).toBe(false);
+    // late by more than a tenth of the budget, most of the fan-out cut: the caller stalled
+    expect(stalledCut(30, 40, 20, 90)).toBe(true);
+    expect(stalledCut(30, 40, 9, 90)).toBe(false);
+    // late, but only a few cut: those peers were slow on their own
+    expect(stalledCut(5, 40, 50, 90)).toBe(false);
+    // a fan-out of one is never a stall; the 1 ms floor holds for tiny budgets
+    expect(stalledCut(1, 1, 100, 90)).toBe(false);
+    expect(stalledCut(4, 4, 0.9, 2)).toBe(false);
+    expect(stalledCut(4, 4, 1.1, 2)).toBe(true);
+  });
+
+  it("owes nothing for a stalled cut: a stall does not spend the window's budget", () => {
     const probes = new HorizonProbes({
       share: 1e-6,
       minPerPeerPerWindow: 2,
