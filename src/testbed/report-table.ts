@@ -41,7 +41,7 @@ export function formatTable(r: Report): string {
   out.push("VERDICT", ...wrap(verdict(r).text, 100), "");
   out.push(
     `scenario ${r.scenario} (seed ${r.seed}), ${r.duration_s} s measured${r.interrupted ? " — INTERRUPTED, partial" : ""}`,
-    `measured fan-out to all peers: p50 ${m.fanout_p50_ms} ms, p99 ${m.fanout_p99_ms} ms (${p99IntervalText(m.fanout_p99_interval_ms, m.fanout_samples)}; ${m.fanout_samples} direct fan-outs, ${m.fanout_censored} censored); gateway events during ${m.event_share === null ? "n/a" : pct(m.event_share)} of requests`,
+    `measured fan-out to all peers: p50 ${m.fanout_p50_ms} ms, p99 ${m.fanout_p99_ms} ms (${m.fanout_p99_interval_ms === undefined ? "" : `${p99IntervalText(m.fanout_p99_interval_ms, m.fanout_samples)}; `}${m.fanout_samples} direct fan-outs, ${m.fanout_censored} censored); gateway events during ${m.event_share === null ? "n/a" : pct(m.event_share)} of requests`,
   );
   const est = Object.entries(m.coordinator_estimates)
     .map(

@@ -243,7 +243,7 @@ export function buildReport(input: ReportInput): Report {
     measured: {
       fanout_p50_ms: round(nearestRank(fan, 0.5) ?? NaN, 2),
       fanout_p99_ms: round(nearestRank(fan, 0.99) ?? NaN, 2),
-      fanout_p99_interval_ms: p99Interval(fan),
+      fanout_p99_interval_ms: p99Interval(input.measures),
       fanout_samples: fan.length,
       fanout_censored: input.measures.filter((m) => m.censored).length,
       event_share:
@@ -473,8 +473,16 @@ function lowerBoundShare(kinds: readonly (string | undefined)[]): number | null 
 
 export type { PolicyName };
 
-/** The measured p99's 95% interval, rounded like the other figures. */
-function p99Interval(sorted: readonly number[]): Report["measured"]["fanout_p99_interval_ms"] {
+/**
+ * The measured p99's 95% interval, rounded like the other figures. A censored fan-out (a branch still out
+ * when the measure gave up) is only known to be longer: it ranks last, and an end that falls on one is null.
+ */
+function p99Interval(
+  measures: readonly { readonly fanoutMs: number; readonly censored: boolean }[],
+): Report["measured"]["fanout_p99_interval_ms"] {
+  const sorted = measures.map((m) => (m.censored ? Infinity : m.fanoutMs)).sort((a, b) => a - b);
   const i = quantileInterval(sorted, 0.99, 0.95);
-  return { lo: i.loMs === null ? null : round(i.loMs, 2), hi: i.hiMs === null ? null : round(i.hiMs, 2) };
+  const end = (ms: number | null): number | null =>
+    ms === null || !Number.isFinite(ms) ? null : round(ms, 2);
+  return { lo: end(i.loMs), hi: end(i.hiMs) };
 }
