@@ -20,8 +20,8 @@
  * OVERLOAD_NODE_ARGS="--coordinate-max-queue 1024" gives the coordinator extra flags (space-separated);
  * OVERLOAD_NODE_FLAGS="--cpu-prof" gives its Node/V8 flags; the nodes start with the V8 heap flags
  * `tailswarm node` sets (src/cli/heap-flags.ts) unless TAILSWARM_V8_FLAGS, passed through, says
- * otherwise (TAILSWARM_V8_FLAGS= for V8's defaults); likewise the malloc arena limit it sets, unless
- * MALLOC_ARENA_MAX or GLIBC_TUNABLES, passed through, says otherwise.
+ * otherwise (TAILSWARM_V8_FLAGS= for V8's defaults); MALLOC_ARENA_MAX and GLIBC_TUNABLES are passed
+ * through, so that glibc's arena limit can be compared (MALLOC_ARENA_MAX=2 against unset).
  * OVERLOAD_MEMORY=1 preloads bench/memory-probe.ts in the coordinator and prints what its RSS is made
  * of 2 s after the sustainable phase and at the burst's highest RSS (the probe costs CPU: its runs'
  * CPU figures do not count).

@@ -5,22 +5,15 @@
  * coordinator's calls in flight outlive young-generation collections and are promoted, and with V8's
  * defaults the old generation grows far past what is live before a full collection; a smaller young
  * generation and full collections at 1.25× the live heap lower the node's RSS under a burst
- * (docs/security.md, "Overload", has the figures and what they cost in CPU). On Linux the restarted
- * process also gets `MALLOC_ARENA_MAX` (glibc reads it at start only): with glibc's default of up to
- * 8 arenas per core, memory that V8's helper threads malloc under load stays in arenas of their own,
- * which the main thread's allocations during a burst cannot reuse.
+ * (docs/security.md, "Overload", has the figures and what they cost in CPU).
  *
  * `TAILSWARM_V8_FLAGS` replaces the list (empty: V8's defaults). A flag already given to node, on its
- * command line or in NODE_OPTIONS, is left as given. A `MALLOC_ARENA_MAX` in the environment (or
- * `glibc.malloc.arena_max` in GLIBC_TUNABLES) is left as given. Where `process.execve` is not available
+ * command line or in NODE_OPTIONS, is left as given. Where `process.execve` is not available
  * (Windows) the node runs without the missing flags and says so on stderr.
  */
 import { UsageError } from "./args.js";
 
 export const DEFAULT_V8_FLAGS = "--max-semi-space-size=4 --heap-growing-percent=25";
-
-/** glibc malloc arenas the node runs with unless its environment says otherwise. */
-export const DEFAULT_MALLOC_ARENA_MAX = "2";
 
 /**
  * V8's heap and garbage-collector flags only: any other node option (`--eval`, `--require`, `--version`)
@@ -60,31 +53,19 @@ export function missingV8Flags(
   return wanted.filter((f) => !given.has(nameOf(f)));
 }
 
-/** The malloc settings `env` lacks: `MALLOC_ARENA_MAX`, unless it or GLIBC_TUNABLES sets the arena limit. */
-export function missingMallocEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  if (env.MALLOC_ARENA_MAX !== undefined || /(^|:)glibc\.malloc\.arena_max=/.test(env.GLIBC_TUNABLES ?? "")) {
-    return {};
-  }
-  return { MALLOC_ARENA_MAX: DEFAULT_MALLOC_ARENA_MAX };
-}
-
 /**
- * Restarts this process with the heap flags and malloc settings it lacks; returns when it has them
- * all (or cannot restart). Call it before anything else runs: nothing of this process survives the
- * restart.
+ * Restarts this process with the heap flags it lacks; returns when it has them all (or cannot
+ * restart). Call it before anything else runs: nothing of this process survives the restart.
  */
-export function ensureMemorySettings(): void {
+export function ensureV8Flags(): void {
   // read and cleared at once: not a node setting, and not for the node's own children
   const restarted = process.env[RESTARTED] !== undefined;
   delete process.env[RESTARTED];
-  const flags = missingV8Flags(
+  const missing = missingV8Flags(
     parseV8Flags(process.env.TAILSWARM_V8_FLAGS ?? DEFAULT_V8_FLAGS),
     process.execArgv,
     process.env.NODE_OPTIONS,
   );
-  // glibc's setting; elsewhere not worth a restart
-  const env = process.platform === "linux" ? missingMallocEnv(process.env) : {};
-  const missing = [...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
   if (missing.length === 0) return;
   if (restarted) {
     process.stderr.write(`tailswarm: node did not take ${missing.join(" ")}; running without them\n`);
@@ -92,13 +73,13 @@ export function ensureMemorySettings(): void {
   }
   if (typeof process.execve !== "function") {
     process.stderr.write(
-      `tailswarm: running without ${missing.join(" ")}: this platform cannot restart node with them; give them to node (flags) or its environment to bound memory under load\n`,
+      `tailswarm: running without ${missing.join(" ")}: this platform cannot restart node with them; pass them to node to bound memory under load\n`,
     );
     return;
   }
   process.execve(
     process.execPath,
-    [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)],
-    { ...process.env, ...env, [RESTARTED]: "1" },
+    [process.execPath, ...missing, ...process.execArgv, ...process.argv.slice(1)],
+    { ...process.env, [RESTARTED]: "1" },
   );
 }

@@ -6,14 +6,14 @@
  * Errors on stderr have one format (verb-errors.ts).
  */
 import { suggestion } from "./args.js";
-import { ensureMemorySettings } from "./heap-flags.js";
+import { ensureV8Flags } from "./heap-flags.js";
 import { guard, writeError } from "./verb-errors.js";
 import { cliVersion } from "./version.js";
 
 type Verb = {
   summary: string;
   load: () => Promise<{ run(argv: string[]): Promise<number> }>;
-  /** Runs with the V8 heap flags and malloc settings of heap-flags.ts (a long-lived node under load). */
+  /** Runs with the V8 heap flags of heap-flags.ts (a long-lived node under load). */
   heapFlags?: true;
 };
 
@@ -101,7 +101,7 @@ async function main(argv: string[]): Promise<number> {
   verbName = name;
   if (verb.heapFlags === true) {
     const code = await guard(name, async () => {
-      ensureMemorySettings();
+      ensureV8Flags();
       return 0;
     });
     if (code !== 0) return code;

@@ -1,18 +1,11 @@
 /**
  * `tailswarm node` runs with its V8 heap flags: the process restarts itself with the ones node was
  * not given (same pid, same stderr, still drains on SIGTERM), TAILSWARM_V8_FLAGS replaces them, a
- * flag given to node is left as given, and a malformed list is a usage error. On Linux the restarted
- * process has MALLOC_ARENA_MAX unless its environment set the arena limit. Needs `npm run build`.
+ * flag given to node is left as given, and a malformed list is a usage error. Needs `npm run build`.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import {
-  DEFAULT_MALLOC_ARENA_MAX,
-  DEFAULT_V8_FLAGS,
-  missingMallocEnv,
-  missingV8Flags,
-  parseV8Flags,
-} from "../../src/cli/heap-flags.js";
+import { DEFAULT_V8_FLAGS, missingV8Flags, parseV8Flags } from "../../src/cli/heap-flags.js";
 import { NodeClient } from "../../src/node/client.js";
 import { daemon, tailswarm } from "./dist.js";
 
@@ -22,27 +15,15 @@ const cmdline = (pid: number): string[] =>
     .split("\0")
     .filter((a) => a !== "");
 
-/** The environment a process runs with now (after any restart). */
-const environ = (pid: number): Map<string, string> =>
-  new Map(
-    readFileSync(`/proc/${pid}/environ`, "utf8")
-      .split("\0")
-      .filter((a) => a !== "")
-      .map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]),
-  );
-
-/** Starts `tailswarm node` with `env`, returns its command line and environment once it listens, then stops it. */
-async function nodeCmdline(
-  env: Record<string, string>,
-): Promise<{ argv: string[]; environ: Map<string, string>; code: number }> {
+/** Starts `tailswarm node` with `env`, returns its command line once it listens, then stops it. */
+async function nodeCmdline(env: Record<string, string>): Promise<{ argv: string[]; code: number }> {
   const d = daemon(["node", "--listen", "127.0.0.1:0", "--node-id", "heap"], env);
   try {
     const listening = await d.waitForLog((l) => l.msg === "listening", 30_000);
     // answered: the node has left its start-up (it logs "listening" before it handles SIGTERM)
     const client = new NodeClient(String(listening.address));
     await client.status().finally(() => client.close());
-    const pid = d.child.pid!;
-    return { argv: cmdline(pid), environ: environ(pid), code: await d.stop() };
+    return { argv: cmdline(d.child.pid!), code: await d.stop() };
   } finally {
     await d.stop();
   }
@@ -89,27 +70,6 @@ describe("V8 heap flags", () => {
       (await nodeCmdline({ NODE_OPTIONS: "--max-semi-space-size=8", TAILSWARM_V8_FLAGS: DEFAULT_V8_FLAGS }))
         .argv[1],
     ).toBe("--heap-growing-percent=25");
-  });
-
-  it("sets MALLOC_ARENA_MAX unless the environment sets the arena limit", async () => {
-    expect(missingMallocEnv({})).toEqual({ MALLOC_ARENA_MAX: DEFAULT_MALLOC_ARENA_MAX });
-    expect(missingMallocEnv({ MALLOC_ARENA_MAX: "8" })).toEqual({});
-    expect(
-      missingMallocEnv({ GLIBC_TUNABLES: "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=4" }),
-    ).toEqual({});
-    expect(missingMallocEnv({ GLIBC_TUNABLES: "glibc.malloc.tcache_count=0" })).toEqual({
-      MALLOC_ARENA_MAX: DEFAULT_MALLOC_ARENA_MAX,
-    });
-    const started = await nodeCmdline({ NODE_OPTIONS: "" });
-    expect(started.environ.get("MALLOC_ARENA_MAX")).toBe(DEFAULT_MALLOC_ARENA_MAX);
-    // the environment it was (re)started with: the restart marker shows it restarted
-    expect(started.environ.has("TAILSWARM_V8_RESTARTED")).toBe(true);
-    // with every V8 flag given, the arena limit alone restarts the node
-    const flagsGiven = await nodeCmdline({ NODE_OPTIONS: "", TAILSWARM_V8_FLAGS: "" });
-    expect(flagsGiven.environ.get("MALLOC_ARENA_MAX")).toBe(DEFAULT_MALLOC_ARENA_MAX);
-    const kept = await nodeCmdline({ NODE_OPTIONS: "", TAILSWARM_V8_FLAGS: "", MALLOC_ARENA_MAX: "8" });
-    expect(kept.environ.get("MALLOC_ARENA_MAX")).toBe("8");
-    expect(kept.environ.has("TAILSWARM_V8_RESTARTED")).toBe(false);
   });
 
   it("refuses a malformed TAILSWARM_V8_FLAGS before starting", async () => {
