@@ -317,7 +317,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(HORIZON_PROBE_DEFAULTS.minPerPeerPerWindow)
       .meta(
         doc(
-          "Horizon probes a peer whose branches are cut at the deadline (and whose p99 is a lower bound) may start per estimator.windowMs whatever the share's credit; not from a fan-out that had more than half of its branches cut at once (a stall says little of each peer's own tail).",
+          "Horizon probes a peer whose branches are cut at the deadline (and whose p99 is a lower bound) may start per estimator.windowMs whatever the share's credit; not from a stalled cut: most of a fan-out cut while the coordinator noticed its deadline late by more than a tenth of the budget (its own event loop was held, which says little of each peer's tail).",
         ),
       ),
     maxPerPeerPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerPeerPerWindow)
@@ -336,7 +336,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(HORIZON_PROBE_DEFAULTS.maxInFlightPerPeer)
       .meta(
         doc(
-          "Horizon probes of one peer running at once, at most (refusals counted as capped): probes started in one slow stretch of a peer all end with it, so one at a time spreads the window's probes over distinct stretches.",
+          "Horizon probes of one peer running at once, at most; while a peer has them, its branches are not probe candidates (counted as busy): probes started in one slow stretch of a peer all end with it, so one at a time spreads the window's probes over distinct stretches.",
         ),
       ),
     maxMs: rangeField(HORIZON_PROBE_RANGES.maxMs)
