@@ -262,22 +262,13 @@ function benchScale(figures: Record<string, Figure>): void {
     h.recordValue(Number(process.hrtime.bigint() - start));
     sink += hint.p99Ms;
   }
-  figures["quantile search alone, quorum 501 of 1,000 (p99)"] = {
-    value: h.getValueAtPercentile(99) / 1000,
-    unit: "µs",
-  };
-  figures["quantile search alone, quorum 501 of 1,000 (p50)"] = {
-    value: h.getValueAtPercentile(50) / 1000,
-    unit: "µs",
-  };
-  figures["members brought up to date alone, 1,000 (p99)"] = {
-    value: refresh.getValueAtPercentile(99) / 1000,
-    unit: "µs",
-  };
-  figures["members brought up to date alone, 1,000 (p50)"] = {
-    value: refresh.getValueAtPercentile(50) / 1000,
-    unit: "µs",
-  };
+  for (const [name, hist] of [
+    ["quantile search alone, quorum 501 of 1,000", h],
+    ["members brought up to date alone, 1,000", refresh],
+  ] as const) {
+    for (const q of [99, 50])
+      figures[`${name} (p${q})`] = { value: hist.getValueAtPercentile(q) / 1000, unit: "µs" };
+  }
   const cold = populatedBook(1_000, 1_000, 0);
   const first = perCall(300, () => {
     t += 1.01;
