@@ -46,10 +46,12 @@ beforeAll(async () => {
       handlers: [{ kind: "vote", use: slowVote }],
     }),
   );
+  // no horizon probes: a cut branch left running as one is counted abandoned, not late, and this
+  // test is about the reply reserve
   coordinator = await startNode([
     ...["--node-id", "coord", "--listen", "127.0.0.1:0", "--policy", "always-sync"],
     ...["--peers", nodes.map((n) => n.address).join(",")],
-    ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300"],
+    ...["--probe-interval-ms", "300", "--probe-timeout-ms", "300", "--horizon-probe-share", "0"],
   ]);
   await untilPeersUp(coordinator, 2);
   client = new NodeClient(coordinator.address);
