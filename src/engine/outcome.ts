@@ -81,6 +81,15 @@ export interface FanoutOutcome<Action = unknown> {
 }
 
 /**
+ * A fan-out that sent branches and had no answer to decide with (every branch cut or failed), and was
+ * not degraded: its action can only be the decision model's prior. The node replies with it, marked
+ * `no_answer`, and telemetry counts it.
+ */
+export function answeredByNone(o: FanoutOutcome): boolean {
+  return !o.degraded && o.answered === 0 && o.branches.length > 0;
+}
+
+/**
  * Hooks the engine calls; every method is optional and must not throw (errors are swallowed and
  * reported once through `onError`). Telemetry, the flight recorder and the testbed implement this.
  */

@@ -9,6 +9,7 @@
  * is the request's error; partial answers are an answer.
  */
 import type { Coordinator } from "../engine/coordinator.js";
+import { answeredByNone } from "../engine/outcome.js";
 import type { BranchRecord } from "../engine/outcome.js";
 import { clip, invalid, TailswarmError } from "../errors.js";
 import { fromFanoutOutcome } from "../mesh/coordinate.js";
@@ -123,7 +124,7 @@ export function makeCoordinate(deps: CoordinateDeps): CoordinateFn {
       const result = fromFanoutOutcome(outcome);
       rejectIfAllRefused(req.task.kind, outcome.branches);
       // the prior, in time, beats an error; the reply says the action rests on no answer
-      if (!outcome.degraded && outcome.answered === 0 && outcome.branches.length > 0) {
+      if (answeredByNone(outcome)) {
         return { ...result, action: outcome.priorAction, decisionChanged: false, noAnswer: true };
       }
       return result;

@@ -22,6 +22,7 @@ import type {
 } from "@opentelemetry/api";
 import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
+import { answeredByNone } from "../engine/outcome.js";
 import type { BranchRecord, FanoutObserver, FanoutOutcome } from "../engine/outcome.js";
 import { ATTR, INSTRUMENTATION_SCOPE } from "./attributes.js";
 import { BranchDurations, SECONDS_BUCKETS } from "./branch-durations.js";
@@ -52,6 +53,7 @@ export const METRIC = {
   informationGain: "tailswarm.fanout.information_gain",
   violations: "tailswarm.fanout.violations",
   deadlineMisses: "tailswarm.fanout.deadline_misses",
+  noAnswer: "tailswarm.fanout.no_answer",
   outcomes: "tailswarm.branch.outcomes",
   inFlight: "tailswarm.branch.in_flight",
   commitRatio: "tailswarm.branch.commit_ratio",
@@ -105,6 +107,7 @@ export class FanoutMetrics implements FanoutObserver {
   readonly #lostWork = new Cells(oneAttr(ATTR.branchOutcome));
   readonly #violations = new Cells(oneAttr(ATTR.violationCode));
   readonly #misses = new Cells(oneAttr(ATTR.mode));
+  readonly #noAnswer = new Cells(oneAttr(ATTR.mode));
   readonly #probes = new Cells(oneAttr(ATTR.probeState));
   readonly #branchCommit: WindowedRatio;
   readonly #branchPivotal: WindowedRatio;
@@ -175,6 +178,12 @@ export class FanoutMetrics implements FanoutObserver {
         this.#violations,
       ],
       [METRIC.deadlineMisses, "Fan-outs whose decision came after their deadline", "{fanout}", this.#misses],
+      [
+        METRIC.noAnswer,
+        "Fan-outs that sent branches and had no answer by their deadline: the action is the model's prior",
+        "{fanout}",
+        this.#noAnswer,
+      ],
       [
         METRIC.horizonProbes,
         "Horizon probes (cut branches left running to learn the tail) by state: issued, completed, expired",
@@ -291,6 +300,7 @@ export class FanoutMetrics implements FanoutObserver {
     if (!o.degraded && o.answered > 0)
       this.#commitFanout(mode, o.classification.policy ?? "", o.decisionChanged, now);
     if (o.deadlineMissed) this.#misses.add(mode, "", false, 1);
+    if (answeredByNone(o)) this.#noAnswer.add(mode, "", false, 1);
 
     const i = this.#queuedMode.length * VALUES;
     const q = this.#queued;

@@ -245,6 +245,26 @@ describe("FanoutMetrics", () => {
     expect(valueOf(m.get(METRIC.deadlineMisses), { [ATTR.mode]: "degrade" })).toBe(1);
   });
 
+  it("counts a fan-out that had no answer by its deadline, and not one that was answered", async () => {
+    const h = setup();
+    h.transport.addPeer("slow", { latency: 50, handler: () => "x" });
+    h.transport.addPeer("fast", { latency: 1, handler: () => "x" });
+    const model = predicateModel<unknown, string>({
+      prior: "hold",
+      decide: () => "act",
+      canFlip: () => true,
+    });
+    const run = (peers: string[]) =>
+      h.clock.runUntilSettled(
+        h.coordinator.fanOut(task, { peers, budgetMs: 20, model, policy: "always-sync" }),
+      );
+    const none = await run(["slow"]);
+    expect(none).toMatchObject({ answered: 0, degraded: false, action: "hold" });
+    await run(["fast"]);
+    const m = await h.collect();
+    expect(valueOf(m.get(METRIC.noAnswer), { [ATTR.mode]: "synchronous" })).toBe(1);
+  });
+
   it("records every fan-out's histograms across batches, and those still queued at collection and at close", async () => {
     const h = setup();
     h.transport.addPeer("a", { latency: 10, handler: () => "a" });
