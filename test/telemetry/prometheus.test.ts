@@ -13,6 +13,7 @@ import { createServer } from "node:http";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { predicateModel } from "../../src/decision/predicate-model.js";
 import type { PeerTransport } from "../../src/engine/transport.js";
 import { startTelemetry } from "../../src/telemetry/sdk/setup.js";
 import { freePorts } from "../../src/testbed/free-port.js";
@@ -92,6 +93,15 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
     await run(
       h.coordinator.fanOut(task, { peers: ["fast-1"], budgetMs: -1, model, fallback: () => "local" }),
     );
+    // no peer answers by the deadline: the prior, counted in no_answer
+    const withPrior = predicateModel<unknown, string>({
+      prior: "hold",
+      decide: () => "act",
+      canFlip: () => true,
+    });
+    await run(
+      h.coordinator.fanOut(task, { peers: ["slow"], budgetMs: 60, model: withPrior, policy: "always-sync" }),
+    );
     await h.clock.runUntilIdle();
 
     // the node's endpoint again, renamed as the Collector's exporter writes it
@@ -163,6 +173,7 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
       "degrade/budget-at-or-below-p50",
       "degrade/non-positive-budget",
       "speculate/budget-exceeds-p99-plus-abandon-cost",
+      "synchronous/policy-always-sync",
     ]);
     const spec = fanouts.find((s) => s.metric["tailswarm_mode"] === "speculate")!;
     expect(Number(spec.value[1])).toBe(2);
@@ -176,7 +187,7 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
       expect(["true", "false"]).toContain(b.metric["tailswarm_branch_pivotal"]);
       expect(Number(b.value[1])).toBeGreaterThan(0);
     }
-    expect(branches.reduce((n, s) => n + Number(s.value[1]), 0)).toBe(5);
+    expect(branches.reduce((n, s) => n + Number(s.value[1]), 0)).toBe(6);
     const used = await until(
       'tailswarm_branch_outcomes_total{tailswarm_branch_outcome=~"committed|partial"}',
     );
@@ -197,7 +208,7 @@ describe.skipIf(!have)("Prometheus scrapes a node's tailswarm metrics", () => {
     const commit = await query(
       'sum(tailswarm_branch_outcomes_total{job="tailswarm",tailswarm_branch_outcome="committed"}) / sum(tailswarm_branch_outcomes_total{job="tailswarm"})',
     );
-    if (committed > 0) expect(Number(commit[0]!.value[1])).toBeCloseTo(committed / 5);
+    if (committed > 0) expect(Number(commit[0]!.value[1])).toBeCloseTo(committed / 6);
     const relevant = await query(
       'sum(tailswarm_branch_outcomes_total{job="tailswarm",tailswarm_branch_outcome=~"committed|partial",tailswarm_branch_pivotal="true"})' +
         ' / sum(tailswarm_branch_outcomes_total{job="tailswarm",tailswarm_branch_outcome=~"committed|partial"})',
