@@ -40,6 +40,7 @@ import { SpeculationBudgetViolation, violationOf } from "../policy/violation.js"
 import type { AbandonLedgerOptions } from "./abandon-ledger.js";
 import { PolicyLedgers } from "./policy-ledgers.js";
 import { HorizonProbes } from "./horizon-probes.js";
+import { RunningCounts } from "../util/running-counts.js";
 import type { HorizonProbeOptions, HorizonProbeStats } from "./horizon-probes.js";
 import { branchRecord } from "./branch-record.js";
 import type { RecordContext } from "./branch-record.js";
@@ -124,7 +125,7 @@ export class Coordinator {
   readonly #maxMeasurements: number;
   readonly #random: () => number;
   /** Measurement branches running per peer. */
-  readonly #measuring = new Map<PeerId, number>();
+  readonly #measuring = new RunningCounts<PeerId>();
   readonly #probes: HorizonProbes;
   readonly #deferObservers: boolean;
   #fanouts = 0;
@@ -323,7 +324,7 @@ export class Coordinator {
    * draw says so. Only such a branch gets an abort signal of its own.
    */
   #candidate(peer: PeerId, fanout: FanoutEstimate): boolean {
-    if ((this.#measuring.get(peer) ?? 0) >= this.#maxMeasurements) return false;
+    if (this.#measuring.of(peer) >= this.#maxMeasurements) return false;
     // the fan-out's estimate (step 4) answers for every peer at once when all are fresh and sampled enough
     const allSampled = fanout.status === "fresh" && (fanout.minCompletedSamples ?? 0) >= this.#measureBelow;
     if (this.#measureBelow > 0 && !allSampled) {
@@ -338,9 +339,8 @@ export class Coordinator {
    * measurement slot of the peer was free, and is now reserved) keeps it running as a measurement branch.
    */
   #measure(peer: PeerId): boolean {
-    const running = this.#measuring.get(peer) ?? 0;
-    if (running >= this.#maxMeasurements) return false;
-    this.#measuring.set(peer, running + 1);
+    if (this.#measuring.of(peer) >= this.#maxMeasurements) return false;
+    this.#measuring.started(peer);
     return true;
   }
 
@@ -359,14 +359,7 @@ export class Coordinator {
   /** A branch ended: a probe is counted, a measurement branch frees its slot. */
   #endedMeasurement(b: Branch<unknown>): void {
     if (b.probe) this.#probes.ended(b.peer, b.result?.kind === "answer");
-    else if (b.measurement) this.#measured(b.peer);
-  }
-
-  /** A measurement branch to `peer` ended: frees its slot. */
-  #measured(peer: PeerId): void {
-    const running = (this.#measuring.get(peer) ?? 0) - 1;
-    if (running > 0) this.#measuring.set(peer, running);
-    else this.#measuring.delete(peer);
+    else if (b.measurement) this.#measuring.ended(b.peer);
   }
 
   /**

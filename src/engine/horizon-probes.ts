@@ -20,15 +20,15 @@
  * slower than the budget) still owes: those are the peers probes exist for.
  *
  * A peer has at most `maxInFlightPerPeer` probes running; while it has, its branches are not candidates
- * (no longer deadline is sent), counted in `busy`. Cuts come in
- * bursts — one slow stretch of a peer cuts every fan-out issued during it, several at once when fan-outs
- * run side by side — and probes started in one stretch all end with it: they would spend a window's budget
- * on one late completion. One at a time spreads the budget over distinct slow stretches, which is what
+ * (no longer deadline is sent), counted in `busy`. Cuts come in bursts — one slow stretch of a peer
+ * cuts every fan-out issued during it, several at once when fan-outs run side by side — and probes
+ * started in one stretch all end with it: they would spend a window's budget on one late completion. One at a time spreads the budget over distinct slow stretches, which is what
  * places a tail quantile beyond the budget.
  */
 import { checkRange, intRange, numberAbove, numberRange } from "../util/range.js";
 import type { NumberRange } from "../util/range.js";
 import type { PeerId } from "../estimate/types.js";
+import { RunningCounts } from "../util/running-counts.js";
 
 /** Defaults and ranges: `HORIZON_PROBE_DEFAULTS` and `HORIZON_PROBE_RANGES`. */
 export interface HorizonProbeOptions {
@@ -100,7 +100,7 @@ export class HorizonProbes {
   /** Start times of every probe in the window. */
   readonly #all: number[] = [];
   /** Probes running per peer (absent: none). */
-  readonly #running = new Map<PeerId, number>();
+  readonly #running = new RunningCounts<PeerId>();
   #issued = 0;
   #capped = 0;
   #busy = 0;
@@ -126,7 +126,7 @@ export class HorizonProbes {
    */
   candidate(peer: PeerId, now: number): boolean {
     if (this.options.share === 0 || !(this.#owed(peer, now) || this.#credit >= 1)) return false;
-    if ((this.#running.get(peer) ?? 0) >= this.options.maxInFlightPerPeer) {
+    if (this.#running.of(peer) >= this.options.maxInFlightPerPeer) {
       this.#busy++;
       return false;
     }
@@ -145,7 +145,7 @@ export class HorizonProbes {
     if (
       this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow ||
       !this.#globalRoom(now) ||
-      (this.#running.get(peer) ?? 0) >= this.options.maxInFlightPerPeer
+      this.#running.of(peer) >= this.options.maxInFlightPerPeer
     ) {
       this.#capped++;
       return false;
@@ -155,7 +155,7 @@ export class HorizonProbes {
     list.push(now);
     this.#started.set(peer, list);
     this.#all.push(now);
-    this.#running.set(peer, (this.#running.get(peer) ?? 0) + 1);
+    this.#running.started(peer);
     this.#issued++;
     return true;
   }
@@ -169,9 +169,7 @@ export class HorizonProbes {
   ended(peer: PeerId, completed: boolean): void {
     if (completed) this.#completed++;
     else this.#expired++;
-    const running = (this.#running.get(peer) ?? 0) - 1;
-    if (running > 0) this.#running.set(peer, running);
-    else this.#running.delete(peer);
+    this.#running.ended(peer);
   }
 
   stats(): HorizonProbeStats {
