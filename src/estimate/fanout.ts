@@ -170,7 +170,7 @@ let probabilities = new Float64Array(64);
  * P(at least k of the n independent events with probabilities F_i(t)). Peers certain at t (F_i within
  * 1e-12 of 0 or 1) shift k instead of entering the sum; the rest are summed exactly in
  * O(m · min(k', m − k' + 1)) while that is at most `EXACT_TAIL_WORK`, else by the refined normal
- * approximation in O(m), from the moments this pass leaves in `lastMean`, `lastVariance`, `lastThird`.
+ * approximation in O(m), whose moments it leaves in `lastMean`, `lastVariance`, `lastThird`.
  */
 function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number, counts: Float64Array): number {
   const n = cdfs.length;
@@ -178,31 +178,21 @@ function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number, c
   const ps = probabilities;
   let m = 0;
   let need = k;
-  let mean = 0;
-  let variance = 0;
-  let third = 0;
   let beyond = 0;
   for (let i = 0; i < n; i++) {
     const p = (cdfs[i] as CdfLike).at(tMs);
     beyond += (counts[i] as number) * (1 - p);
     if (p >= 1 - CERTAIN) need--;
-    else if (p > CERTAIN) {
-      ps[m++] = p;
-      const v = p * (1 - p);
-      mean += p;
-      variance += v;
-      third += v * (1 - 2 * p);
-    }
+    else if (p > CERTAIN) ps[m++] = p;
   }
   lastBeyond = beyond;
-  lastMean = mean + (k - need);
-  lastVariance = variance;
-  lastThird = third;
   if (need <= 0) return 1;
   if (need > m) return 0;
   if (m * Math.min(need, m - need + 1) <= EXACT_TAIL_WORK) return exactTail(ps, m, need);
   lastNormal = true;
-  return normalTail(lastMean, variance, third, k);
+  // the certain peers answered: they add to the count's mean, not to its spread
+  setMoments(ps, m, k - need);
+  return normalTail(lastMean, lastVariance, lastThird, k);
 }
 
 /** P(at least k of the first m events of `ps`), exactly; O(m · min(k, m − k + 1)). */
@@ -244,6 +234,15 @@ function countUpTo(ps: Float64Array, m: number, cap: number, missed: boolean): F
  * Against the exact tail its error is ≈ 0.1 / σ² in probability (tested at n ≤ 200; Monte Carlo at 1,000).
  */
 export function refinedNormalTail(ps: Float64Array, m: number, k: number): number {
+  setMoments(ps, m, 0);
+  return normalTail(lastMean, lastVariance, lastThird, k);
+}
+
+/**
+ * The count's mean (plus `certain`, the events already sure), variance and third central moment over the
+ * first m events of `ps`, into `lastMean`, `lastVariance`, `lastThird`.
+ */
+function setMoments(ps: Float64Array, m: number, certain: number): void {
   let mean = 0;
   let variance = 0;
   let third = 0;
@@ -254,7 +253,9 @@ export function refinedNormalTail(ps: Float64Array, m: number, k: number): numbe
     variance += v;
     third += v * (1 - 2 * p);
   }
-  return normalTail(mean, variance, third, k);
+  lastMean = mean + certain;
+  lastVariance = variance;
+  lastThird = third;
 }
 
 /** The refined normal P(count >= k) of a count with this mean, variance and third central moment. */
