@@ -3,8 +3,8 @@
  * the coordinator: `node --import ./bench/memory-probe.ts`). Every 100 ms it appends one JSON line to
  * MEMORY_PROBE_FILE, MiB: RSS; V8's heap committed and used, and `external` (process.memoryUsage());
  * and RSS by mapping (/proc/self/smaps): file-backed (the node binary and libraries), glibc's main
- * malloc arena (`[heap]`), anonymous 256 KiB mappings (V8's heap pages, including pages V8 freed but
- * has not yet returned), and other anonymous mappings (other threads' malloc arenas, V8's large
+ * malloc arena (`[heap]`), anonymous 256 KiB mappings (the size V8 maps its heap pages in; what
+ * else lands in them was not checked), and other anonymous mappings (other threads' malloc arenas, V8's large
  * objects and code, stacks). Reading smaps costs the node CPU: not for runs whose CPU is quoted.
  */
 import { appendFileSync, readFileSync } from "node:fs";
