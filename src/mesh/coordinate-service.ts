@@ -82,7 +82,7 @@ export function makeCoordinateHandler(
       if (!(deadline > now)) {
         throw new TailswarmError(
           "DEADLINE_EXCEEDED",
-          `deadline: ${(incoming - now).toFixed(1)} ms left on arrival at node ${core.nodeId}, expected more than the ${reserve.ms.toFixed(1)} ms reserve (${reserve.kind})`,
+          `deadline: ${(incoming - now).toFixed(1)} ms left on arrival at node ${core.nodeId}, expected more than the ${reserve.ms.toFixed(1)} ms reserve (${reserve.kind}; ${reserve.loopMs.toFixed(1)} ms of it the event loop's lateness)`,
         );
       }
       const abort = chainAbort();
@@ -171,6 +171,8 @@ export function makeCoordinateHandler(
                 arrivalLeftMs: incoming === Infinity ? 0 : incoming - now,
                 reserveMs: reserve.ms,
                 reserveWantedMs: reserve.wantedMs,
+                reserveOverheadMs: reserve.overheadMs,
+                reserveLoopMs: reserve.loopMs,
                 queuedMs: started - now,
                 decideMs,
                 waitMs: r.elapsedMs - decideMs,

@@ -1,7 +1,8 @@
 /**
  * The reserve a coordinating node keeps from the caller's deadline so that its reply arrives in time:
  * `transitMs` (`deadlineReserveMs`) plus the p99 of its own measured decide-and-reply overhead over a
- * window, bounded by `[minMs, min(maxMs, maxShare × the call's time left)]`.
+ * window plus its event loop's recent lateness, bounded by `[minMs, min(maxMs, maxShare × the call's
+ * time left)]`.
  *
  * One overhead sample per Coordinate reply: the time from the end of the fan-out's wait — its deadline,
  * or the fan-out's end when it ended earlier — to the reply handed to gRPC and the turns that write it.
@@ -10,6 +11,12 @@
  * read here (grpc-timeout is measured from arrival) and ends after the reply is read there. `transitMs`
  * is kept for that, fixed, since the node never sees it. With fewer than `MIN_SAMPLES` samples in the
  * window there is no p99 to speak of: the largest overhead seen stands in (kind `prior`).
+ *
+ * Nor can the overhead hold the lateness of the read itself: grpc-js starts the call's deadline when the
+ * loop reads the headers, so a request that arrived during a stall starts its deadline late by up to the
+ * stall, and the node's deadline is that much later than the caller's. No call carries how late it was
+ * read; the loop's recent lateness (`loopLateMs`, the event-loop delay p99 less the monitor's own
+ * resolution) stands in for it, added to the overhead under the same caps.
  *
  * The share bound scales the cap with the call: a busy loop's overhead p99 may exceed a short call's
  * whole budget, and a reserve that took it all would refuse every such call on arrival (even one that
@@ -38,14 +45,29 @@ export interface ReplyReserveOptions {
   /** The reserve never takes more than this share, in [0, 1], of a call's time left on arrival. */
   readonly maxShare: number;
   /** Called when the reserve wanted is above its cap and is capped (the reply may then miss). */
-  readonly onCapped?: (wantedMs: number, capMs: number) => void;
+  readonly onCapped?: (
+    wantedMs: number,
+    capMs: number,
+    parts: { overheadMs: number; loopMs: number },
+  ) => void;
+  /**
+   * How late the event loop runs a callback that becomes ready now, ms (a request's header read meets
+   * it); absent: 0. A negative or non-finite value counts as 0.
+   */
+  readonly loopLateMs?: () => number;
 }
 
-/** The reserve for one call: `ms` kept, `wantedMs` before the cap (more than `ms` when capped). */
+/**
+ * The reserve for one call: `ms` kept, `wantedMs` before the cap (more than `ms` when capped) — the
+ * transit plus its two measured parts, `overheadMs` (the window's decide-and-reply p99, or its largest
+ * for kind `prior`) and `loopMs` (the loop's recent lateness).
+ */
 export interface Reserve {
   readonly ms: number;
   readonly wantedMs: number;
   readonly kind: "measured" | "prior";
+  readonly overheadMs: number;
+  readonly loopMs: number;
 }
 
 export class ReplyReserve {
@@ -83,13 +105,18 @@ export class ReplyReserve {
       this.#cachedAt = now;
     }
     const o = this.#o;
-    const wantedMs = o.transitMs + (Number.isNaN(this.#cached) ? 0 : this.#cached);
+    const overheadMs = Number.isNaN(this.#cached) ? 0 : this.#cached;
+    const loop = o.loopLateMs?.() ?? 0;
+    const loopMs = loop > 0 && Number.isFinite(loop) ? loop : 0;
+    const wantedMs = o.transitMs + overheadMs + loopMs;
     const capMs = Math.min(o.maxMs, o.maxShare * Math.max(0, leftMs));
-    if (wantedMs > capMs) o.onCapped?.(wantedMs, capMs);
+    if (wantedMs > capMs) o.onCapped?.(wantedMs, capMs, { overheadMs, loopMs });
     return {
       ms: Math.max(o.minMs, Math.min(capMs, wantedMs)),
       wantedMs,
       kind: this.#measured ? "measured" : "prior",
+      overheadMs,
+      loopMs,
     };
   }
 

@@ -76,10 +76,18 @@ export interface SwarmServerOptions {
   readonly maxDeadlineMs?: number;
   /** Kept back from an incoming deadline to reply in time, ms. */
   readonly deadlineReserveMs?: number;
-  /** Bounds of a Coordinate's reserve, which follows its measured decide-and-reply overhead p99, ms. */
+  /**
+   * Bounds of a Coordinate's reserve, which follows its measured decide-and-reply overhead p99 and
+   * `loopLateMs`, ms.
+   */
   readonly replyReserveMinMs?: number;
   readonly replyReserveMaxMs?: number;
   readonly replyReserveMaxShare?: number;
+  /**
+   * How late the process's event loop runs a callback now, ms (a node gives its `EventLoopDelay`'s
+   * `lateMs`): a Coordinate's reply reserve keeps it for the lateness its header read met. Absent: 0.
+   */
+  readonly loopLateMs?: () => number;
   /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
   readonly abandonReplyGraceMs?: number;
   /**
@@ -192,10 +200,12 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
       minMs: limits.replyReserveMinMs,
       maxMs: limits.replyReserveMaxMs,
       maxShare: limits.replyReserveMaxShare,
-      onCapped: (wantedMs, capMs) =>
+      ...(options.loopLateMs !== undefined && { loopLateMs: options.loopLateMs }),
+      onCapped: (wantedMs, capMs, parts) =>
         limitLog.report(capMs < limits.replyReserveMaxMs ? "replyReserveMaxShare" : "replyReserveMaxMs", {
           wantedMs,
           capMs,
+          ...parts,
           maxMs: limits.replyReserveMaxMs,
           maxShare: limits.replyReserveMaxShare,
         }),

@@ -61,6 +61,16 @@ export class EventLoopDelay {
     };
   }
 
+  /**
+   * How late a callback that becomes ready now may run, ms: the reading's p99 less the monitor timer's
+   * own resolution, which the histogram includes (0 before a first slice has data). A Coordinate's
+   * reply reserve keeps it for the lateness its header read met (src/mesh/reply-reserve.ts).
+   */
+  lateMs(): number {
+    const p99 = this.read().p99Ms;
+    return Number.isNaN(p99) ? 0 : Math.max(0, p99 - this.resolutionMs);
+  }
+
   close(): void {
     clearInterval(this.#timer);
     this.#h.disable();

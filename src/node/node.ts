@@ -274,6 +274,7 @@ export class SwarmNode {
       ...(telemetry?.hedgeObserver !== undefined && { observer: telemetry.hedgeObserver }),
       onLimit: (limit, fields) => hedgeLimits.report(limit, fields),
     });
+    const loop = acquireEventLoopDelay();
     const server = createSwarmServer({
       nodeId: config.nodeId,
       region: config.region,
@@ -301,6 +302,7 @@ export class SwarmNode {
       replyReserveMinMs: config.replyReserveMinMs,
       replyReserveMaxMs: config.replyReserveMaxMs,
       replyReserveMaxShare: config.replyReserveMaxShare,
+      loopLateMs: () => loop.monitor.lateMs(),
       defaultBudgetMs: config.defaultBudgetMs,
       ...(telemetry?.sampling !== undefined && { sampling: telemetry.sampling }),
       ...(options.version !== undefined && { version: options.version }),
@@ -313,12 +315,12 @@ export class SwarmNode {
       bound = await server.listen(config.listen);
     } catch (err) {
       server.forceClose();
+      loop.release();
       pool.closeAll();
       tls?.close();
       await telemetry?.shutdown?.().catch(() => undefined);
       throw err;
     }
-    const loop = acquireEventLoopDelay();
     ready.status = (rows) =>
       nodeStatus(
         {

@@ -33,7 +33,8 @@ export class ReplyMetrics {
       ...int,
     });
     this.#reserve = meter.createHistogram(REPLY_METRIC.reserve, {
-      description: "Reserve kept from the caller's deadline for the reply (measured overhead p99, bounded)",
+      description:
+        "Reserve kept from the caller's deadline for the reply (measured overhead p99 plus event-loop lateness, bounded)",
       unit: "s",
       advice: { explicitBucketBoundaries: [0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.05, 0.1] },
     });

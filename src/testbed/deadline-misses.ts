@@ -22,6 +22,8 @@ export interface MissRow {
   readonly arrival_left_ms: number | null;
   readonly reserve_ms: number | null;
   readonly reserve_wanted_ms: number | null;
+  /** The event loop's lateness in the wanted reserve. */
+  readonly reserve_loop_ms: number | null;
   readonly queued_ms: number | null;
   readonly decide_ms: number | null;
   readonly wait_ms: number | null;
@@ -110,6 +112,7 @@ function missRow(c: CallRecord): MissRow {
     arrival_left_ms: ms(t?.arrivalLeftMs),
     reserve_ms: ms(t?.reserveMs),
     reserve_wanted_ms: ms(t?.reserveWantedMs),
+    reserve_loop_ms: ms(t?.reserveLoopMs),
     queued_ms: ms(t?.queuedMs),
     decide_ms: ms(t?.decideMs),
     wait_ms: ms(t?.waitMs),

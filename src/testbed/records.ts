@@ -75,9 +75,12 @@ export interface CallRecord {
 export interface CallTiming {
   /** The caller's time left when the coordinator read the request. */
   readonly arrivalLeftMs: number;
-  /** The reserve kept for the reply, and what its measured overhead wanted (more when capped). */
+  /** The reserve kept for the reply, and what it wanted (more when capped). */
   readonly reserveMs: number;
   readonly reserveWantedMs: number;
+  /** The wanted reserve's measured parts: overhead p99 and event-loop lateness (absent from older nodes). */
+  readonly reserveOverheadMs?: number;
+  readonly reserveLoopMs?: number;
   readonly queuedMs: number;
   readonly decideMs: number;
   readonly waitMs: number;

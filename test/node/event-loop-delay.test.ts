@@ -22,6 +22,19 @@ describe("EventLoopDelay", () => {
     expect(r.windowMs).toBeGreaterThan(0);
   });
 
+  it("gives the lateness a callback meets as the p99 less the timer's resolution, none before data", async () => {
+    const m = new EventLoopDelay(5, 60_000);
+    open.push(m);
+    expect(m.lateMs()).toBe(0);
+    await sleep(20);
+    const spin = Date.now() + 120;
+    while (Date.now() < spin); // block the loop for 120 ms
+    await sleep(10);
+    const r = m.read();
+    expect(m.lateMs()).toBeCloseTo(Math.max(0, r.p99Ms - 5), 6);
+    expect(m.lateMs()).toBeGreaterThan(0);
+  });
+
   it("reads the previous slice with the current one, not the whole run", async () => {
     const m = new EventLoopDelay(5, 100);
     open.push(m);

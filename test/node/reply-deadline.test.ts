@@ -9,9 +9,12 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SERVER_DEFAULTS } from "../../src/mesh/server-limits.js";
 import { NodeClient } from "../../src/node/client.js";
 import type { SwarmNode } from "../../src/node/node.js";
 import { startNode, untilPeersUp } from "./helpers/in-process-node.js";
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const dir = mkdtempSync(join(tmpdir(), "tailswarm-reply-deadline-"));
 const slowVote = join(dir, "slow-vote.mjs");
@@ -114,6 +117,29 @@ describe("a synchronous fan-out cut at its deadline", () => {
     // no reserve beyond the fan-out's budget every call would miss.
     expect(missed).toBeLessThanOrEqual(calls / 10);
   }, 60_000);
+});
+
+describe("a stall of the coordinator's event loop", () => {
+  it("is kept in the reply reserve beside the measured overhead, for the lateness a request's read meets", async () => {
+    // nodes and caller share this process's loop: stall it often enough to reach the delay's p99
+    for (let i = 0; i < 10; i++) {
+      const spin = Date.now() + 60;
+      while (Date.now() < spin);
+      await sleep(15);
+    }
+    const r = await client!.coordinate(vote, 250).catch(() => undefined);
+    if (r === undefined) return; // the stall's aftermath took the call: nothing to read
+    const t = r.timing!;
+    expect(t.reserveLoopMs).toBeGreaterThan(20);
+    // the wanted reserve is its parts: the transit, the overhead p99 and the loop's lateness
+    const transitMs = SERVER_DEFAULTS.deadlineReserveMs;
+    expect(t.reserveWantedMs).toBeCloseTo(transitMs + t.reserveOverheadMs + t.reserveLoopMs, 6);
+    // and under the same caps: replyReserveMaxMs, replyReserveMaxShare of the time left
+    const { replyReserveMaxMs, replyReserveMaxShare } = SERVER_DEFAULTS;
+    expect(t.reserveMs).toBe(
+      Math.min(t.reserveWantedMs, replyReserveMaxMs, replyReserveMaxShare * t.arrivalLeftMs),
+    );
+  }, 30_000);
 });
 
 describe("a fan-out in which no peer answers by the deadline", () => {

@@ -24,6 +24,8 @@ const timing = {
   arrivalLeftMs: 89,
   reserveMs: 30,
   reserveWantedMs: 60,
+  reserveOverheadMs: 32,
+  reserveLoopMs: 25,
   queuedMs: 0.1,
   decideMs: 0.4,
   waitMs: 58.5,
@@ -69,6 +71,7 @@ describe("deadlineMisses", () => {
       mode: "synchronous",
       late_ms: 5,
       reserve_wanted_ms: 60,
+      reserve_loop_ms: 25,
       wait_ms: 58.5,
       reply_ms: 35,
     });
