@@ -47,6 +47,9 @@ export class PeerLatency {
   /** Clock time of the newest censored end that was at or beyond the last completed bucket when it ended. */
   private lastTailEndAt = -Infinity;
   private newestInFlight = -Infinity;
+  /** The window's version and slice when `advance` last trimmed it (nothing to trim until one changes). */
+  private trimmedVersion = -1;
+  private trimmedEpoch = -Infinity;
   private everSampled = false;
   private resetPending = false;
   /** Clock time of the newest call begun, sample or censored end (the active set's idle clock). */
@@ -266,10 +269,14 @@ export class PeerLatency {
   private advance(nowMs: number): void {
     this.window.advance(nowMs);
     this.ended.advance(nowMs);
-    if (this.window.slots === this.window.slices) return;
-    const from = this.window.keepFrom(this.options.windowMinCompletions);
-    this.window.dropBefore(from);
+    const w = this.window;
+    if (w.slots === w.slices || (w.version === this.trimmedVersion && w.currentEpoch === this.trimmedEpoch))
+      return;
+    const from = w.keepFrom(this.options.windowMinCompletions);
+    w.dropBefore(from);
     this.ended.dropBefore(from);
+    this.trimmedVersion = w.version;
+    this.trimmedEpoch = w.currentEpoch;
   }
 
   private used(nowMs: number): void {
