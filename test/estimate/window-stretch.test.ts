@@ -63,6 +63,15 @@ describe("PeerLatency window stretch (windowMinCompletions, windowMaxStretch)", 
     }
   });
 
+  it("names the key, the value and the range of a bad setting", () => {
+    expect(() => resolveOptions({ windowMaxStretch: 0 })).toThrow(
+      /estimator\.windowMaxStretch: got 0, expected an integer >= 1 <= 16/,
+    );
+    expect(() => resolveOptions({ windowMinCompletions: 1.5 })).toThrow(
+      /estimator\.windowMinCompletions: got 1\.5/,
+    );
+  });
+
   it("a censored end leaves with the completions of its slice", () => {
     const clock = new ManualClock(0);
     const p = peer(clock);
