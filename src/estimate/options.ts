@@ -41,6 +41,16 @@ export interface LatencyBookOptions extends EstimatorOptions {
   activeIdleMs: number;
   /** Peers tracked at most (the active set's bound); the least recently used one leaves past it. */
   maxActivePeers: number;
+  /**
+   * Completed samples a peer's window holds before it forgets by time alone: while the last `windowMs`
+   * hold fewer, the window keeps older slices, newest first, as many as bring it to this many, up to
+   * `windowMaxStretch` windows back. A q-quantile needs 1 / (1 − q) completions (100 for the p99, see
+   * `tooFewFor`), and a tail answer seen once should weigh as one in that many, not vanish after
+   * `windowMs` when a peer is called a few times a second. 0 turns it off (the window is time only).
+   */
+  windowMinCompletions: number;
+  /** How far back the window may keep slices for `windowMinCompletions`, in windows (1: never past `windowMs`). */
+  windowMaxStretch: number;
 }
 
 /** Options whose default is derived from `windowMs` (`defaultOptions`). */
@@ -62,6 +72,8 @@ export const LATENCY_BOOK_DEFAULTS: Readonly<Omit<LatencyBookOptions, Derived>> 
   observedMinSamples: 10,
   maxSamplesPerPeer: 1024,
   maxActivePeers: 1024,
+  windowMinCompletions: 100,
+  windowMaxStretch: 3,
 };
 
 /** How many windows a peer may stay idle in the active set by default. */
@@ -84,6 +96,9 @@ export const LATENCY_BOOK_RANGES: Readonly<Record<keyof LatencyBookOptions, Numb
   maxSamplesPerPeer: intRange(16, 65_535),
   activeIdleMs: numberAbove(0),
   maxActivePeers: intRange(1, 1_000_000),
+  windowMinCompletions: intRange(0, 65_535),
+  // the ring holds slices × windowMaxStretch slots per peer, twice
+  windowMaxStretch: intRange(1, 16),
 };
 
 export const DEFAULT_WINDOW_MS = LATENCY_BOOK_DEFAULTS.windowMs;

@@ -18,6 +18,13 @@ import { bucketIndexOf, MAX_TRACKABLE_US, WindowedHistogram } from "./windowed-h
  * one place, `refresh`. `reset()` (peer restart) forgets everything and ignores answers to calls begun
  * before it.
  *
+ * The window is `windowMs` in time and `windowMinCompletions` in answers: while the last `windowMs` hold
+ * fewer completions, older slices (samples and censored ends together) stay, newest first, up to
+ * `windowMaxStretch` windows back. A peer called a few times a second never holds the 100 answers a p99
+ * needs in a short window, so a slow answer would weigh far more than its share while it is in and then
+ * vanish; kept for as many answers as the quantile needs, it weighs as one in that many. A busy peer is
+ * windowed by time alone, as fresh as before; calls in flight count at their age whatever the stretch.
+ *
  * @example
  * const peer = new PeerLatency("p1", resolveOptions(), systemClock);
  * const call = peer.begin(systemClock.now(), systemClock.now() + 200);
@@ -40,6 +47,9 @@ export class PeerLatency {
   /** Clock time of the newest censored end that was at or beyond the last completed bucket when it ended. */
   private lastTailEndAt = -Infinity;
   private newestInFlight = -Infinity;
+  /** The window's version and slice when `advance` last trimmed it (nothing to trim until one changes). */
+  private trimmedVersion = -1;
+  private trimmedEpoch = -Infinity;
   private everSampled = false;
   private resetPending = false;
   /** Clock time of the newest call begun, sample or censored end (the active set's idle clock). */
@@ -63,14 +73,22 @@ export class PeerLatency {
     private readonly clock: Clock,
   ) {
     const highestUs = options.highestTrackableMs * 1000;
+    const slots = options.slices * (options.windowMinCompletions > 0 ? options.windowMaxStretch : 1);
     this.window = new WindowedHistogram(
       options.windowMs,
       options.slices,
       highestUs,
       options.maxSamplesPerPeer,
+      slots,
     );
     this.inFlight = new InFlightRegistry(options.maxInFlightPerPeer);
-    this.ended = new WindowedCensored(options.windowMs, options.slices, highestUs, options.maxSamplesPerPeer);
+    this.ended = new WindowedCensored(
+      options.windowMs,
+      options.slices,
+      highestUs,
+      options.maxSamplesPerPeer,
+      slots,
+    );
   }
 
   /** Records a completed call of `latencyMs`, observed at clock time `nowMs`. NaN is ignored. */
@@ -93,7 +111,7 @@ export class PeerLatency {
     this.used(nowMs);
     const us = Math.max(0, ageMs) * 1000;
     this.ended.record(us, nowMs);
-    this.window.advance(nowMs);
+    this.advance(nowMs);
     const bucket = bucketIndexOf(Math.min(Math.floor(us), MAX_TRACKABLE_US));
     if (bucket >= this.window.highBucket() && nowMs > this.lastTailEndAt) this.lastTailEndAt = nowMs;
     this.everSampled = true;
@@ -169,8 +187,7 @@ export class PeerLatency {
 
   /** The CDF at `nowMs`. The object is reused by the next call: read it, do not keep it. */
   cdf(nowMs: number): CensoredCdf {
-    this.window.advance(nowMs);
-    this.ended.advance(nowMs);
+    this.advance(nowMs);
     const windowVersion = this.window.version;
     const endedVersion = this.ended.version;
     const hasFlights = this.inFlight.size > 0;
@@ -243,6 +260,23 @@ export class PeerLatency {
       512 +
       512
     );
+  }
+
+  /**
+   * Moves both windows to `nowMs`: the last `windowMs`, and the older slices (newest first) that bring the
+   * completions to `windowMinCompletions` — samples and censored ends of a slice leave together.
+   */
+  private advance(nowMs: number): void {
+    this.window.advance(nowMs);
+    this.ended.advance(nowMs);
+    const w = this.window;
+    if (w.slots === w.slices || (w.version === this.trimmedVersion && w.currentEpoch === this.trimmedEpoch))
+      return;
+    const from = w.keepFrom(this.options.windowMinCompletions);
+    w.dropBefore(from);
+    this.ended.dropBefore(from);
+    this.trimmedVersion = w.version;
+    this.trimmedEpoch = w.currentEpoch;
   }
 
   private used(nowMs: number): void {

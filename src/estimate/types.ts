@@ -6,7 +6,10 @@ export type PeerId = string;
 export interface EstimatorOptions {
   /** Length of the sliding window in ms; choose it shorter than the tail's correlation time. */
   windowMs: number;
-  /** Sub-window histograms in the ring; staleness is bounded by windowMs * (1 + 1/slices). */
+  /**
+   * Sub-window histograms in the ring; staleness is bounded by windowMs * (1 + 1/slices) (times the
+   * book's `windowMaxStretch` while a peer's window holds fewer than `windowMinCompletions` answers).
+   */
   slices: number;
   /** Fewer samples than this in the window makes the estimate unknown. */
   minSamples: number;

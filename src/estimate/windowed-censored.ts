@@ -56,11 +56,11 @@ export class WindowedCensored extends SliceRing {
   /** Bumped whenever the content changes (record, eviction, reset). */
   version = 0;
 
-  constructor(windowMs: number, slices: number, highestTrackableUs: number, maxEnds = 1024) {
-    super(windowMs, slices);
+  constructor(windowMs: number, slices: number, highestTrackableUs: number, maxEnds = 1024, slots = slices) {
+    super(windowMs, slices, slots);
     this.highestUs = Math.max(1, Math.min(Math.floor(highestTrackableUs), 0x7fffffff));
     this.buckets = coarseIndexOf(this.highestUs) + 1;
-    this.ends = new SlotFifo(maxEnds, slices, true);
+    this.ends = new SlotFifo(maxEnds, this.slots, true);
   }
 
   /** Censored observations in the window as of the last `advance`/`record`. */
@@ -80,7 +80,7 @@ export class WindowedCensored extends SliceRing {
     let v = Math.floor(ageUs); // down: a lower bound stays a lower bound
     if (!(v >= 0)) v = 0;
     else if (v > this.highestUs) v = this.highestUs;
-    if (this.ends.push(v, this.slot, (this.slot + 1) % this.slices) < 0) this.total++;
+    if (this.ends.push(v, this.slot, (this.slot + 1) % this.slots) < 0) this.total++;
     this.version++;
   }
 

@@ -36,7 +36,8 @@ const TABLE: BucketTable = {
  * timers), the same on a system and a simulated clock.
  *
  * A quantile read inside a bucket is within 1.6 % of the exact sample quantile (64 sub-buckets per power
- * of two). A sample counts for between `windowMs − windowMs/slices` and `windowMs`, or until `maxSamples`
+ * of two). A sample counts for between `windowMs − windowMs/slices` and `windowMs` (longer in a ring of
+ * more `slots`, until its owner drops it: `keepFrom`), or until `maxSamples`
  * newer ones arrive (≤ 65,535, so 16-bit counters cannot overflow). Values are integer µs, clamped to
  * `[1, highestTrackableUs]`.
  *
@@ -59,13 +60,19 @@ export class WindowedHistogram extends SliceRing {
   /** Bumped whenever the window's content changes (record, eviction, reset). */
   version = 0;
 
-  constructor(windowMs: number, slices: number, highestTrackableUs: number, maxSamples = 1024) {
-    super(windowMs, slices);
+  constructor(
+    windowMs: number,
+    slices: number,
+    highestTrackableUs: number,
+    maxSamples = 1024,
+    slots = slices,
+  ) {
+    super(windowMs, slices, slots);
     this.highestUs = Math.max(1, Math.min(Math.floor(highestTrackableUs), MAX_TRACKABLE_US));
     this.buckets = bucketIndexOf(this.highestUs) + 1;
     this.tree = new Uint16Array(this.buckets + 1);
     this.topBit = 1 << (31 - Math.clz32(this.buckets));
-    this.samples = new SlotFifo(Math.min(maxSamples, 0xffff), slices, false);
+    this.samples = new SlotFifo(Math.min(maxSamples, 0xffff), this.slots, false);
   }
 
   /** Samples in the window as of the last `advance`/`record`. */
@@ -86,11 +93,28 @@ export class WindowedHistogram extends SliceRing {
       v = 1; // also catches NaN
     else if (v > this.highestUs) v = this.highestUs;
     const idx = bucketIndexOf(v);
-    const out = this.samples.push(idx, this.slot, (this.slot + 1) % this.slices);
+    const out = this.samples.push(idx, this.slot, (this.slot + 1) % this.slots);
     if (out >= 0) this.add(out, -1);
     else this.total++;
     this.add(idx, 1);
     this.version++;
+  }
+
+  /**
+   * The oldest slice number to keep so that the window holds at least `n` samples: its own `slices`, and
+   * of the older slices held (`slots` > `slices`) as few, newest first, as bring the count to `n` — all of
+   * them when it stays short. `dropBefore` it.
+   */
+  keepFrom(n: number): number {
+    let count = this.total;
+    let e = this.epoch - this.slots + 1;
+    const own = this.epoch - this.slices + 1;
+    for (; e < own; e++) {
+      const c = this.samples.countOf(this.slotOf(e));
+      if (count - c < n) break;
+      count -= c;
+    }
+    return e;
   }
 
   /** Samples in buckets 0..k of the window (0 for k < 0). */

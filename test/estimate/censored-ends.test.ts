@@ -87,7 +87,9 @@ describe("PeerLatency — abandoned calls are right-censored observations", () =
     explicit.abandoned(70);
     expect(p.estimate(clock.t).censoredEnds).toBe(2);
     expect(p.estimate(clock.t).p99Ms).toBeGreaterThan(60); // beyond every completion: a lower bound
-    clock.t += 12_000;
+    clock.t += 12_000; // past the window, kept while the window holds fewer than windowMinCompletions
+    expect(p.estimate(clock.t)).toMatchObject({ samples: 10, censoredEnds: 2 });
+    clock.t += 20_000; // past windowMaxStretch windows
     expect(p.estimate(clock.t)).toMatchObject({ samples: 0, censoredEnds: 0 });
   });
 

@@ -23,6 +23,8 @@ describe("node config", () => {
       observedFanoutSets: 64,
       observedMinSamples: 10,
       maxSamplesPerPeer: 1024,
+      windowMinCompletions: 100,
+      windowMaxStretch: 3,
     });
     expect(config.activeSet).toEqual({ maxPeers: 1024 });
     expect(config.handlers.map((h) => h.kind)).toEqual(["echo", "vote"]);

@@ -248,6 +248,20 @@ export const nodeConfigSchema = z.strictObject({
           "Completed samples (and, apart, censored ends) a peer's window holds; the oldest are dropped past it (2 and 4 bytes each).",
         ),
       ),
+    windowMinCompletions: rangeField(estimator.windowMinCompletions)
+      .default(LATENCY_BOOK_DEFAULTS.windowMinCompletions)
+      .meta(
+        doc(
+          "While a peer's window holds fewer completed samples than this, it keeps older slices (newest first) until it does, up to windowMaxStretch windows back: a p99 needs 100, and a slow answer seen once then counts as one in that many instead of vanishing after windowMs; 0 turns it off.",
+        ),
+      ),
+    windowMaxStretch: rangeField(estimator.windowMaxStretch)
+      .default(LATENCY_BOOK_DEFAULTS.windowMaxStretch)
+      .meta(
+        doc(
+          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs).",
+        ),
+      ),
   }),
   activeSet: group({
     idleMs: rangeField(estimator.activeIdleMs)
