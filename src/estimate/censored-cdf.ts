@@ -10,6 +10,15 @@ import type { WindowedCensored } from "./windowed-censored.js";
 let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
 const NO_ENDS = new Float64Array(0);
+/**
+ * `Infinity` and `NaN` as module constants for the getters the fan-out search reads per member: V8
+ * compiles a global read in a branch it has not run as a call, and boxes the other branch's number to
+ * merge with it (16 bytes per member and estimate).
+ */
+const NO_HORIZON = Infinity;
+const NO_VALUE = NaN;
+/** What `lookUp` read (see there). */
+const looked = new Float64Array(1);
 /** Steps `segmentNear` walks from its hint before it falls back to the binary search. */
 const NEAR_STEPS = 4;
 
@@ -125,7 +134,7 @@ export class CensoredCdf implements CdfLike {
   private memoBefore = 0;
   private memoAfter = 0;
   /**
-   * The segment `atBucket` found last: the search reads each member at a few nearby grid points per
+   * The segment `lookUp` found last: the search reads each member at a few nearby grid points per
    * estimate, and the same ones the next time, so the segment is usually a step or two from it.
    */
   private segmentHint = 0;
@@ -379,7 +388,7 @@ export class CensoredCdf implements CdfLike {
    * take longer, so the CDF there is too high and a quantile that falls there is a lower bound.
    */
   get horizonMs(): number {
-    return this.tailCount > 0 ? (this.tailX[0] as number) : Infinity;
+    return this.tailCount > 0 ? (this.tailX[0] as number) : NO_HORIZON;
   }
 
   /**
@@ -426,7 +435,7 @@ export class CensoredCdf implements CdfLike {
   }
 
   /**
-   * `segmentOf(k)` found by walking from the last one `atBucket` found, a few steps at most (the same
+   * `segmentOf(k)` found by walking from the last one `lookUp` found, a few steps at most (the same
    * count: betas ascend), else by the binary search.
    */
   private segmentNear(k: number): number {
@@ -454,13 +463,13 @@ export class CensoredCdf implements CdfLike {
   }
 
   get minX(): number {
-    if (this.empty) return NaN;
+    if (this.empty) return NO_VALUE;
     if (this.hi >= 0) return ((this.table as BucketTable).lowUs[this.lo] as number) / 1000;
     return this.tailX[0] as number;
   }
 
   get maxX(): number {
-    if (this.empty) return NaN;
+    if (this.empty) return NO_VALUE;
     return this.tailCount > 0 ? (this.tailX[this.tailCount - 1] as number) : this.hiEdgeMs;
   }
 
@@ -474,17 +483,27 @@ export class CensoredCdf implements CdfLike {
       const theta = (us - this.memoLowUs) / this.memoWidthUs;
       return this.memoBefore + theta * (this.memoAfter - this.memoBefore);
     }
-    return this.atBucket(tMs);
+    this.lookUp(tMs);
+    return looked[0] as number;
   }
 
-  /** `at` outside the memo's bucket: one segment search and one prefix query (and the memo set), or the tail. */
-  private atBucket(tMs: number): number {
-    if (this.empty) return 0;
+  /**
+   * `at` outside the memo's bucket: one segment search and one prefix query (and the memo set), or the
+   * tail. The value goes to `looked[0]`, not out as a return: a number returned by a call V8 does not
+   * inline is boxed, 16 bytes per member and point the fan-out search reads.
+   */
+  private lookUp(tMs: number): void {
+    if (this.empty) {
+      looked[0] = 0;
+      return;
+    }
     if (this.hi >= 0 && tMs < this.hiEdgeMs) {
       const us = tMs * 1000;
-      if (!(us >= 1)) return 0;
-      const k = bucketIndexOf(Math.floor(us));
-      if (k < this.lo) return 0;
+      const k = us >= 1 ? bucketIndexOf(Math.floor(us)) : -1;
+      if (k < this.lo) {
+        looked[0] = 0;
+        return;
+      }
       const table = this.table as BucketTable;
       const low = table.lowUs[k] as number;
       const width = table.widthUs[k] as number;
@@ -505,10 +524,10 @@ export class CensoredCdf implements CdfLike {
       this.memoWidthUs = width;
       this.memoBefore = before;
       this.memoAfter = after;
-      return before + theta * (after - before);
+      looked[0] = before + theta * (after - before);
+      return;
     }
     const n = this.tailCount;
-    if (n === 0) return 1;
     // points at or below t
     let a = 0;
     let b = n;
@@ -517,9 +536,11 @@ export class CensoredCdf implements CdfLike {
       if ((this.tailX[mid] as number) <= tMs) a = mid + 1;
       else b = mid;
     }
-    if (a === n) return 1;
-    const total = this.tailCum[n - 1] as number;
-    return a === 0 ? 1 - this.tailS : 1 - this.tailS + (this.tailS * (this.tailCum[a - 1] as number)) / total;
+    if (a === n) looked[0] = 1;
+    else if (a === 0) looked[0] = 1 - this.tailS;
+    else
+      looked[0] =
+        1 - this.tailS + (this.tailS * (this.tailCum[a - 1] as number)) / (this.tailCum[n - 1] as number);
   }
 
   /** Smallest t with P(latency <= t) >= q, for q in (0, 1]; NaN when empty. */
