@@ -65,6 +65,22 @@ function bestBatchMean(batches: number, size: number, fn: (i: number) => void): 
 }
 
 /**
+ * Heap bytes allocated per call: the median over `batches` batches of `size` calls of the growth of the
+ * heap's use (a batch during which a collection ran shrinks it and is left out).
+ */
+function allocatedPerCall(batches: number, size: number, fn: () => void): number {
+  const grown: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < size; i++) fn();
+    const delta = process.memoryUsage().heapUsed - before;
+    if (delta >= 0) grown.push(delta / size);
+  }
+  grown.sort((x, y) => x - y);
+  return grown[grown.length >> 1] ?? NaN;
+}
+
+/**
  * A book with `n` peers of heterogeneous log-normal latency, 1,000 samples each, 50 calls abandoned at
  * assorted ages (censored ends: the worst case for memory, their window's arrays allocated) and 4 calls in
  * flight each.
@@ -220,7 +236,8 @@ function benchDecision(figures: Record<string, Figure>): void {
  * filled, so the figures time the code, not the JIT compiling it nor the scavenges promoting the freshly
  * filled book; the timed book's own data are untouched (its calls in flight still age and pass ended
  * points, as a node's young calls do). On a shared machine the p99 also holds preemption and the GC the
- * estimates' own allocation causes; the best batch mean is the closest to the code's own cost.
+ * estimates' own allocation causes; the best batch mean is the closest to the code's own cost. "Heap
+ * allocated per uncached estimate" is what causes that GC (`allocatedPerCall`).
  */
 function benchScale(figures: Record<string, Figure>): void {
   const majority: Requirement = { kind: "quorum", k: 501 };
@@ -248,6 +265,13 @@ function benchScale(figures: Record<string, Figure>): void {
         sink += book.fanout(ids, majority, t).p99Ms;
       }) / 1000,
     unit: "µs",
+  };
+  figures["heap allocated per uncached estimate, quorum 501 of 1,000"] = {
+    value: allocatedPerCall(30, 10, () => {
+      t += 1.01;
+      sink += book.fanout(ids, majority, t).p99Ms;
+    }),
+    unit: "B",
   };
   // the quantile search alone: the members' CDFs rebuilt as above (untimed), then `fanoutQuantiles` from
   // the last estimate, as `LatencyBook.fanout` does; the rest of the uncached figure is the rebuild
