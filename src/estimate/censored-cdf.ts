@@ -194,7 +194,7 @@ export class CensoredCdf implements CdfLike {
     this.m = m;
     this.flights = count;
     this.empty = this.total === 0 && m === 0;
-    if (!(layout && this.moveFlights(agesMs, count, endX, e))) {
+    if (!(layout && this.moveFlights(agesMs, count, endX, endW, e))) {
       this.rebuild(agesMs, count, endX, endW, e);
       this.shapeWindow = window;
       this.shapeWindowVersion = window.version;
@@ -205,16 +205,28 @@ export class CensoredCdf implements CdfLike {
   /**
    * The common case between two estimates: the windows are unchanged and each call in flight keeps its place
    * among the ended points, so only the calls in flight move. A call whose bucket changed re-runs the
-   * segments from it on (the factors before it stand); the tail's points move in place. False (nothing
-   * usable left) when a call changed place or crossed into or out of the tail: the caller rebuilds.
+   * segments from it on (the factors before it stand); the tail's points move in place. A young call
+   * passes ended points at nearly every estimate: it moves past them in place (the ended points between
+   * shift down one place and the censored weights from them on are re-summed, exactly, as they are
+   * counts), and the segments from its old place to just past its new one take new factors. False
+   * (nothing usable left) when a call crossed into or out of the tail, or passed the ended points of the
+   * call after it: the caller rebuilds.
    */
-  private moveFlights(agesMs: Float64Array, count: number, endX: Float64Array, e: number): boolean {
+  private moveFlights(
+    agesMs: Float64Array,
+    count: number,
+    endX: Float64Array,
+    endW: Float64Array,
+    e: number,
+  ): boolean {
     const beta = this.beta;
     const fromEnded = this.fromEnded;
     const hi = this.hi;
     const tailStart = this.m - this.tailCount;
     let from = this.m;
     let endedBefore = 0;
+    /** Segments up to here changed neighbours or censored weight: their factors are computed anew. */
+    let moved = -1;
     let j = 0;
     for (let i = 0; i < count; i++) {
       const age = agesMs[i] as number;
@@ -236,9 +248,31 @@ export class CensoredCdf implements CdfLike {
         }
       }
       const k = i + j;
-      if (fromEnded[k] !== 0) return false;
       const x = Math.max(age, 0);
       const bucket = bucketOfMs(x);
+      if (j !== was) {
+        // the call passed ended points: move it past them in place, below the tail and the next call
+        const next = i + 1 < count ? (this.flightEndedBefore[i + 1] as number) : e;
+        if (j < was || j > next || k >= tailStart || bucket >= hi) return false;
+        const k0 = i + was;
+        for (let s = k0; s < k; s++) {
+          beta[s] = beta[s + 1] as number;
+          fromEnded[s] = 1;
+        }
+        beta[k] = bucket;
+        fromEnded[k] = 0;
+        // the censored weight from each moved position on, summed from the right as a rebuild does
+        const segC = this.segC;
+        segC[k] = (segC[k + 1] as number) + 1;
+        for (let s = k - 1; s >= k0; s--) segC[s] = (segC[s + 1] as number) + (endW[was + s - k0] as number);
+        this.flightEndedBefore[i] = j;
+        if (k0 < from) {
+          from = k0;
+          endedBefore = was;
+        }
+        moved = k + 1;
+        continue;
+      }
       const before = beta[k] as number;
       if (bucket !== before) {
         if (before >= hi !== bucket >= hi) return false;
@@ -252,7 +286,7 @@ export class CensoredCdf implements CdfLike {
     }
     // a call in the tail moves only its point: the segments read lie below the tail (`survivalFrom`)
     if (from < tailStart) {
-      this.survivalFrom(from, endedBefore, true);
+      this.survivalFrom(from, endedBefore, true, moved);
       this.setTailSurvival();
     }
     return true;
@@ -323,8 +357,9 @@ export class CensoredCdf implements CdfLike {
    * so no segment past it is read (the tail's points share `tailS` instead). With `reuse` (the ended
    * points and windows unchanged since the last run) a segment from an ended point to an ended point, or
    * from the start to one, keeps its factor: the same number, so the product is the one a rebuild makes.
+   * Segments up to `changedTo` (a call moved past ended points there) are computed anew all the same.
    */
-  private survivalFrom(from: number, endedBefore: number, reuse: boolean): void {
+  private survivalFrom(from: number, endedBefore: number, reuse: boolean, changedTo = -1): void {
     const m = this.m - this.tailCount;
     const window = this.window as WindowedHistogram;
     const fromEnded = this.fromEnded;
@@ -336,7 +371,7 @@ export class CensoredCdf implements CdfLike {
       let rEnd: number;
       if (fromEnded[s] === 1) {
         rEnd = this.endRest[j++] as number;
-        if (reuse && (s === 0 || fromEnded[s - 1] === 1)) factor = segF[s] as number;
+        if (reuse && s > changedTo && (s === 0 || fromEnded[s - 1] === 1)) factor = segF[s] as number;
         else {
           const c = this.segC[s] as number;
           factor = segF[s] = (rEnd + c) / (rStart + c);
