@@ -209,8 +209,7 @@ export class CensoredCdf implements CdfLike {
    * passes ended points at nearly every estimate: it moves past them in place (the ended points between
    * shift down one place and the censored weights from them on are re-summed, exactly, as they are
    * counts), and the segments from its old place to just past its new one take new factors. False
-   * (nothing usable left) when a call crossed into or out of the tail, or passed the ended points of the
-   * call after it: the caller rebuilds.
+   * (nothing usable left) when a call crossed into or out of the tail: the caller rebuilds.
    */
   private moveFlights(
     agesMs: Float64Array,
@@ -227,33 +226,32 @@ export class CensoredCdf implements CdfLike {
     let endedBefore = 0;
     /** Segments up to here changed neighbours or censored weight: their factors are computed anew. */
     let moved = -1;
-    let j = 0;
-    for (let i = 0; i < count; i++) {
+    // from the oldest call down, so that a call moving past ended points finds only ended points
+    // between its old and new places: the calls after it have moved already
+    let upper = e;
+    for (let i = count - 1; i >= 0; i--) {
       const age = agesMs[i] as number;
       // the merge's order: a call in flight goes before the first ended point it does not exceed; most
-      // calls are still between the ended points they were merged between, else search from the last one
+      // calls are still between the ended points they were merged between, else search below the next
+      // call's (ages ascend)
       const was = this.flightEndedBefore[i] as number;
-      if (
-        was >= j &&
-        (was === 0 || age > (endX[was - 1] as number)) &&
-        (was >= e || age <= (endX[was] as number))
-      ) {
-        j = was;
-      } else {
-        let b = e;
+      let j = was;
+      if (!((was === 0 || age > (endX[was - 1] as number)) && (was >= e || age <= (endX[was] as number)))) {
+        j = 0;
+        let b = upper;
         while (j < b) {
           const mid = (j + b) >>> 1;
           if (age <= (endX[mid] as number)) b = mid;
           else j = mid + 1;
         }
       }
+      upper = j;
       const k = i + j;
       const x = Math.max(age, 0);
       const bucket = bucketOfMs(x);
       if (j !== was) {
-        // the call passed ended points: move it past them in place, below the tail and the next call
-        const next = i + 1 < count ? (this.flightEndedBefore[i + 1] as number) : e;
-        if (j < was || j > next || k >= tailStart || bucket >= hi) return false;
+        // the call passed ended points: move it past them in place, below the tail
+        if (j < was || k >= tailStart || bucket >= hi) return false;
         const k0 = i + was;
         for (let s = k0; s < k; s++) {
           beta[s] = beta[s + 1] as number;
@@ -270,7 +268,7 @@ export class CensoredCdf implements CdfLike {
           from = k0;
           endedBefore = was;
         }
-        moved = k + 1;
+        if (k + 1 > moved) moved = k + 1;
         continue;
       }
       const before = beta[k] as number;
