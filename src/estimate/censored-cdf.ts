@@ -10,6 +10,15 @@ import type { WindowedCensored } from "./windowed-censored.js";
 let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
 const NO_ENDS = new Float64Array(0);
+/**
+ * `Infinity` and `NaN` as module constants for the getters the fan-out search reads per member: V8
+ * compiles a global read in a branch it has not run as a call, and boxes the other branch's number to
+ * merge with it (16 bytes per member and estimate).
+ */
+const NO_HORIZON = Infinity;
+const NO_VALUE = NaN;
+/** What `lookUp` read (see there). */
+const looked = new Float64Array(1);
 /** Steps `segmentNear` walks from its hint before it falls back to the binary search. */
 const NEAR_STEPS = 4;
 
@@ -125,7 +134,7 @@ export class CensoredCdf implements CdfLike {
   private memoBefore = 0;
   private memoAfter = 0;
   /**
-   * The segment `atBucket` found last: the search reads each member at a few nearby grid points per
+   * The segment `lookUp` found last: the search reads each member at a few nearby grid points per
    * estimate, and the same ones the next time, so the segment is usually a step or two from it.
    */
   private segmentHint = 0;
@@ -185,7 +194,7 @@ export class CensoredCdf implements CdfLike {
     this.m = m;
     this.flights = count;
     this.empty = this.total === 0 && m === 0;
-    if (!(layout && this.moveFlights(agesMs, count, endX, e))) {
+    if (!(layout && this.moveFlights(agesMs, count, endX, endW, e))) {
       this.rebuild(agesMs, count, endX, endW, e);
       this.shapeWindow = window;
       this.shapeWindowVersion = window.version;
@@ -196,40 +205,72 @@ export class CensoredCdf implements CdfLike {
   /**
    * The common case between two estimates: the windows are unchanged and each call in flight keeps its place
    * among the ended points, so only the calls in flight move. A call whose bucket changed re-runs the
-   * segments from it on (the factors before it stand); the tail's points move in place. False (nothing
-   * usable left) when a call changed place or crossed into or out of the tail: the caller rebuilds.
+   * segments from it on (the factors before it stand); the tail's points move in place. A young call
+   * passes ended points at nearly every estimate: it moves past them in place (the ended points between
+   * shift down one place and the censored weights from them on are re-summed, exactly, as they are
+   * counts), and the segments from its old place to just past its new one take new factors. False
+   * (nothing usable left) when a call crossed into or out of the tail: the caller rebuilds.
    */
-  private moveFlights(agesMs: Float64Array, count: number, endX: Float64Array, e: number): boolean {
+  private moveFlights(
+    agesMs: Float64Array,
+    count: number,
+    endX: Float64Array,
+    endW: Float64Array,
+    e: number,
+  ): boolean {
     const beta = this.beta;
     const fromEnded = this.fromEnded;
     const hi = this.hi;
     const tailStart = this.m - this.tailCount;
     let from = this.m;
     let endedBefore = 0;
-    let j = 0;
-    for (let i = 0; i < count; i++) {
+    /** Segments up to here changed neighbours or censored weight: their factors are computed anew. */
+    let moved = -1;
+    // from the oldest call down, so that a call moving past ended points finds only ended points
+    // between its old and new places: the calls after it have moved already
+    let upper = e;
+    for (let i = count - 1; i >= 0; i--) {
       const age = agesMs[i] as number;
       // the merge's order: a call in flight goes before the first ended point it does not exceed; most
-      // calls are still between the ended points they were merged between, else search from the last one
+      // calls are still between the ended points they were merged between, else search below the next
+      // call's (ages ascend)
       const was = this.flightEndedBefore[i] as number;
-      if (
-        was >= j &&
-        (was === 0 || age > (endX[was - 1] as number)) &&
-        (was >= e || age <= (endX[was] as number))
-      ) {
-        j = was;
-      } else {
-        let b = e;
+      let j = was;
+      if (!((was === 0 || age > (endX[was - 1] as number)) && (was >= e || age <= (endX[was] as number)))) {
+        j = 0;
+        let b = upper;
         while (j < b) {
           const mid = (j + b) >>> 1;
           if (age <= (endX[mid] as number)) b = mid;
           else j = mid + 1;
         }
       }
+      upper = j;
       const k = i + j;
-      if (fromEnded[k] !== 0) return false;
       const x = Math.max(age, 0);
       const bucket = bucketOfMs(x);
+      if (j !== was) {
+        // the call passed ended points: move it past them in place, below the tail
+        if (j < was || k >= tailStart || bucket >= hi) return false;
+        const k0 = i + was;
+        for (let s = k0; s < k; s++) {
+          beta[s] = beta[s + 1] as number;
+          fromEnded[s] = 1;
+        }
+        beta[k] = bucket;
+        fromEnded[k] = 0;
+        // the censored weight from each moved position on, summed from the right as a rebuild does
+        const segC = this.segC;
+        segC[k] = (segC[k + 1] as number) + 1;
+        for (let s = k - 1; s >= k0; s--) segC[s] = (segC[s + 1] as number) + (endW[was + s - k0] as number);
+        this.flightEndedBefore[i] = j;
+        if (k0 < from) {
+          from = k0;
+          endedBefore = was;
+        }
+        if (k + 1 > moved) moved = k + 1;
+        continue;
+      }
       const before = beta[k] as number;
       if (bucket !== before) {
         if (before >= hi !== bucket >= hi) return false;
@@ -243,7 +284,7 @@ export class CensoredCdf implements CdfLike {
     }
     // a call in the tail moves only its point: the segments read lie below the tail (`survivalFrom`)
     if (from < tailStart) {
-      this.survivalFrom(from, endedBefore, true);
+      this.survivalFrom(from, endedBefore, true, moved);
       this.setTailSurvival();
     }
     return true;
@@ -314,8 +355,9 @@ export class CensoredCdf implements CdfLike {
    * so no segment past it is read (the tail's points share `tailS` instead). With `reuse` (the ended
    * points and windows unchanged since the last run) a segment from an ended point to an ended point, or
    * from the start to one, keeps its factor: the same number, so the product is the one a rebuild makes.
+   * Segments up to `changedTo` (a call moved past ended points there) are computed anew all the same.
    */
-  private survivalFrom(from: number, endedBefore: number, reuse: boolean): void {
+  private survivalFrom(from: number, endedBefore: number, reuse: boolean, changedTo = -1): void {
     const m = this.m - this.tailCount;
     const window = this.window as WindowedHistogram;
     const fromEnded = this.fromEnded;
@@ -327,7 +369,7 @@ export class CensoredCdf implements CdfLike {
       let rEnd: number;
       if (fromEnded[s] === 1) {
         rEnd = this.endRest[j++] as number;
-        if (reuse && (s === 0 || fromEnded[s - 1] === 1)) factor = segF[s] as number;
+        if (reuse && s > changedTo && (s === 0 || fromEnded[s - 1] === 1)) factor = segF[s] as number;
         else {
           const c = this.segC[s] as number;
           factor = segF[s] = (rEnd + c) / (rStart + c);
@@ -379,7 +421,7 @@ export class CensoredCdf implements CdfLike {
    * take longer, so the CDF there is too high and a quantile that falls there is a lower bound.
    */
   get horizonMs(): number {
-    return this.tailCount > 0 ? (this.tailX[0] as number) : Infinity;
+    return this.tailCount > 0 ? (this.tailX[0] as number) : NO_HORIZON;
   }
 
   /**
@@ -426,7 +468,7 @@ export class CensoredCdf implements CdfLike {
   }
 
   /**
-   * `segmentOf(k)` found by walking from the last one `atBucket` found, a few steps at most (the same
+   * `segmentOf(k)` found by walking from the last one `lookUp` found, a few steps at most (the same
    * count: betas ascend), else by the binary search.
    */
   private segmentNear(k: number): number {
@@ -454,13 +496,13 @@ export class CensoredCdf implements CdfLike {
   }
 
   get minX(): number {
-    if (this.empty) return NaN;
+    if (this.empty) return NO_VALUE;
     if (this.hi >= 0) return ((this.table as BucketTable).lowUs[this.lo] as number) / 1000;
     return this.tailX[0] as number;
   }
 
   get maxX(): number {
-    if (this.empty) return NaN;
+    if (this.empty) return NO_VALUE;
     return this.tailCount > 0 ? (this.tailX[this.tailCount - 1] as number) : this.hiEdgeMs;
   }
 
@@ -474,17 +516,27 @@ export class CensoredCdf implements CdfLike {
       const theta = (us - this.memoLowUs) / this.memoWidthUs;
       return this.memoBefore + theta * (this.memoAfter - this.memoBefore);
     }
-    return this.atBucket(tMs);
+    this.lookUp(tMs);
+    return looked[0] as number;
   }
 
-  /** `at` outside the memo's bucket: one segment search and one prefix query (and the memo set), or the tail. */
-  private atBucket(tMs: number): number {
-    if (this.empty) return 0;
+  /**
+   * `at` outside the memo's bucket: one segment search and one prefix query (and the memo set), or the
+   * tail. The value goes to `looked[0]`, not out as a return: a number returned by a call V8 does not
+   * inline is boxed, 16 bytes per member and point the fan-out search reads.
+   */
+  private lookUp(tMs: number): void {
+    if (this.empty) {
+      looked[0] = 0;
+      return;
+    }
     if (this.hi >= 0 && tMs < this.hiEdgeMs) {
       const us = tMs * 1000;
-      if (!(us >= 1)) return 0;
-      const k = bucketIndexOf(Math.floor(us));
-      if (k < this.lo) return 0;
+      const k = us >= 1 ? bucketIndexOf(Math.floor(us)) : -1;
+      if (k < this.lo) {
+        looked[0] = 0;
+        return;
+      }
       const table = this.table as BucketTable;
       const low = table.lowUs[k] as number;
       const width = table.widthUs[k] as number;
@@ -505,10 +557,10 @@ export class CensoredCdf implements CdfLike {
       this.memoWidthUs = width;
       this.memoBefore = before;
       this.memoAfter = after;
-      return before + theta * (after - before);
+      looked[0] = before + theta * (after - before);
+      return;
     }
     const n = this.tailCount;
-    if (n === 0) return 1;
     // points at or below t
     let a = 0;
     let b = n;
@@ -517,9 +569,11 @@ export class CensoredCdf implements CdfLike {
       if ((this.tailX[mid] as number) <= tMs) a = mid + 1;
       else b = mid;
     }
-    if (a === n) return 1;
-    const total = this.tailCum[n - 1] as number;
-    return a === 0 ? 1 - this.tailS : 1 - this.tailS + (this.tailS * (this.tailCum[a - 1] as number)) / total;
+    if (a === n) looked[0] = 1;
+    else if (a === 0) looked[0] = 1 - this.tailS;
+    else
+      looked[0] =
+        1 - this.tailS + (this.tailS * (this.tailCum[a - 1] as number)) / (this.tailCum[n - 1] as number);
   }
 
   /** Smallest t with P(latency <= t) >= q, for q in (0, 1]; NaN when empty. */

@@ -22,6 +22,8 @@ export class InFlightRegistry {
   private usedCount = 0;
   /** The ages `ages` wrote, ascending (the first `size` of them; grown with the calls in flight). */
   agesMs: Float64Array = new Float64Array(0);
+  /** The latest start among the calls `ages` kept (−Infinity when none). */
+  newestStartMs = -Infinity;
   /** Calls that found the registry full since the last reset. */
   untracked = 0;
 
@@ -68,10 +70,14 @@ export class InFlightRegistry {
   }
 
   /**
-   * Drops calls started before `oldestStartMs` and writes the ages (`nowMs − start`, >= 0) of the others into
-   * `agesMs`, sorted ascending; returns their count. Nothing is allocated unless the calls outgrow the array.
+   * Drops calls started more than `windowMs` before `nowMs` and writes the ages (`nowMs − start`, >= 0) of
+   * the others into `agesMs`, sorted ascending, and the latest start among them into `newestStartMs`
+   * (−Infinity when none); returns their count. Nothing is allocated unless the calls outgrow the array:
+   * the window, not its start, is passed and the newest start is a field, not a return, as V8 boxes a
+   * number computed for, or returned by, a call it does not inline, once per peer and estimate.
    */
-  ages(nowMs: number, oldestStartMs: number): number {
+  ages(nowMs: number, windowMs: number): number {
+    const oldestStartMs = nowMs - windowMs;
     let i = 0;
     while (i < this.usedCount) {
       const slot = this.used[i] as number;
@@ -81,22 +87,16 @@ export class InFlightRegistry {
     const n = this.usedCount;
     if (this.agesMs.length < n) this.agesMs = new Float64Array(Math.max(n, this.agesMs.length * 2, 4));
     const buf = this.agesMs;
+    let newest = -Infinity;
     for (let k = 0; k < n; k++) {
-      const age = nowMs - (this.start[this.used[k] as number] as number);
+      const start = this.start[this.used[k] as number] as number;
+      const age = nowMs - start;
       buf[k] = age > 0 ? age : 0;
+      if (start > newest) newest = start;
     }
+    this.newestStartMs = newest;
     if (n > 1) sortPrefix(buf, n);
     return n;
-  }
-
-  /** Latest start among the calls tracked (−Infinity when none). */
-  newestStart(): number {
-    let newest = -Infinity;
-    for (let k = 0; k < this.usedCount; k++) {
-      const s = this.start[this.used[k] as number] as number;
-      if (s > newest) newest = s;
-    }
-    return newest;
   }
 
   /** Forgets every call (peer restart); their later `remove`s are ignored. */

@@ -87,7 +87,11 @@ export class LatencyBook implements LatencySource {
   /** Fan-out estimates by `setHash` of the set as given; a colliding set takes the slot over. */
   private readonly cache = new Map<number, CacheEntry>();
   private readonly observed: ObservedFanouts;
-  /** The members' CDFs of the estimate being computed (reused: `fanout` reads them, keeps none). */
+  /**
+   * The members' CDFs of the estimate being computed. Reused and not emptied after, so an estimate of
+   * 1,000 members does not grow a new array: it holds the last set's CDFs (its members' own objects)
+   * until the next estimate.
+   */
   private readonly cdfs: CdfLike[] = [];
   private membership = 0;
   private nextSweepAt = -Infinity;
@@ -219,7 +223,7 @@ export class LatencyBook implements LatencySource {
     const members = same ? hit.members : new Array<PeerLatency | undefined>(n);
     const versions = same ? hit.versions : new Float64Array(n);
     const cdfs = this.cdfs;
-    cdfs.length = 0;
+    let known = 0;
     let unknown: PeerId[] | undefined;
     let maxAgeMs = 0;
     let minSamples = n === 0 ? 0 : Infinity;
@@ -246,8 +250,9 @@ export class LatencyBook implements LatencySource {
       if (p.samples < minCompleted) minCompleted = p.samples;
       const cdf = p.cdf(nowMs);
       if (cdf.empty) complete = false;
-      cdfs.push(cdf);
+      cdfs[known++] = cdf;
     }
+    if (cdfs.length !== known) cdfs.length = known;
     const observed = n === 0 ? undefined : this.observed.get(setKey);
     observed?.refresh(nowMs);
     const useObserved = observed !== undefined && observed.status === "fresh";
@@ -294,7 +299,6 @@ export class LatencyBook implements LatencySource {
       basis: useObserved ? "observed" : "independent",
       observedSamples: observed?.samples ?? 0,
     };
-    cdfs.length = 0;
     if (tick > 0 && same) {
       hit.at = nowMs;
       hit.membership = this.membership;

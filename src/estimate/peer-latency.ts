@@ -7,6 +7,12 @@ import { WindowedCensored } from "./windowed-censored.js";
 import { bucketIndexOf, MAX_TRACKABLE_US, WindowedHistogram } from "./windowed-histogram.js";
 
 /**
+ * The age of a peer never heard from. A module constant, not the global `Infinity`: V8 reads a global in
+ * a branch it has not run as a call, and the other branch's number is boxed to merge with it.
+ */
+const NEVER_MS = Infinity;
+
+/**
  * The fresh latency of one peer: completed samples in a {@link WindowedHistogram}, and right-censored
  * observations ("latency > age") — calls in flight at their current age, calls cut at their deadline or
  * abandoned at their age then ({@link WindowedCensored}, on the same ring). `complete(ms?)` records a
@@ -202,8 +208,8 @@ export class PeerLatency {
     let count = 0;
     this.newestInFlight = -Infinity;
     if (hasFlights) {
-      count = this.inFlight.ages(nowMs, nowMs - this.options.windowMs);
-      this.newestInFlight = this.inFlight.newestStart();
+      count = this.inFlight.ages(nowMs, this.options.windowMs);
+      this.newestInFlight = this.inFlight.newestStartMs;
     }
     this.censored = count;
     this.censoredEnds = this.ended.totalCount;
@@ -231,7 +237,7 @@ export class PeerLatency {
     const cdf = this.cdf(nowMs);
     this.samples = this.window.totalCount;
     const newest = Math.max(this.lastCompletedAt, this.newestInFlight, this.lastTailEndAt);
-    this.ageMs = newest === -Infinity ? Infinity : Math.max(0, nowMs - newest);
+    this.ageMs = newest === -Infinity ? NEVER_MS : Math.max(0, nowMs - newest);
     const o = this.options;
     // The freshness rule above.
     const tailEnds = cdf.endedTailWeight;
