@@ -45,8 +45,9 @@ export interface LatencyBookOptions extends EstimatorOptions {
    * Completed samples a peer's window holds before it forgets by time alone: while the last `windowMs`
    * hold fewer, the window keeps older slices, newest first, as many as bring it to this many, up to
    * `windowMaxStretch` windows back. A q-quantile needs 1 / (1 − q) completions (100 for the p99, see
-   * `tooFewFor`), and a tail answer seen once should weigh as one in that many, not vanish after
-   * `windowMs` when a peer is called a few times a second. 0 turns it off (the window is time only).
+   * `tooFewFor`), and a tail answer seen once should weigh as one in up to `windowMaxStretch` windows'
+   * answers (at most this many), not vanish after `windowMs` when a peer is called a few times a second.
+   * Observed fan-out sets stretch alike. 0 turns it off (the window is time only).
    */
   windowMinCompletions: number;
   /** How far back the window may keep slices for `windowMinCompletions`, in windows (1: never past `windowMs`). */

@@ -28,7 +28,8 @@ const NEVER_MS = Infinity;
  * fewer completions, older slices (samples and censored ends together) stay, newest first, up to
  * `windowMaxStretch` windows back. A peer called a few times a second never holds the 100 answers a p99
  * needs in a short window, so a slow answer would weigh far more than its share while it is in and then
- * vanish; kept for as many answers as the quantile needs, it weighs as one in that many. A busy peer is
+ * vanish; kept longer, it weighs as one in up to `windowMaxStretch` windows' answers (at most
+ * `windowMinCompletions`). A busy peer is
  * windowed by time alone, as fresh as before; calls in flight count at their age whatever the stretch.
  *
  * @example

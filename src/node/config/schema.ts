@@ -225,7 +225,7 @@ export const nodeConfigSchema = z.strictObject({
       .meta(doc("Latency window per peer, ms (shorter than the tail's correlation time).")),
     slices: rangeField(estimator.slices)
       .default(LATENCY_BOOK_DEFAULTS.slices)
-      .meta(doc("Sub-windows in the ring; staleness <= windowMs * (1 + 1/slices).")),
+      .meta(doc("Sub-windows in the ring; staleness <= windowMs * (1 + 1/slices), × windowMaxStretch while a peer holds fewer than windowMinCompletions answers.")),
     minSamples: rangeField(estimator.minSamples)
       .default(LATENCY_BOOK_DEFAULTS.minSamples)
       .meta(doc("Fewer samples in the window makes an estimate unknown.")),
@@ -252,7 +252,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(LATENCY_BOOK_DEFAULTS.windowMinCompletions)
       .meta(
         doc(
-          "While a peer's window holds fewer completed samples than this, it keeps older slices (newest first) until it does, up to windowMaxStretch windows back: a p99 needs 100, and a slow answer seen once then counts as one in that many instead of vanishing after windowMs; 0 turns it off.",
+          "While a peer's window (or an observed fan-out set's) holds fewer completed samples than this, it keeps older slices (newest first) until it does, up to windowMaxStretch windows back: a p99 needs 100, and a slow answer seen once then counts as one in up to windowMaxStretch windows' answers (at most windowMinCompletions) instead of vanishing after windowMs; 0 turns it off.",
         ),
       ),
     windowMaxStretch: rangeField(estimator.windowMaxStretch)
