@@ -67,6 +67,12 @@ describe("PeerLatency window stretch (windowMinCompletions, windowMaxStretch)", 
     expect(() => resolveOptions({ windowMaxStretch: 0 })).toThrow(
       /estimator\.windowMaxStretch: got 0, expected an integer >= 1 <= 16/,
     );
+    expect(() => resolveOptions({ slices: 64, windowMaxStretch: 16 })).toThrow(
+      "estimator.windowMaxStretch: got 16, expected at most 3 (slices 64 × windowMaxStretch <= 192 ring slots per peer)",
+    );
+    expect(
+      resolveOptions({ slices: 64, windowMaxStretch: 16, windowMinCompletions: 0 }).windowMaxStretch,
+    ).toBe(16);
     expect(() => resolveOptions({ windowMinCompletions: 1.5 })).toThrow(
       /estimator\.windowMinCompletions: got 1\.5/,
     );

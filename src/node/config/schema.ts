@@ -225,7 +225,11 @@ export const nodeConfigSchema = z.strictObject({
       .meta(doc("Latency window per peer, ms (shorter than the tail's correlation time).")),
     slices: rangeField(estimator.slices)
       .default(LATENCY_BOOK_DEFAULTS.slices)
-      .meta(doc("Sub-windows in the ring; staleness <= windowMs * (1 + 1/slices), × windowMaxStretch while a peer holds fewer than windowMinCompletions answers.")),
+      .meta(
+        doc(
+          "Sub-windows in the ring; staleness <= windowMs * (1 + 1/slices), × windowMaxStretch while a peer holds fewer than windowMinCompletions answers.",
+        ),
+      ),
     minSamples: rangeField(estimator.minSamples)
       .default(LATENCY_BOOK_DEFAULTS.minSamples)
       .meta(doc("Fewer samples in the window makes an estimate unknown.")),
@@ -259,7 +263,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(LATENCY_BOOK_DEFAULTS.windowMaxStretch)
       .meta(
         doc(
-          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs).",
+          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs); slices × windowMaxStretch <= 192. Each window of stretch costs slices × 8 bytes per peer and observed fan-out set (96 bytes at the defaults, 1,536 bytes at 192 slots in all).",
         ),
       ),
   }),
