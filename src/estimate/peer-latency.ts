@@ -152,6 +152,11 @@ export class PeerLatency {
     return this.inFlight.size;
   }
 
+  /** How the CDF has been refreshed so far: whole rebuilds and in-place moves (`CensoredCdf.stats`). */
+  get cdfStats(): { readonly rebuilds: number; readonly moves: number } {
+    return this.snapshot.stats;
+  }
+
   /** Samples and censored ends dropped because the window held `maxSamplesPerPeer` of them. */
   get droppedSamples(): number {
     return this.window.dropped + this.ended.dropped;
