@@ -263,7 +263,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(LATENCY_BOOK_DEFAULTS.windowMaxStretch)
       .meta(
         doc(
-          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs); slices × windowMaxStretch <= 192. Each window of stretch costs slices × 8 bytes per peer and observed fan-out set (96 bytes at the defaults, 1,536 bytes at 192 slots in all).",
+          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs); slices × windowMaxStretch <= 192. Each window of stretch adds slices × 8 bytes per peer and per observed fan-out set (a 4-byte count per slot in the samples and the ends ring): 96 bytes at the defaults (6 slices, 2 windows past windowMs), the rings at most 1,536 bytes (192 slots).",
         ),
       ),
   }),
