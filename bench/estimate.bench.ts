@@ -251,7 +251,30 @@ function benchScale(figures: Record<string, Figure>): void {
   const cached = perCall(50_000, () => estimateAndDecide(book, ids, now));
   figures["decision path cached, 1,000 peers (p99)"] = { value: cached.p99 / 1000, unit: "µs", target: 50 };
   figures["decision path cached, 1,000 peers (p50)"] = { value: cached.p50 / 1000, unit: "µs" };
+  // members' CDF refreshes, summed over the set: how many estimates rebuild whole and how many move in place
+  const refreshes = (): { rebuilds: number; moves: number } => {
+    let rebuilds = 0;
+    let moves = 0;
+    for (const id of ids) {
+      const s = book.peerOf(id).cdfStats;
+      rebuilds += s.rebuilds;
+      moves += s.moves;
+    }
+    return { rebuilds, moves };
+  };
+  const perEstimate = (label: string, from: { rebuilds: number; moves: number }, n: number): void => {
+    const to = refreshes();
+    figures[`members rebuilt whole per estimate, quorum 501 of 1,000, ${label}`] = {
+      value: (to.rebuilds - from.rebuilds) / n,
+      unit: "members",
+    };
+    figures[`members moved in place per estimate, quorum 501 of 1,000, ${label}`] = {
+      value: (to.moves - from.moves) / n,
+      unit: "members",
+    };
+  };
   t = now;
+  const fromStart = refreshes();
   const q = perCall(300, () => {
     t += 1.01;
     sink += book.fanout(ids, majority, t).p99Ms;
@@ -266,12 +289,15 @@ function benchScale(figures: Record<string, Figure>): void {
       }) / 1000,
     unit: "µs",
   };
+  perEstimate("estimates 1–600", fromStart, 600);
   // the same set later on (estimates 601 to 900): its calls in flight have aged past the ended points,
   // so members are moved, not rebuilt whole — the first 300 hold both
+  const second = refreshes();
   const later = perCall(300, () => {
     t += 1.01;
     sink += book.fanout(ids, majority, t).p99Ms;
   });
+  perEstimate("estimates 601–900", second, 300);
   figures["fan-out uncached, quorum 501 of 1,000, estimates 601–900 (p99)"] = {
     value: later.p99 / 1000,
     unit: "µs",

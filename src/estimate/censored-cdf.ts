@@ -140,6 +140,16 @@ export class CensoredCdf implements CdfLike {
   private segmentHint = 0;
   /** True when there is nothing: no completed sample and no censored observation. */
   empty = true;
+  private readonly counts = { rebuilds: 0, moves: 0 };
+
+  /**
+   * How `update` has refreshed this CDF so far: `rebuilds` built everything anew (the windows changed, a
+   * call began or ended, or one crossed into or out of the tail), `moves` moved the calls in flight in
+   * place. An embedder reads it to see that the fast path runs; the object is live, not a copy.
+   */
+  get stats(): { readonly rebuilds: number; readonly moves: number } {
+    return this.counts;
+  }
 
   /**
    * Recomputes from the window's completed samples, the ages (ms, sorted ascending) of the calls in flight
@@ -194,7 +204,10 @@ export class CensoredCdf implements CdfLike {
     this.m = m;
     this.flights = count;
     this.empty = this.total === 0 && m === 0;
-    if (!(layout && this.moveFlights(agesMs, count, endX, endW, e))) {
+    if (layout && this.moveFlights(agesMs, count, endX, endW, e)) {
+      this.counts.moves++;
+    } else {
+      this.counts.rebuilds++;
       this.rebuild(agesMs, count, endX, endW, e);
       this.shapeWindow = window;
       this.shapeWindowVersion = window.version;

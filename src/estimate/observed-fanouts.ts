@@ -7,6 +7,8 @@ import type { InFlight, PeerId, Requirement } from "./types.js";
  * The fan-out's own completion time, observed per required set (requirement + sorted peer ids): the time
  * until the requirement was met, kept in a {@link PeerLatency} per set, so it is fresh, windowed and
  * censoring-aware like one peer's latency. At most `maxSets` sets, least recently begun dropped first.
+ * A set's window stretches like a peer's (`windowMinCompletions`): a set fanned out a few times a
+ * second never holds the 100 fan-outs a p99 needs within `windowMs` either.
  *
  * Why: the fan-out quantiles from per-peer CDFs (`fanoutCdfAt`) assume the peers independent (Π F_i).
  * Peers behind one congested gateway queue together, so their tails correlate and the product puts the

@@ -45,8 +45,9 @@ export interface LatencyBookOptions extends EstimatorOptions {
    * Completed samples a peer's window holds before it forgets by time alone: while the last `windowMs`
    * hold fewer, the window keeps older slices, newest first, as many as bring it to this many, up to
    * `windowMaxStretch` windows back. A q-quantile needs 1 / (1 − q) completions (100 for the p99, see
-   * `tooFewFor`), and a tail answer seen once should weigh as one in that many, not vanish after
-   * `windowMs` when a peer is called a few times a second. 0 turns it off (the window is time only).
+   * `tooFewFor`), and a tail answer seen once should weigh as one in up to `windowMaxStretch` windows'
+   * answers (at most this many), not vanish after `windowMs` when a peer is called a few times a second.
+   * Observed fan-out sets stretch alike. 0 turns it off (the window is time only).
    */
   windowMinCompletions: number;
   /** How far back the window may keep slices for `windowMinCompletions`, in windows (1: never past `windowMs`). */
@@ -97,9 +98,29 @@ export const LATENCY_BOOK_RANGES: Readonly<Record<keyof LatencyBookOptions, Numb
   activeIdleMs: numberAbove(0),
   maxActivePeers: intRange(1, 1_000_000),
   windowMinCompletions: intRange(0, 65_535),
-  // the ring holds slices × windowMaxStretch slots per peer, twice
+  // the ring holds slices × windowMaxStretch slots per peer, twice (see MAX_STRETCH_SLOTS)
   windowMaxStretch: intRange(1, 16),
 };
+
+/**
+ * The most slots a stretched ring may hold (`slices × windowMaxStretch`): each costs 8 bytes per peer (a
+ * 4-byte count in the samples and the ends ring), and the trim after a change walks the older ones.
+ */
+export const MAX_STRETCH_SLOTS = 192;
+
+/**
+ * The cross-key check of the stretch: `windowMaxStretch` so large that `slices × windowMaxStretch` passes
+ * {@link MAX_STRETCH_SLOTS}; the `expected` text, or undefined when it fits (or the stretch is off).
+ */
+export function stretchSlotsProblem(o: {
+  slices: number;
+  windowMaxStretch: number;
+  windowMinCompletions: number;
+}): string | undefined {
+  if (o.windowMinCompletions === 0 || o.slices * o.windowMaxStretch <= MAX_STRETCH_SLOTS) return undefined;
+  const most = Math.max(1, Math.floor(MAX_STRETCH_SLOTS / o.slices));
+  return `at most ${most} (slices ${o.slices} × windowMaxStretch <= ${MAX_STRETCH_SLOTS} ring slots per peer)`;
+}
 
 export const DEFAULT_WINDOW_MS = LATENCY_BOOK_DEFAULTS.windowMs;
 
@@ -136,5 +157,8 @@ export function resolveOptions(input: Partial<LatencyBookOptions> = {}): Latency
   ][]) {
     checkRange(`estimator.${key}`, merged[key], range);
   }
+  const stretch = stretchSlotsProblem(merged);
+  if (stretch !== undefined)
+    throw invalid("estimator.windowMaxStretch", merged.windowMaxStretch, stretch, { code: "INVALID_CONFIG" });
   return merged;
 }

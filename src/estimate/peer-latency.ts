@@ -28,7 +28,8 @@ const NEVER_MS = Infinity;
  * fewer completions, older slices (samples and censored ends together) stay, newest first, up to
  * `windowMaxStretch` windows back. A peer called a few times a second never holds the 100 answers a p99
  * needs in a short window, so a slow answer would weigh far more than its share while it is in and then
- * vanish; kept for as many answers as the quantile needs, it weighs as one in that many. A busy peer is
+ * vanish; kept longer, it weighs as one in up to `windowMaxStretch` windows' answers (at most
+ * `windowMinCompletions`). A busy peer is
  * windowed by time alone, as fresh as before; calls in flight count at their age whatever the stretch.
  *
  * @example
@@ -53,9 +54,11 @@ export class PeerLatency {
   /** Clock time of the newest censored end that was at or beyond the last completed bucket when it ended. */
   private lastTailEndAt = -Infinity;
   private newestInFlight = -Infinity;
-  /** The window's version and slice when `advance` last trimmed it (nothing to trim until one changes). */
+  /** Both windows' versions and slices when `advance` last trimmed them (nothing to trim until one changes). */
   private trimmedVersion = -1;
   private trimmedEpoch = -Infinity;
+  private trimmedEndedVersion = -1;
+  private trimmedEndedEpoch = -Infinity;
   private everSampled = false;
   private resetPending = false;
   /** Clock time of the newest call begun, sample or censored end (the active set's idle clock). */
@@ -102,6 +105,7 @@ export class PeerLatency {
     if (Number.isNaN(latencyMs)) return;
     this.used(nowMs);
     this.window.record(latencyMs * 1000, nowMs);
+    this.advance(nowMs);
     if (nowMs > this.lastCompletedAt) this.lastCompletedAt = nowMs;
     this.everSampled = true;
     this.version++;
@@ -146,6 +150,11 @@ export class PeerLatency {
   /** Calls in flight tracked now (a peer with calls in flight is never idle). */
   get inFlightCount(): number {
     return this.inFlight.size;
+  }
+
+  /** How the CDF has been refreshed so far: whole rebuilds and in-place moves (`CensoredCdf.stats`). */
+  get cdfStats(): { readonly rebuilds: number; readonly moves: number } {
+    return this.snapshot.stats;
   }
 
   /** Samples and censored ends dropped because the window held `maxSamplesPerPeer` of them. */
@@ -270,19 +279,30 @@ export class PeerLatency {
 
   /**
    * Moves both windows to `nowMs`: the last `windowMs`, and the older slices (newest first) that bring the
-   * completions to `windowMinCompletions` — samples and censored ends of a slice leave together.
+   * completions to `windowMinCompletions` — samples and censored ends of a slice leave together. Every
+   * write goes through here, so the two rings stand on the same slice; the trim is skipped only while
+   * neither ring changed since the last one.
    */
   private advance(nowMs: number): void {
-    this.window.advance(nowMs);
-    this.ended.advance(nowMs);
     const w = this.window;
-    if (w.slots === w.slices || (w.version === this.trimmedVersion && w.currentEpoch === this.trimmedEpoch))
+    const ended = this.ended;
+    w.advance(nowMs);
+    ended.advance(nowMs);
+    if (
+      w.slots === w.slices ||
+      (w.version === this.trimmedVersion &&
+        w.currentEpoch === this.trimmedEpoch &&
+        ended.version === this.trimmedEndedVersion &&
+        ended.currentEpoch === this.trimmedEndedEpoch)
+    )
       return;
     const from = w.keepFrom(this.options.windowMinCompletions);
     w.dropBefore(from);
-    this.ended.dropBefore(from);
+    ended.dropBefore(from);
     this.trimmedVersion = w.version;
     this.trimmedEpoch = w.currentEpoch;
+    this.trimmedEndedVersion = ended.version;
+    this.trimmedEndedEpoch = ended.currentEpoch;
   }
 
   private used(nowMs: number): void {

@@ -58,4 +58,17 @@ describe("a member's CDF refreshed between quorum estimates", () => {
       { numRuns: 150, seed: 23 },
     );
   });
+
+  it("moves the calls in flight in place through a steady sequence of small agings, rebuilding only at the start", () => {
+    const clock = new ManualClock(100_000);
+    const p = new PeerLatency("p", resolveOptions({ minSamples: 1 }), clock);
+    for (let i = 0; i < 50; i++) p.record(5 + i, clock.t);
+    for (let i = 0; i < 20; i++) p.recordCensored(1 + i * 2, clock.t); // ended points young calls pass
+    for (let i = 0; i < 8; i++) p.begin(clock.t - i * 0.5, clock.t + 10_000);
+    const cdf = p.cdf(clock.t);
+    const { rebuilds } = cdf.stats;
+    for (let step = 1; step <= 100; step++) p.cdf(clock.t + step * 0.25); // 25 ms in quarter-ms steps
+    expect(cdf.stats.moves).toBe(100);
+    expect(cdf.stats.rebuilds).toBe(rebuilds);
+  });
 });

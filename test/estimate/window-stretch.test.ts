@@ -67,6 +67,12 @@ describe("PeerLatency window stretch (windowMinCompletions, windowMaxStretch)", 
     expect(() => resolveOptions({ windowMaxStretch: 0 })).toThrow(
       /estimator\.windowMaxStretch: got 0, expected an integer >= 1 <= 16/,
     );
+    expect(() => resolveOptions({ slices: 64, windowMaxStretch: 16 })).toThrow(
+      "estimator.windowMaxStretch: got 16, expected at most 3 (slices 64 × windowMaxStretch <= 192 ring slots per peer)",
+    );
+    expect(
+      resolveOptions({ slices: 64, windowMaxStretch: 16, windowMinCompletions: 0 }).windowMaxStretch,
+    ).toBe(16);
     expect(() => resolveOptions({ windowMinCompletions: 1.5 })).toThrow(
       /estimator\.windowMinCompletions: got 1\.5/,
     );
@@ -81,6 +87,15 @@ describe("PeerLatency window stretch (windowMinCompletions, windowMaxStretch)", 
     expect(p.estimate(clock.t)).toMatchObject({ samples: 40, censoredEnds: 1 });
     answers(p, clock, 100, 10_000); // the newer slices now hold windowMinCompletions by themselves
     expect(p.estimate(clock.t)).toMatchObject({ censoredEnds: 0 });
+  });
+
+  it("a read at an older time does not keep a censored end its slice's completions no longer hold", () => {
+    const clock = new ManualClock(0);
+    const p = peer(clock, { windowMinCompletions: 1 });
+    p.recordCensored(80, 0);
+    p.record(10, 25_000); // the newest slice holds windowMinCompletions: the end's slice is past the window
+    p.cdf(1_000); // a read back-dated into the end's slice
+    expect(p.estimate(25_000)).toMatchObject({ samples: 1, censoredEnds: 0 });
   });
 
   it("holds the newest slices that bring it to windowMinCompletions, never fewer, never past the stretch (property)", () => {
@@ -114,6 +129,53 @@ describe("PeerLatency window stretch (windowMinCompletions, windowMaxStretch)", 
           for (let e = epoch - SLICES; e > epoch - SLICES * stretch && expected < minCompletions; e--)
             expected += perEpoch.get(e) ?? 0;
           expect(p.estimate(now).samples).toBe(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("keeps the same answers and ends whenever it is read: censored ends, reset, back-dated times, FIFO overflow (property)", () => {
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant("answer" as const), t: fc.integer({ min: 0, max: 40_000 }) }),
+      fc.record({ kind: fc.constant("end" as const), t: fc.integer({ min: 0, max: 40_000 }) }),
+      fc.record({ kind: fc.constant("reset" as const), t: fc.constant(0) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(step, fc.option(fc.double({ min: 0, max: 1, noNaN: true }))), { maxLength: 200 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 45_000 }),
+        (steps, minCompletions, stretch, readAfter) => {
+          // maxSamplesPerPeer 16: the FIFO drops its oldest whatever the reads
+          const o = {
+            windowMinCompletions: minCompletions,
+            windowMaxStretch: stretch,
+            maxSamplesPerPeer: 16,
+          };
+          const read = peer(new ManualClock(0), o);
+          const unread = peer(new ManualClock(0), o);
+          let latest = 0;
+          let sinceReset = -1; // the latest write since the last reset (a reset ring starts at its first use)
+          for (const [s, readAt] of steps) {
+            latest = Math.max(latest, s.t);
+            sinceReset = s.kind === "reset" ? -1 : Math.max(sinceReset, s.t);
+            for (const p of [read, unread]) {
+              if (s.kind === "answer") p.record(10, s.t);
+              else if (s.kind === "end") p.recordCensored(80, s.t);
+              else p.reset();
+            }
+            // a read at or before the latest write (a later one would move the clock for one of the two)
+            if (readAt !== null && sinceReset >= 0) read.cdf(Math.floor(readAt * sinceReset));
+          }
+          const now = latest + readAfter;
+          const a = read.estimate(now);
+          const b = unread.estimate(now);
+          expect({ samples: a.samples, censoredEnds: a.censoredEnds }).toEqual({
+            samples: b.samples,
+            censoredEnds: b.censoredEnds,
+          });
         },
       ),
       { numRuns: 300 },

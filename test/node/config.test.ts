@@ -152,6 +152,21 @@ describe("node config", () => {
     expect(err.message).toContain('handlers[1].kind: got "a"');
   });
 
+  it("bounds the stretched ring across keys: slices × windowMaxStretch <= 192", async () => {
+    const err = (await loadConfig({
+      argv: ["--estimator-slices", "64"],
+      env: { TAILSWARM_ESTIMATOR_WINDOW_MAX_STRETCH: "16" },
+    }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toContain(
+      "estimator.windowMaxStretch: got 16 (from env TAILSWARM_ESTIMATOR_WINDOW_MAX_STRETCH), expected at most 3 (slices 64 × windowMaxStretch <= 192 ring slots per peer)",
+    );
+    const ok = await loadConfig({
+      argv: ["--estimator-slices", "64", "--estimator-window-max-stretch", "3"],
+      env: {},
+    });
+    expect(ok.config.estimator.windowMaxStretch).toBe(3);
+  });
+
   it("checks TLS settings together", async () => {
     const err = (await loadConfig({ argv: ["--tls-require-client-cert"], env: {} }).catch(
       (e: unknown) => e,

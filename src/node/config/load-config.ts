@@ -16,6 +16,7 @@ import type { ParseArgsConfig } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { TailswarmError, expectation } from "../../errors.js";
 import { didYouMean } from "../../util/did-you-mean.js";
+import { stretchSlotsProblem } from "../../estimate/options.js";
 import { describeIssues } from "./issues.js";
 import type { ConfigLeaf } from "./leaves.js";
 import { configLeaves, envName, extraEnv, flagName, nodeConfigSchema } from "./schema.js";
@@ -225,6 +226,17 @@ function crossChecks(c: NodeConfig, cwd: string, from: (path: string) => string 
         c.probe.timeoutMs,
         `at most probe.intervalMs (${c.probe.intervalMs})`,
         from("probe.timeoutMs"),
+      ),
+    );
+  }
+  const stretch = stretchSlotsProblem(c.estimator);
+  if (stretch !== undefined) {
+    problems.push(
+      expectation(
+        "estimator.windowMaxStretch",
+        c.estimator.windowMaxStretch,
+        stretch,
+        from("estimator.windowMaxStretch"),
       ),
     );
   }

@@ -225,7 +225,11 @@ export const nodeConfigSchema = z.strictObject({
       .meta(doc("Latency window per peer, ms (shorter than the tail's correlation time).")),
     slices: rangeField(estimator.slices)
       .default(LATENCY_BOOK_DEFAULTS.slices)
-      .meta(doc("Sub-windows in the ring; staleness <= windowMs * (1 + 1/slices).")),
+      .meta(
+        doc(
+          "Sub-windows in the ring; staleness <= windowMs * (1 + 1/slices), × windowMaxStretch while a peer holds fewer than windowMinCompletions answers.",
+        ),
+      ),
     minSamples: rangeField(estimator.minSamples)
       .default(LATENCY_BOOK_DEFAULTS.minSamples)
       .meta(doc("Fewer samples in the window makes an estimate unknown.")),
@@ -252,14 +256,14 @@ export const nodeConfigSchema = z.strictObject({
       .default(LATENCY_BOOK_DEFAULTS.windowMinCompletions)
       .meta(
         doc(
-          "While a peer's window holds fewer completed samples than this, it keeps older slices (newest first) until it does, up to windowMaxStretch windows back: a p99 needs 100, and a slow answer seen once then counts as one in that many instead of vanishing after windowMs; 0 turns it off.",
+          "While a peer's window (or an observed fan-out set's) holds fewer completed samples than this, it keeps older slices (newest first) until it does, up to windowMaxStretch windows back: a p99 needs 100, and a slow answer seen once then counts as one in up to windowMaxStretch windows' answers (at most windowMinCompletions) instead of vanishing after windowMs; 0 turns it off.",
         ),
       ),
     windowMaxStretch: rangeField(estimator.windowMaxStretch)
       .default(LATENCY_BOOK_DEFAULTS.windowMaxStretch)
       .meta(
         doc(
-          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs).",
+          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs); slices × windowMaxStretch <= 192. Each window of stretch adds slices × 8 bytes per peer and per observed fan-out set (a 4-byte count per slot in the samples and the ends ring): 96 bytes at the defaults (6 slices, 2 windows past windowMs), the rings at most 1,536 bytes (192 slots).",
         ),
       ),
   }),
