@@ -204,12 +204,13 @@ export function makeCoordinateHandler(
 
 const ms1 = (ms: number): number => Math.round(ms * 10) / 10;
 
-/** The reserve kept and what it wanted, by part: transit + overhead + event-loop lateness. */
+/** The reserve kept and what it wanted, by part: transit + overhead + event-loop lateness, ms. */
 function reserveText(r: Reserve): string {
   const transitMs = r.wantedMs - r.overheadMs - r.loopMs;
-  const kept = r.ms < r.wantedMs ? "capped; " : "";
+  const bound = r.ms < r.wantedMs ? "capped; " : r.ms > r.wantedMs ? "raised to replyReserveMinMs; " : "";
+  const overhead = r.kind === "measured" ? "overhead p99" : "overhead (largest seen)";
   return (
-    `the ${ms1(r.ms)} ms reply reserve kept (${kept}wanted ${ms1(r.wantedMs)} ms: ${ms1(transitMs)} transit + ` +
-    `${ms1(r.overheadMs)} overhead ${r.kind === "measured" ? "p99" : "largest seen"} + ${ms1(r.loopMs)} event-loop lateness)`
+    `the ${ms1(r.ms)} ms reply reserve kept (${bound}wanted ${ms1(r.wantedMs)} = ${ms1(transitMs)} transit + ` +
+    `${ms1(r.overheadMs)} ${overhead} + ${ms1(r.loopMs)} event-loop lateness)`
   );
 }
