@@ -24,8 +24,9 @@ const timing = {
   arrivalLeftMs: 89,
   reserveMs: 30,
   reserveWantedMs: 60,
-  reserveOverheadMs: 30,
-  reserveLoopMs: 25, // wanted 60 = 5 transit (deadlineReserveMs) + 30 + 25
+  // wanted 60 = 3 transit (the default scenario's deadlineReserveMs) + 32 overhead + 25 loop
+  reserveOverheadMs: 32,
+  reserveLoopMs: 25,
   queuedMs: 0.1,
   decideMs: 0.4,
   waitMs: 58.5,
@@ -71,7 +72,7 @@ describe("deadlineMisses", () => {
       mode: "synchronous",
       late_ms: 5,
       reserve_wanted_ms: 60,
-      reserve_overhead_ms: 30,
+      reserve_overhead_ms: 32,
       reserve_loop_ms: 25,
       wait_ms: 58.5,
       reply_ms: 35,
