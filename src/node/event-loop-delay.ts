@@ -48,7 +48,7 @@ export class EventLoopDelay {
   #sliceStart = Date.now();
   readonly #tick: NodeJS.Timeout;
   /** When the newest tick ran (performance.now()) and how late, ms. */
-  #tickAt = -Infinity;
+  #tickAt: number;
   #tickLateMs = 0;
   #p99LateMs = 0;
   #p99At = -Infinity;
