@@ -22,6 +22,7 @@ interface BenchModule {
 const BENCHES: readonly (readonly [string, () => Promise<BenchModule>])[] = [
   ["estimate", () => import("./estimate.bench.js")],
   ["decision-path", () => import("./decision-path.bench.js")],
+  ["reply-reserve", () => import("./reply-reserve.bench.js")],
   ["routing", () => import("./routing.bench.js")],
   ["telemetry", () => import("./telemetry.bench.js")],
   ["telemetry-grpc", () => import("./telemetry-grpc.bench.js")],

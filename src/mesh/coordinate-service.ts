@@ -7,12 +7,13 @@
 import { context } from "@opentelemetry/api";
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import { status as Status } from "@grpc/grpc-js";
-import { TailswarmError, invalid } from "../errors.js";
+import { invalid } from "../errors.js";
 import { decodeJson, encodeJson } from "./codec.js";
 import type { CoordinateFn } from "./coordinate.js";
 import { chainAbort, incomingDeadline, workDeadline } from "./deadline.js";
 import type { CoordinateReply__Output } from "./gen/tailswarm/v1/CoordinateReply.js";
 import type { CoordinateRequest__Output } from "./gen/tailswarm/v1/CoordinateRequest.js";
+import type { Reserve } from "./reply-reserve.js";
 import { abortReason } from "./server-core.js";
 import type { ServerCore } from "./server-core.js";
 import { serviceError, toServiceError } from "./status.js";
@@ -80,10 +81,10 @@ export function makeCoordinateHandler(
       const reserve = core.replyReserve.current(now, incoming - now);
       const deadline = workDeadline(incoming, reserve.ms, cap);
       if (!(deadline > now)) {
-        throw new TailswarmError(
-          "DEADLINE_EXCEEDED",
-          `deadline: ${(incoming - now).toFixed(1)} ms left on arrival at node ${core.nodeId}, expected more than the ${reserve.ms.toFixed(1)} ms reserve (${reserve.kind}; ${reserve.loopMs.toFixed(1)} ms of it the event loop's lateness)`,
-        );
+        throw invalid("deadline", ms1(incoming - now), `more than ${reserveText(reserve)}`, {
+          code: "DEADLINE_EXCEEDED",
+          source: `ms left on arrival at node ${core.nodeId}`,
+        });
       }
       const abort = chainAbort();
       core.abandons.add("", abort.controller);
@@ -199,4 +200,17 @@ export function makeCoordinateHandler(
       callback(toServiceError(error, "coordinate"));
     }
   };
+}
+
+const ms1 = (ms: number): number => Math.round(ms * 10) / 10;
+
+/** The reserve kept and what it wanted, by part: transit + overhead + event-loop lateness, ms. */
+function reserveText(r: Reserve): string {
+  const transitMs = r.wantedMs - r.overheadMs - r.loopMs;
+  const bound = r.ms < r.wantedMs ? "capped; " : r.ms > r.wantedMs ? "raised to replyReserveMinMs; " : "";
+  const overhead = r.kind === "measured" ? "overhead p99" : "overhead (largest seen)";
+  return (
+    `the ${ms1(r.ms)} ms reply reserve kept (${bound}wanted ${ms1(r.wantedMs)} = ${ms1(transitMs)} transit + ` +
+    `${ms1(r.overheadMs)} ${overhead} + ${ms1(r.loopMs)} event-loop lateness)`
+  );
 }

@@ -15,8 +15,9 @@
  * Nor can the overhead hold the lateness of the read itself: grpc-js starts the call's deadline when the
  * loop reads the headers, so a request that arrived during a stall starts its deadline late by up to the
  * stall, and the node's deadline is that much later than the caller's. No call carries how late it was
- * read; the loop's recent lateness (`loopLateMs`, the event-loop delay p99 less the monitor's own
- * resolution) stands in for it, added to the overhead under the same caps.
+ * read; the loop's lateness (`loopLateMs`: the larger of the event-loop delay p99 and the stall this
+ * turn's read met, src/node/event-loop-delay.ts) stands in for it, added to the overhead under the same
+ * caps. It is read per call, not cached with the overhead: a cached value would hide the fresh stall.
  *
  * The share bound scales the cap with the call: a busy loop's overhead p99 may exceed a short call's
  * whole budget, and a reserve that took it all would refuse every such call on arrival (even one that

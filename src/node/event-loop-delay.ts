@@ -8,12 +8,18 @@
  * `sliceMs`–2·`sliceMs` — as p50 and p99 (the larger of the two slices', so a stall in either shows)
  * and the max.
  *
+ * `lateMs()` also sees a single stall, which a p99 of 500–1,000 ticks over the window ignores: its own
+ * timer ticks every `resolutionMs` (unref'd) and keeps when it ran and how late. libuv runs timers before
+ * the poll phase that reads a request, so a tick that ran within the last `resolutionMs` ran after the
+ * stall this read met, and its lateness is that stall's; a tick overdue now (the stall was in this turn's
+ * timers or poll phase) is late by at least its overdue time, and that stands in.
+ *
  * @example
  * const loop = new EventLoopDelay();
  * loop.read(); // { p50Ms: 10.1, p99Ms: 12.3, maxMs: 41.0, windowMs: 7_400 }
  * loop.close();
  */
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import type { ELDHistogram } from "node:perf_hooks";
 
 export interface EventLoopDelayReading {
@@ -24,6 +30,9 @@ export interface EventLoopDelayReading {
   /** How much time the reading covers, ms. */
   readonly windowMs: number;
 }
+
+/** The p99 part of `lateMs()` is re-read at most this often, ms (a native percentile read). */
+const P99_REFRESH_MS = 100;
 
 interface Slice {
   readonly p50Ms: number;
@@ -37,6 +46,12 @@ export class EventLoopDelay {
   readonly #timer: NodeJS.Timeout;
   #previous: Slice | undefined;
   #sliceStart = Date.now();
+  readonly #tick: NodeJS.Timeout;
+  /** When the newest tick ran (performance.now()) and how late, ms. */
+  #tickAt: number;
+  #tickLateMs = 0;
+  #p99LateMs = 0;
+  #p99At = -Infinity;
 
   constructor(
     readonly resolutionMs = 10,
@@ -46,6 +61,9 @@ export class EventLoopDelay {
     this.#h.enable();
     this.#timer = setInterval(() => this.#rotate(), sliceMs);
     this.#timer.unref();
+    this.#tickAt = performance.now();
+    this.#tick = setInterval(() => this.#onTick(), resolutionMs);
+    this.#tick.unref();
   }
 
   read(): EventLoopDelayReading {
@@ -62,17 +80,26 @@ export class EventLoopDelay {
   }
 
   /**
-   * How late a callback that becomes ready now may run, ms: the reading's p99 less the monitor timer's
-   * own resolution, which the histogram includes (0 before a first slice has data). A Coordinate's
-   * reply reserve keeps it for the lateness its header read met (src/mesh/reply-reserve.ts).
+   * How late a callback that becomes ready now may run, ms: the larger of the window's p99 less the
+   * monitor timer's own resolution, which the histogram includes (re-read every 100 ms; 0 before a first
+   * slice has data), and this turn's stall: the newest tick's lateness if it ran within the last
+   * `resolutionMs`, else how overdue the next tick is. A Coordinate's reply reserve keeps it for the lateness
+   * its header read met (src/mesh/reply-reserve.ts).
    */
   lateMs(): number {
-    const p99 = this.read().p99Ms;
-    return Number.isNaN(p99) ? 0 : Math.max(0, p99 - this.resolutionMs);
+    const now = performance.now();
+    if (now - this.#p99At >= P99_REFRESH_MS || now < this.#p99At) {
+      this.#p99LateMs = this.#p99Part();
+      this.#p99At = now;
+    }
+    const since = now - this.#tickAt;
+    const turn = since <= this.resolutionMs ? this.#tickLateMs : since - this.resolutionMs;
+    return Math.max(this.#p99LateMs, turn);
   }
 
   close(): void {
     clearInterval(this.#timer);
+    clearInterval(this.#tick);
     this.#h.disable();
   }
 
@@ -83,11 +110,31 @@ export class EventLoopDelay {
     return { p50Ms: h.percentile(50) / 1e6, p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6, ms };
   }
 
+  #onTick(): void {
+    const now = performance.now();
+    this.#tickLateMs = Math.max(0, now - this.#tickAt - this.resolutionMs);
+    this.#tickAt = now;
+  }
+
+  /** `read()`'s p99 less the resolution, without its objects: one native percentile read. */
+  #p99Part(): number {
+    const h = this.#h;
+    const current = h.count === 0 ? NaN : h.percentile(99) / 1e6;
+    const previous = this.#previous?.p99Ms ?? NaN;
+    const p99 = Number.isNaN(current)
+      ? previous
+      : Number.isNaN(previous)
+        ? current
+        : Math.max(current, previous);
+    return Number.isNaN(p99) ? 0 : Math.max(0, p99 - this.resolutionMs);
+  }
+
   #rotate(): void {
     const slice = this.#current();
     if (!Number.isNaN(slice.p50Ms)) this.#previous = slice;
     this.#h.reset();
     this.#sliceStart = Date.now();
+    this.#p99At = -Infinity;
   }
 }
 

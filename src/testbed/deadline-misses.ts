@@ -21,7 +21,10 @@ export interface MissRow {
   readonly decided_budget_ms: number | null;
   readonly arrival_left_ms: number | null;
   readonly reserve_ms: number | null;
+  /** The reserve wanted: the transit (`deadlineReserveMs`) + `reserve_overhead_ms` + `reserve_loop_ms`. */
   readonly reserve_wanted_ms: number | null;
+  /** The measured decide-and-reply overhead p99 (or the largest seen) in the wanted reserve. */
+  readonly reserve_overhead_ms: number | null;
   /** The event loop's lateness in the wanted reserve. */
   readonly reserve_loop_ms: number | null;
   readonly queued_ms: number | null;
@@ -112,6 +115,7 @@ function missRow(c: CallRecord): MissRow {
     arrival_left_ms: ms(t?.arrivalLeftMs),
     reserve_ms: ms(t?.reserveMs),
     reserve_wanted_ms: ms(t?.reserveWantedMs),
+    reserve_overhead_ms: ms(t?.reserveOverheadMs),
     reserve_loop_ms: ms(t?.reserveLoopMs),
     queued_ms: ms(t?.queuedMs),
     decide_ms: ms(t?.decideMs),

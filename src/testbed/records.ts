@@ -78,7 +78,11 @@ export interface CallTiming {
   /** The reserve kept for the reply, and what it wanted (more when capped). */
   readonly reserveMs: number;
   readonly reserveWantedMs: number;
-  /** The wanted reserve's measured parts: overhead p99 and event-loop lateness (absent from older nodes). */
+  /**
+   * The wanted reserve's measured parts: overhead p99 and event-loop lateness. A node that does not send
+   * them reads 0 (the reply is decoded with proto defaults), not absent; only records written before
+   * they existed lack them.
+   */
   readonly reserveOverheadMs?: number;
   readonly reserveLoopMs?: number;
   readonly queuedMs: number;

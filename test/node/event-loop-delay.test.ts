@@ -1,6 +1,10 @@
+import { connect, createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { acquireEventLoopDelay, EventLoopDelay } from "../../src/node/event-loop-delay.js";
 
+/** Long enough for ~150 ticks: one stall is then past the window's p99, which cannot show it. */
+const QUIET_MS = 1_500;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe("EventLoopDelay", () => {
@@ -22,17 +26,49 @@ describe("EventLoopDelay", () => {
     expect(r.windowMs).toBeGreaterThan(0);
   });
 
-  it("gives the lateness a callback meets as the p99 less the timer's resolution, none before data", async () => {
+  it("reports none before the loop has been late", () => {
     const m = new EventLoopDelay(5, 60_000);
     open.push(m);
     expect(m.lateMs()).toBe(0);
-    await sleep(20);
-    const spin = Date.now() + 120;
-    while (Date.now() < spin); // block the loop for 120 ms
-    await sleep(10);
-    const r = m.read();
-    expect(m.lateMs()).toBeCloseTo(Math.max(0, r.p99Ms - 5), 6);
-    expect(m.lateMs()).toBeGreaterThan(0);
+  });
+
+  it("gives a request read on a loopback socket right after a stall that stall's lateness", async () => {
+    const m = new EventLoopDelay(10, 60_000);
+    open.push(m);
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const seen = new Promise<number>((resolve) =>
+      server.once("connection", (s) => s.once("data", () => (s.destroy(), resolve(m.lateMs())))),
+    );
+    const client = connect((server.address() as AddressInfo).port, "127.0.0.1");
+    try {
+      await new Promise<void>((r) => client.once("connect", r));
+      await sleep(QUIET_MS);
+      // the bytes are on the socket while the loop is held: their read waits out the stall
+      client.write("x");
+      const spin = Date.now() + 60;
+      while (Date.now() < spin);
+      expect(await seen).toBeGreaterThanOrEqual(50);
+    } finally {
+      client.destroy();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("gives a callback queued behind a stall that stall's lateness", async () => {
+    const m = new EventLoopDelay(10, 60_000);
+    open.push(m);
+    await sleep(QUIET_MS);
+    const seen = await new Promise<number>((resolve) =>
+      setImmediate(() => {
+        setImmediate(() => resolve(m.lateMs())); // runs in the next turn, after the timers
+        const spin = Date.now() + 60;
+        while (Date.now() < spin);
+      }),
+    );
+    expect(seen).toBeGreaterThanOrEqual(50);
+    await sleep(50); // ticks ran since: the stall is past, and one stall is below the window's p99
+    expect(m.lateMs()).toBeLessThan(50);
   });
 
   it("reads the previous slice with the current one, not the whole run", async () => {

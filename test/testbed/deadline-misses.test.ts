@@ -24,6 +24,7 @@ const timing = {
   arrivalLeftMs: 89,
   reserveMs: 30,
   reserveWantedMs: 60,
+  // wanted 60 = 3 transit (the default scenario's deadlineReserveMs) + 32 overhead + 25 loop
   reserveOverheadMs: 32,
   reserveLoopMs: 25,
   queuedMs: 0.1,
@@ -71,6 +72,7 @@ describe("deadlineMisses", () => {
       mode: "synchronous",
       late_ms: 5,
       reserve_wanted_ms: 60,
+      reserve_overhead_ms: 32,
       reserve_loop_ms: 25,
       wait_ms: 58.5,
       reply_ms: 35,

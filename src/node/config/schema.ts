@@ -192,21 +192,21 @@ export const nodeConfigSchema = z.strictObject({
     .default(SERVER_DEFAULTS.deadlineReserveMs)
     .meta(
       doc(
-        "Kept back from an incoming deadline to reply in time, ms: a Branch's reserve; a Coordinate keeps it for the transit it cannot see (before the request is read, after the reply is written) on top of its measured decide-and-reply overhead p99 and its event loop's recent lateness.",
+        "Kept back from an incoming deadline to reply in time, ms: a Branch's reserve; a Coordinate keeps it for the transit it cannot see (before the request is read, after the reply is written) on top of its measured decide-and-reply overhead p99 and its event loop's lateness (its delay p99, or the stall the request's read met if larger).",
       ),
     ),
   replyReserveMinMs: rangeField(server.replyReserveMinMs)
     .default(SERVER_DEFAULTS.replyReserveMinMs)
     .meta(
       doc(
-        "Smallest reserve a Coordinate keeps (deadlineReserveMs plus its measured decide-and-reply overhead p99 plus its event loop's recent lateness is raised to this), ms.",
+        "Smallest reserve a Coordinate keeps (deadlineReserveMs plus its measured decide-and-reply overhead p99 plus its event loop's lateness is raised to this), ms.",
       ),
     ),
   replyReserveMaxMs: rangeField(server.replyReserveMaxMs)
     .default(SERVER_DEFAULTS.replyReserveMaxMs)
     .meta(
       doc(
-        "Largest reserve a Coordinate keeps (deadlineReserveMs plus its measured decide-and-reply overhead p99 plus its event loop's recent lateness is capped at this; reaching it is logged), ms.",
+        "Largest reserve a Coordinate keeps (deadlineReserveMs plus its measured decide-and-reply overhead p99 plus its event loop's lateness is capped at this; reaching it is logged), ms.",
       ),
     ),
   replyReserveMaxShare: rangeField(server.replyReserveMaxShare)
