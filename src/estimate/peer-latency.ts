@@ -105,7 +105,7 @@ export class PeerLatency {
     if (Number.isNaN(latencyMs)) return;
     this.used(nowMs);
     this.window.record(latencyMs * 1000, nowMs);
-    this.advance(nowMs);
+    this.ended.advance(nowMs);
     if (nowMs > this.lastCompletedAt) this.lastCompletedAt = nowMs;
     this.everSampled = true;
     this.version++;
@@ -121,7 +121,7 @@ export class PeerLatency {
     this.used(nowMs);
     const us = Math.max(0, ageMs) * 1000;
     this.ended.record(us, nowMs);
-    this.advance(nowMs);
+    this.window.advance(nowMs);
     const bucket = bucketIndexOf(Math.min(Math.floor(us), MAX_TRACKABLE_US));
     if (bucket >= this.window.highBucket() && nowMs > this.lastTailEndAt) this.lastTailEndAt = nowMs;
     this.everSampled = true;
