@@ -17,8 +17,9 @@ const NO_ENDS = new Float64Array(0);
  */
 const NO_HORIZON = Infinity;
 const NO_VALUE = NaN;
-/** What `lookUp` read (see there). */
+/** What `lookUp` read, and the time it reads at (see there). */
 const looked = new Float64Array(1);
+const lookAt = new Float64Array(1);
 /** Steps `segmentNear` walks from its hint before it falls back to the binary search. */
 const NEAR_STEPS = 4;
 
@@ -529,16 +530,19 @@ export class CensoredCdf implements CdfLike {
       const theta = (us - this.memoLowUs) / this.memoWidthUs;
       return this.memoBefore + theta * (this.memoAfter - this.memoBefore);
     }
-    this.lookUp(tMs);
+    lookAt[0] = tMs;
+    this.lookUp();
     return looked[0] as number;
   }
 
   /**
    * `at` outside the memo's bucket: one segment search and one prefix query (and the memo set), or the
    * tail. The value goes to `looked[0]`, not out as a return: a number returned by a call V8 does not
-   * inline is boxed, 16 bytes per member and point the fan-out search reads.
+   * inline is boxed, 16 bytes per member and point the fan-out search reads. The time comes in through
+   * `lookAt[0]` for the same reason: a time read from a typed array would be boxed to pass as an argument.
    */
-  private lookUp(tMs: number): void {
+  private lookUp(): void {
+    const tMs = lookAt[0] as number;
     if (this.empty) {
       looked[0] = 0;
       return;

@@ -173,19 +173,58 @@ let probabilities = new Float64Array(64);
  * approximation in O(m), whose moments it leaves in `lastMean`, `lastVariance`, `lastThird`.
  */
 function poissonBinomialTail(cdfs: readonly CdfLike[], k: number, tMs: number, counts: Float64Array): number {
+  pointTimes[0] = tMs;
+  readAt(cdfs, counts, pointTimes, 1);
+  return tailOfColumn(cdfs.length, k, 0);
+}
+
+/**
+ * Up to `MAX_POINTS` points read by one pass over the members (`readAt`): member i's F_i at point j is
+ * `columns[j · n + i]`, and Σ n_i · (1 − F_i) at point j is `columnBeyond[j]`. Scratch, as `probabilities`.
+ */
+const MAX_POINTS = 4;
+let columns = new Float64Array(64 * MAX_POINTS);
+const columnBeyond = new Float64Array(MAX_POINTS);
+const pointTimes = new Float64Array(MAX_POINTS);
+
+/**
+ * Reads every member at the first `count` times of `ts` (ascending), member by member: a member's reads
+ * for all the points run together, while its window and segments are in cache and its segment cursor steps
+ * on from the point before, not one pass over the whole set per point. Values and sums are those of
+ * `count` separate passes: a read's value does not depend on the reads before it, and the sums run in
+ * member order.
+ */
+function readAt(cdfs: readonly CdfLike[], counts: Float64Array, ts: Float64Array, count: number): void {
   const n = cdfs.length;
+  if (columns.length < n * count) columns = new Float64Array(Math.max(n * MAX_POINTS, columns.length * 2));
+  const cols = columns;
+  columnBeyond.fill(0);
+  for (let i = 0; i < n; i++) {
+    const c = cdfs[i] as CdfLike;
+    const ci = counts[i] as number;
+    for (let j = 0; j < count; j++) {
+      const p = c.at(ts[j] as number);
+      columnBeyond[j] = (columnBeyond[j] as number) + ci * (1 - p);
+      cols[j * n + i] = p;
+    }
+  }
+}
+
+/** The k-of-n tail from point j of the last `readAt` (see `poissonBinomialTail`), leaving `lastBeyond` and the moments. */
+function tailOfColumn(n: number, k: number, j: number): number {
+  lastNormal = false;
   if (probabilities.length < n) probabilities = new Float64Array(Math.max(n, probabilities.length * 2));
   const ps = probabilities;
+  const cols = columns;
+  const base = j * n;
   let m = 0;
   let need = k;
-  let beyond = 0;
   for (let i = 0; i < n; i++) {
-    const p = (cdfs[i] as CdfLike).at(tMs);
-    beyond += (counts[i] as number) * (1 - p);
+    const p = cols[base + i] as number;
     if (p >= 1 - CERTAIN) need--;
     else if (p > CERTAIN) ps[m++] = p;
   }
-  lastBeyond = beyond;
+  lastBeyond = columnBeyond[j] as number;
   if (need <= 0) return 1;
   if (need > m) return 0;
   if (m * Math.min(need, m - need + 1) <= EXACT_TAIL_WORK) return exactTail(ps, m, need);
@@ -482,16 +521,47 @@ function atGrid(s: Search, g: number): number {
     return memo[o] as number;
   }
   const f = evaluate(s.cdfs, s.requirement, gridPoint(g), s.counts);
-  if (s.stamp !== 0 && g < memoStamps.length) {
-    memoStamps[g] = s.stamp;
-    memo[o] = f;
-    memo[o + 1] = lastBeyond;
-    memo[o + 2] = lastNormal ? 1 : 0;
-    memo[o + 3] = lastMean;
-    memo[o + 4] = lastVariance;
-    memo[o + 5] = lastThird;
-  }
+  remember(s, g, f);
   return f;
+}
+
+/** Memoises grid point g of search s: F there and what its pass left. */
+function remember(s: Search, g: number, f: number): void {
+  if (s.stamp === 0 || g >= memoStamps.length) return;
+  const o = g * MEMO_FIELDS;
+  memoStamps[g] = s.stamp;
+  memo[o] = f;
+  memo[o + 1] = lastBeyond;
+  memo[o + 2] = lastNormal ? 1 : 0;
+  memo[o + 3] = lastMean;
+  memo[o + 4] = lastVariance;
+  memo[o + 5] = lastThird;
+}
+
+const readGrid = new Int32Array(MAX_POINTS);
+
+/**
+ * For a k-of-n set of more than `LARGE_SET` peers, reads the grid points `from` … `from + 3` not yet
+ * memoised in one pass over the members (`readAt`) and memoises them: the search's next reads (a cell near
+ * the hint, then the interpolation's four points around it) land there, and one pass per member replaces
+ * one pass over the set per point. Changes which pass reads a point, never its value.
+ */
+function readAhead(s: Search, from: number): void {
+  const { cdfs, requirement } = s;
+  const n = cdfs.length;
+  if (s.stamp === 0 || n <= LARGE_SET || requirement.kind !== "quorum") return;
+  const k = requirement.k;
+  if (k <= 1 || k >= n) return;
+  let count = 0;
+  for (let g = Math.max(from, s.span.gLo); g < from + MAX_POINTS && g <= s.span.gHi; g++) {
+    if (g >= memoStamps.length || memoStamps[g] === s.stamp) continue;
+    readGrid[count] = g;
+    pointTimes[count] = gridPoint(g);
+    count++;
+  }
+  if (count < 2) return;
+  readAt(cdfs, s.counts, pointTimes, count);
+  for (let j = 0; j < count; j++) remember(s, readGrid[j] as number, tailOfColumn(n, k, j));
 }
 
 /** The grid point at or just above `tMs`, when it lies strictly inside `span` (else undefined). */
@@ -510,6 +580,8 @@ function gridIndexNear(tMs: number | undefined, span: Cell): number | undefined 
 function gridCell(s: Search, q: number, span: Cell, near?: number): Cell {
   let { gLo, gHi, fLo, fHi, uLo, uHi } = span;
   if (near !== undefined && near > gLo && near < gHi) {
+    // the crossing is usually in the cell just below the hint or the one above it
+    readAhead(s, near - 2);
     const f0 = atGrid(s, near);
     if (f0 >= q) {
       gHi = near;
@@ -629,7 +701,9 @@ const MOMENT_STEPS = 40;
 function interpolated(s: Search, k: number, q: number, cell: Cell): number | undefined {
   const g0 = cell.gLo - 1;
   if (g0 < 0 || cell.gHi !== cell.gLo + 1 || s.stamp === 0) return undefined;
+  readAhead(s, g0);
   // the cell's ends first: they are memoised, so a set outside the approximation costs no pass here
+  // beyond the read ahead of the outer two (large k-of-n sets only, one pass for both)
   for (let r = 0; r < 4; r++) {
     const j = r < 2 ? r + 1 : 3 * (r - 2);
     atGrid(s, g0 + j);
