@@ -5,6 +5,20 @@ import { ReplyReserve } from "../../src/mesh/reply-reserve.js";
 const make = (capped: number[] = []): ReplyReserve =>
   new ReplyReserve({ transitMs: 5, minMs: 1, maxMs: 50, maxShare: 0.5, onCapped: (ms) => capped.push(ms) });
 
+/** A reserve of 3 ms transit, at most 100 ms or half the call, whose loop lateness is `late()`. */
+const withLoop = (
+  late: () => number,
+  onCapped?: ConstructorParameters<typeof ReplyReserve>[0]["onCapped"],
+): ReplyReserve =>
+  new ReplyReserve({
+    transitMs: 3,
+    minMs: 1,
+    maxMs: 100,
+    maxShare: 0.5,
+    loopLateMs: late,
+    ...(onCapped !== undefined && { onCapped }),
+  });
+
 describe("ReplyReserve", () => {
   it("keeps the transit alone before any overhead is seen, and adds the largest while samples are few", () => {
     const r = make();
@@ -65,14 +79,10 @@ describe("ReplyReserve", () => {
   it("adds the loop's recent lateness, which the read of a late request met, under the same caps", () => {
     let late = 0;
     const capped: { wantedMs: number; capMs: number; loopMs: number }[] = [];
-    const r = new ReplyReserve({
-      transitMs: 3,
-      minMs: 1,
-      maxMs: 100,
-      maxShare: 0.5,
-      loopLateMs: () => late,
-      onCapped: (wantedMs, capMs, parts) => capped.push({ wantedMs, capMs, loopMs: parts.loopMs }),
-    });
+    const r = withLoop(
+      () => late,
+      (wantedMs, capMs, parts) => capped.push({ wantedMs, capMs, loopMs: parts.loopMs }),
+    );
     for (let i = 0; i < 30; i++) r.record(10, i);
     expect(r.current(30, 90)).toEqual({ ms: 13, wantedMs: 13, kind: "measured", overheadMs: 10, loopMs: 0 });
     late = 20;
@@ -89,13 +99,7 @@ describe("ReplyReserve", () => {
 
   it("counts a nonsense loop lateness as none", () => {
     for (const late of [Number.NaN, -5, Infinity]) {
-      const r = new ReplyReserve({
-        transitMs: 3,
-        minMs: 1,
-        maxMs: 100,
-        maxShare: 0.5,
-        loopLateMs: () => late,
-      });
+      const r = withLoop(() => late);
       expect(r.current(0, 90)).toMatchObject({ ms: 3, wantedMs: 3, loopMs: 0 });
     }
   });
