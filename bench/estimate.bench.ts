@@ -50,6 +50,16 @@ function perCall(iterations: number, fn: (i: number) => void): { p50: number; p9
   return { p50: h.getValueAtPercentile(50), p99: h.getValueAtPercentile(99) };
 }
 
+/** `name (p99)` and `name (p50)` of a `perCall` distribution, in µs. */
+function perCallFigures(
+  figures: Record<string, Figure>,
+  name: string,
+  d: { p50: number; p99: number },
+): void {
+  figures[`${name} (p99)`] = { value: d.p99 / 1000, unit: "µs" };
+  figures[`${name} (p50)`] = { value: d.p50 / 1000, unit: "µs" };
+}
+
 /**
  * Mean cost per call of the best of `batches` batches: on a shared, preempted machine the best batch is the
  * closest to the code's own CPU cost (a batch that was descheduled only ever looks slower).
@@ -298,14 +308,7 @@ function benchScale(figures: Record<string, Figure>): void {
     sink += book.fanout(ids, majority, t).p99Ms;
   });
   perEstimate("estimates 601–900", second, 300);
-  figures["fan-out uncached, quorum 501 of 1,000, estimates 601–900 (p99)"] = {
-    value: later.p99 / 1000,
-    unit: "µs",
-  };
-  figures["fan-out uncached, quorum 501 of 1,000, estimates 601–900 (p50)"] = {
-    value: later.p50 / 1000,
-    unit: "µs",
-  };
+  perCallFigures(figures, "fan-out uncached, quorum 501 of 1,000, estimates 601–900", later);
   figures["heap allocated per uncached estimate, quorum 501 of 1,000"] = {
     value: allocatedPerCall(30, 10, () => {
       t += 1.01;
@@ -347,14 +350,7 @@ function benchScale(figures: Record<string, Figure>): void {
     t += 1.01;
     sink += cold.book.fanout(cold.ids, majority, t).p99Ms;
   });
-  figures["fan-out uncached, quorum 501 of 1,000, first estimate of the set (p99)"] = {
-    value: first.p99 / 1000,
-    unit: "µs",
-  };
-  figures["fan-out uncached, quorum 501 of 1,000, first estimate of the set (p50)"] = {
-    value: first.p50 / 1000,
-    unit: "µs",
-  };
+  perCallFigures(figures, "fan-out uncached, quorum 501 of 1,000, first estimate of the set", first);
 }
 
 /** A full garbage collection, twice (what survives the first is promoted by it, then collected). */
