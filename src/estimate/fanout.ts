@@ -695,17 +695,17 @@ const MOMENT_STEPS = 40;
  * The crossing of q inside cell (g, g + 1) of a k-of-n set from the moments of the count answered at grid
  * points g − 1 … g + 2: each moment interpolated by the cubic through them (in the grid index, i.e. in
  * log t) and the refined normal tail on them solved for q by bisection. Undefined unless all four points
- * took the refined normal approximation. Two more passes at most (the cell's ends are read already);
- * within 1e-3 of the crossing of the fan-out CDF itself (test/estimate/quorum-scale.test.ts).
+ * took the refined normal approximation. Two more passes at most, one above 200 members (the cell's ends
+ * are read already); within 1e-3 of the crossing of the fan-out CDF itself (test/estimate/quorum-scale.test.ts).
  */
 function interpolated(s: Search, k: number, q: number, cell: Cell): number | undefined {
   const g0 = cell.gLo - 1;
   if (g0 < 0 || cell.gHi !== cell.gLo + 1 || s.stamp === 0) return undefined;
-  readAhead(s, g0);
-  // the cell's ends first: they are memoised, so a set outside the approximation costs no pass here
-  // beyond the read ahead of the outer two (large k-of-n sets only, one pass for both)
+  // the cell's ends first: they are memoised, so a set outside the approximation costs no pass here;
+  // then the outer two, read ahead in one pass for both (large k-of-n sets)
   for (let r = 0; r < 4; r++) {
     const j = r < 2 ? r + 1 : 3 * (r - 2);
+    if (r === 2) readAhead(s, g0);
     atGrid(s, g0 + j);
     if (!lastNormal) return undefined;
     stencil[3 * j] = lastMean;
