@@ -46,9 +46,10 @@ describe("EventLoopDelay", () => {
       await sleep(QUIET_MS);
       // the bytes are on the socket while the loop is held: their read waits out the stall
       client.write("x");
-      const spin = Date.now() + 60;
-      while (Date.now() < spin);
-      expect(await seen).toBeGreaterThanOrEqual(50);
+      const spin = performance.now() + 60;
+      while (performance.now() < spin);
+      // the 60 ms stall less up to one resolution (the tick before it) and a little slack
+      expect(await seen).toBeGreaterThanOrEqual(45);
     } finally {
       client.destroy();
       await new Promise((r) => server.close(r));
@@ -62,11 +63,11 @@ describe("EventLoopDelay", () => {
     const seen = await new Promise<number>((resolve) =>
       setImmediate(() => {
         setImmediate(() => resolve(m.lateMs())); // runs in the next turn, after the timers
-        const spin = Date.now() + 60;
-        while (Date.now() < spin);
+        const spin = performance.now() + 60;
+        while (performance.now() < spin);
       }),
     );
-    expect(seen).toBeGreaterThanOrEqual(50);
+    expect(seen).toBeGreaterThanOrEqual(45);
     await sleep(50); // ticks ran since: the stall is past, and one stall is below the window's p99
     expect(m.lateMs()).toBeLessThan(50);
   });
