@@ -41,7 +41,7 @@ import type { AbandonLedgerOptions } from "./abandon-ledger.js";
 import { PolicyLedgers } from "./policy-ledgers.js";
 import { HorizonProbes } from "./horizon-probes.js";
 import { RunningCounts } from "../util/running-counts.js";
-import type { HorizonProbeOptions, HorizonProbeStats } from "./horizon-probes.js";
+import type { HorizonProbeLimitListener, HorizonProbeOptions, HorizonProbeStats } from "./horizon-probes.js";
 import { branchRecord } from "./branch-record.js";
 import type { RecordContext } from "./branch-record.js";
 import { BranchSet } from "./branch-set.js";
@@ -89,6 +89,8 @@ export interface CoordinatorOptions {
   readonly random?: () => number;
   /** Horizon probes: cut branches left running to learn a tail beyond the budget (see HorizonProbes). */
   readonly horizonProbe?: HorizonProbeOptions;
+  /** Told when a horizon-probe cap refuses a probe (`horizonProbe.<key>`); a node rate-limits it into its log. */
+  readonly onLimit?: HorizonProbeLimitListener;
   /**
    * true: the observer hears of a fan-out's end (a degrade's decision and violation, `onBranchEnd`,
    * `onFanoutEnd`) two event-loop turns after `fanOut` resolves, in the same order and with the same
@@ -164,7 +166,7 @@ export class Coordinator {
       throw new TailswarmError("INVALID_ARGUMENT", "Coordinator option random: expected a function");
     }
     this.#random = options.random ?? createRng(0x7a11);
-    this.#probes = new HorizonProbes(options.horizonProbe);
+    this.#probes = new HorizonProbes(options.horizonProbe, options.onLimit);
     this.#deferObservers = options.deferObservers === true;
   }
 

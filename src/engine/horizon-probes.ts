@@ -91,8 +91,12 @@ export function stalledCut(cut: number, branches: number, lateMs: number, budget
   return cut > Math.max(1, branches / 2) && lateMs > Math.max(1, budgetMs / 10);
 }
 
+/** Told which cap refused a probe, as `horizonProbe.<key>`, with the cap's value and the peer. */
+export type HorizonProbeLimitListener = (limit: string, fields: Record<string, unknown>) => void;
+
 export class HorizonProbes {
   readonly options: Readonly<Required<HorizonProbeOptions>>;
+  readonly #onLimit: HorizonProbeLimitListener | undefined;
   /** Probes earned (the first cut may probe). */
   #credit = 1;
   /** Start times of each peer's probes in the window. */
@@ -108,7 +112,8 @@ export class HorizonProbes {
   #expired = 0;
 
   /** @throws TailswarmError INVALID_CONFIG naming the bad key, its value and what was expected. */
-  constructor(options: HorizonProbeOptions = {}) {
+  constructor(options: HorizonProbeOptions = {}, onLimit?: HorizonProbeLimitListener) {
+    this.#onLimit = onLimit;
     const o = { ...HORIZON_PROBE_DEFAULTS, ...options };
     for (const key of Object.keys(HORIZON_PROBE_RANGES) as (keyof HorizonProbeOptions)[]) {
       checkRange(`horizonProbe.${key}`, o[key], HORIZON_PROBE_RANGES[key], {
@@ -116,6 +121,10 @@ export class HorizonProbes {
       });
     }
     this.options = Object.freeze(o);
+  }
+
+  #limit(key: "maxPerPeerPerWindow" | "maxPerWindow" | "maxInFlightPerPeer", peer: PeerId): void {
+    this.#onLimit?.(`horizonProbe.${key}`, { max: this.options[key], peer, windowMs: this.options.windowMs });
   }
 
   /**
@@ -128,6 +137,7 @@ export class HorizonProbes {
     if (this.options.share === 0 || !(this.#owed(peer, now) || this.#credit >= 1)) return false;
     if (this.#running.of(peer) >= this.options.maxInFlightPerPeer) {
       this.#busy++;
+      this.#limit("maxInFlightPerPeer", peer);
       return false;
     }
     return true;
@@ -142,12 +152,17 @@ export class HorizonProbes {
     if (this.options.share === 0) return false;
     const owed = !stalled && this.#owed(peer, now);
     if (!owed && this.#credit < 1) return false;
-    if (
-      this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow ||
-      !this.#globalRoom(now) ||
-      this.#running.of(peer) >= this.options.maxInFlightPerPeer
-    ) {
+    const cap =
+      this.#inWindow(peer, now) >= this.options.maxPerPeerPerWindow
+        ? "maxPerPeerPerWindow"
+        : !this.#globalRoom(now)
+          ? "maxPerWindow"
+          : this.#running.of(peer) >= this.options.maxInFlightPerPeer
+            ? "maxInFlightPerPeer"
+            : undefined;
+    if (cap !== undefined) {
       this.#capped++;
+      this.#limit(cap, peer);
       return false;
     }
     if (!owed) this.#credit -= 1;

@@ -250,21 +250,23 @@ export class SwarmNode {
     // Answered branches teach the routing's Learn-MABP (when it learns; otherwise the transport as is).
     const learning = routing.wrapTransport(transport);
     const fanoutTransport = telemetry?.wrapTransport?.(learning) ?? learning;
+    const limitLog = log.child("limits");
+    const onLimit = (limit: string, fields: Record<string, unknown>): void =>
+      limitLog.warn("limit reached", { limit, ...fields });
+    // one rate limit per limit name, shared by the coordinator's horizon probes and the hedging
+    const engineLimits = new LimitLog(onLimit);
     const coordinator = new Coordinator({
       transport: fanoutTransport,
       book,
       ledger,
       horizonProbe: { ...config.horizonProbe, windowMs: config.estimator.windowMs },
+      onLimit: (limit, fields) => engineLimits.report(limit, fields),
       nodeId: config.nodeId,
       observer: combineObservers(observers, onObserverError(engineLog)),
       // telemetry, the flight recorder and health hear of a fan-out after its reply is written
       deferObservers: true,
     });
 
-    const limitLog = log.child("limits");
-    const onLimit = (limit: string, fields: Record<string, unknown>): void =>
-      limitLog.warn("limit reached", { limit, ...fields });
-    const hedgeLimits = new LimitLog(onLimit);
     const hedging = new NodeHedging({
       config: config.hedge,
       transport: fanoutTransport,
@@ -272,7 +274,7 @@ export class SwarmNode {
       ledger,
       nodeId: config.nodeId,
       ...(telemetry?.hedgeObserver !== undefined && { observer: telemetry.hedgeObserver }),
-      onLimit: (limit, fields) => hedgeLimits.report(limit, fields),
+      onLimit: (limit, fields) => engineLimits.report(limit, fields),
     });
     const loop = acquireEventLoopDelay();
     const server = createSwarmServer({

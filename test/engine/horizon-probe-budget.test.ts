@@ -40,21 +40,29 @@ describe("HorizonProbes", () => {
     expect(probes.take("a", 0)).toBe(true);
   });
 
-  it("caps per peer and over all peers per window, and counts the refusals", () => {
-    const probes = new HorizonProbes({
-      share: 1,
-      minPerPeerPerWindow: 3,
-      maxPerPeerPerWindow: 2,
-      maxPerWindow: 3,
-      maxInFlightPerPeer: 10,
-      windowMs: 1_000,
-    });
+  it("caps per peer and over all peers per window, counts the refusals and names each cap", () => {
+    const limits: [string, Record<string, unknown>][] = [];
+    const probes = new HorizonProbes(
+      {
+        share: 1,
+        minPerPeerPerWindow: 3,
+        maxPerPeerPerWindow: 2,
+        maxPerWindow: 3,
+        maxInFlightPerPeer: 10,
+        windowMs: 1_000,
+      },
+      (limit, fields) => limits.push([limit, fields]),
+    );
     expect(probes.take("a", 0)).toBe(true);
     expect(probes.take("a", 0)).toBe(true);
     expect(probes.take("a", 0)).toBe(false); // per-peer cap, though one more is owed
     expect(probes.take("b", 0)).toBe(true);
     expect(probes.take("c", 0)).toBe(false); // global cap
     expect(probes.stats()).toMatchObject({ issued: 3, capped: 2 });
+    expect(limits).toEqual([
+      ["horizonProbe.maxPerPeerPerWindow", { max: 2, peer: "a", windowMs: 1_000 }],
+      ["horizonProbe.maxPerWindow", { max: 3, peer: "c", windowMs: 1_000 }],
+    ]);
     expect(probes.take("c", 1_001)).toBe(true); // a new window
   });
 

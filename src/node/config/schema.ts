@@ -341,20 +341,22 @@ export const nodeConfigSchema = z.strictObject({
     maxPerPeerPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerPeerPerWindow)
       .default(HORIZON_PROBE_DEFAULTS.maxPerPeerPerWindow)
       .meta(
-        doc("Horizon probes started per peer per estimator.windowMs, at most (refusals counted as capped)."),
+        doc(
+          "Horizon probes started per peer per estimator.windowMs, at most (refusals counted as capped; reaching it is logged).",
+        ),
       ),
     maxPerWindow: rangeField(HORIZON_PROBE_RANGES.maxPerWindow)
       .default(HORIZON_PROBE_DEFAULTS.maxPerWindow)
       .meta(
         doc(
-          "Horizon probes started per estimator.windowMs over all peers, at most (refusals counted as capped).",
+          "Horizon probes started per estimator.windowMs over all peers, at most (refusals counted as capped; reaching it is logged).",
         ),
       ),
     maxInFlightPerPeer: rangeField(HORIZON_PROBE_RANGES.maxInFlightPerPeer)
       .default(HORIZON_PROBE_DEFAULTS.maxInFlightPerPeer)
       .meta(
         doc(
-          "Horizon probes of one peer running at once, at most; while a peer has them, its branches are not probe candidates (counted as busy): probes started in one slow stretch of a peer all end with it, so one at a time spreads the window's probes over distinct stretches.",
+          "Horizon probes of one peer running at once, at most; while a peer has them, its branches are not probe candidates (counted as busy; reaching it is logged): probes started in one slow stretch of a peer all end with it, so one at a time spreads the window's probes over distinct stretches.",
         ),
       ),
     maxMs: rangeField(HORIZON_PROBE_RANGES.maxMs)
