@@ -280,8 +280,8 @@ export class PeerLatency {
   /**
    * Moves both windows to `nowMs`: the last `windowMs`, and the older slices (newest first) that bring the
    * completions to `windowMinCompletions` — samples and censored ends of a slice leave together. Every
-   * write goes through here, so the two rings stand on the same slice; the trim is skipped only while
-   * neither ring changed since the last one.
+   * write moves both rings to its slice (`record`, `recordCensored`), so they stand on the same one; the
+   * trim runs here, on a read, and is skipped only while neither ring changed since the last one.
    */
   private advance(nowMs: number): void {
     const w = this.window;
