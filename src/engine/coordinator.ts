@@ -41,7 +41,8 @@ import type { AbandonLedgerOptions } from "./abandon-ledger.js";
 import { PolicyLedgers } from "./policy-ledgers.js";
 import { HorizonProbes } from "./horizon-probes.js";
 import { RunningCounts } from "../util/running-counts.js";
-import type { HorizonProbeLimitListener, HorizonProbeOptions, HorizonProbeStats } from "./horizon-probes.js";
+import type { HorizonProbeOptions, HorizonProbeStats } from "./horizon-probes.js";
+import type { LimitListener } from "./limit-listener.js";
 import { branchRecord } from "./branch-record.js";
 import type { RecordContext } from "./branch-record.js";
 import { BranchSet } from "./branch-set.js";
@@ -90,7 +91,7 @@ export interface CoordinatorOptions {
   /** Horizon probes: cut branches left running to learn a tail beyond the budget (see HorizonProbes). */
   readonly horizonProbe?: HorizonProbeOptions;
   /** Told when a horizon-probe cap refuses a probe (`horizonProbe.<key>`); a node rate-limits it into its log. */
-  readonly onLimit?: HorizonProbeLimitListener;
+  readonly onLimit?: LimitListener;
   /**
    * true: the observer hears of a fan-out's end (a degrade's decision and violation, `onBranchEnd`,
    * `onFanoutEnd`) two event-loop turns after `fanOut` resolves, in the same order and with the same

@@ -28,6 +28,7 @@
 import { checkRange, intRange, numberAbove, numberRange } from "../util/range.js";
 import type { NumberRange } from "../util/range.js";
 import type { PeerId } from "../estimate/types.js";
+import type { LimitListener } from "./limit-listener.js";
 import { RunningCounts } from "../util/running-counts.js";
 
 /** Defaults and ranges: `HORIZON_PROBE_DEFAULTS` and `HORIZON_PROBE_RANGES`. */
@@ -91,12 +92,9 @@ export function stalledCut(cut: number, branches: number, lateMs: number, budget
   return cut > Math.max(1, branches / 2) && lateMs > Math.max(1, budgetMs / 10);
 }
 
-/** Told which cap refused a probe, as `horizonProbe.<key>`, with the cap's value and the peer. */
-export type HorizonProbeLimitListener = (limit: string, fields: Record<string, unknown>) => void;
-
 export class HorizonProbes {
   readonly options: Readonly<Required<HorizonProbeOptions>>;
-  readonly #onLimit: HorizonProbeLimitListener | undefined;
+  readonly #onLimit: LimitListener | undefined;
   /** Probes earned (the first cut may probe). */
   #credit = 1;
   /** Start times of each peer's probes in the window. */
@@ -112,7 +110,7 @@ export class HorizonProbes {
   #expired = 0;
 
   /** @throws TailswarmError INVALID_CONFIG naming the bad key, its value and what was expected. */
-  constructor(options: HorizonProbeOptions = {}, onLimit?: HorizonProbeLimitListener) {
+  constructor(options: HorizonProbeOptions = {}, onLimit?: LimitListener) {
     this.#onLimit = onLimit;
     const o = { ...HORIZON_PROBE_DEFAULTS, ...options };
     for (const key of Object.keys(HORIZON_PROBE_RANGES) as (keyof HorizonProbeOptions)[]) {

@@ -206,11 +206,10 @@ const ms1 = (ms: number): number => Math.round(ms * 10) / 10;
 
 /** The reserve kept and what it wanted, by part: transit + overhead + event-loop lateness, ms. */
 function reserveText(r: Reserve): string {
-  const transitMs = r.wantedMs - r.overheadMs - r.loopMs;
   const bound = r.ms < r.wantedMs ? "capped; " : r.ms > r.wantedMs ? "raised to replyReserveMinMs; " : "";
   const overhead = r.kind === "measured" ? "overhead p99" : "overhead (largest seen)";
   return (
-    `the ${ms1(r.ms)} ms reply reserve kept (${bound}wanted ${ms1(r.wantedMs)} = ${ms1(transitMs)} transit + ` +
+    `the ${ms1(r.ms)} ms reply reserve kept (${bound}wanted ${ms1(r.wantedMs)} = ${ms1(r.transitMs)} transit + ` +
     `${ms1(r.overheadMs)} ${overhead} + ${ms1(r.loopMs)} event-loop lateness)`
   );
 }

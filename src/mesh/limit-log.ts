@@ -1,10 +1,10 @@
+import type { LimitListener } from "../engine/limit-listener.js";
+
 /**
  * Reports a limit that triggered, at most once per `intervalMs` per limit: the first event of an
  * interval goes out at once, later ones are counted and the count rides on the next report
  * (`suppressed`), so an attack of a million refused sockets is a line a second, not a million lines.
  */
-export type LimitListener = (limit: string, fields: Record<string, unknown>) => void;
-
 export class LimitLog {
   readonly #listener: LimitListener | undefined;
   readonly #intervalMs: number;

@@ -60,13 +60,14 @@ export interface ReplyReserveOptions {
 
 /**
  * The reserve for one call: `ms` kept, `wantedMs` before the cap (more than `ms` when capped) — the
- * transit plus its two measured parts, `overheadMs` (the window's decide-and-reply p99, or its largest
- * for kind `prior`) and `loopMs` (the loop's recent lateness).
+ * sum of its parts: `transitMs` (configured), `overheadMs` (the window's decide-and-reply p99, or its
+ * largest for kind `prior`) and `loopMs` (the loop's recent lateness).
  */
 export interface Reserve {
   readonly ms: number;
   readonly wantedMs: number;
   readonly kind: "measured" | "prior";
+  readonly transitMs: number;
   readonly overheadMs: number;
   readonly loopMs: number;
 }
@@ -116,6 +117,7 @@ export class ReplyReserve {
       ms: Math.max(o.minMs, Math.min(capMs, wantedMs)),
       wantedMs,
       kind: this.#measured ? "measured" : "prior",
+      transitMs: o.transitMs,
       overheadMs,
       loopMs,
     };

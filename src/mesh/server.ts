@@ -25,7 +25,7 @@ import type { AbandonRequest__Output } from "./gen/tailswarm/v1/AbandonRequest.j
 import { limitConnections, resolveConnectionLimits } from "./connection-limits.js";
 import type { ConnectionLimits } from "./connection-limits.js";
 import { LimitLog } from "./limit-log.js";
-import type { LimitListener } from "./limit-log.js";
+import type { LimitListener } from "../engine/limit-listener.js";
 import { capIncomingDeadlines, http2ServersOf } from "./http2-servers.js";
 import { admitOnHeaders } from "./header-admission.js";
 import type { Gate } from "./header-admission.js";

@@ -12,6 +12,7 @@ import type { HedgeBook } from "../engine/hedge-fanout.js";
 import type { HedgeObserver, HedgedOutcome } from "../engine/hedge-outcome.js";
 import { AbandonLedger } from "../engine/abandon-ledger.js";
 import type { AbandonLedgerOptions } from "../engine/abandon-ledger.js";
+import type { LimitListener } from "../engine/limit-listener.js";
 import type { PeerTransport, Task } from "../engine/transport.js";
 import { invalid } from "../errors.js";
 import { hedgePolicyOf } from "../hedge/policy-of.js";
@@ -30,7 +31,7 @@ export interface NodeHedgingDeps {
   /** Every replicated fan-out's decisions and ends (telemetry, flight recorder). */
   readonly observer?: HedgeObserver;
   /** A limit that triggered (`hedge.maxExtraLoad`), rate-limited by the caller. */
-  readonly onLimit?: (limit: string, fields: Record<string, unknown>) => void;
+  readonly onLimit?: LimitListener;
 }
 
 export class NodeHedging {

@@ -22,10 +22,24 @@ const withLoop = (
 describe("ReplyReserve", () => {
   it("keeps the transit alone before any overhead is seen, and adds the largest while samples are few", () => {
     const r = make();
-    expect(r.current(0)).toEqual({ ms: 5, wantedMs: 5, kind: "prior", overheadMs: 0, loopMs: 0 });
+    expect(r.current(0)).toEqual({
+      ms: 5,
+      wantedMs: 5,
+      kind: "prior",
+      transitMs: 5,
+      overheadMs: 0,
+      loopMs: 0,
+    });
     r.record(3, 0);
     r.record(7, 1);
-    expect(r.current(2)).toEqual({ ms: 12, wantedMs: 12, kind: "prior", overheadMs: 7, loopMs: 0 });
+    expect(r.current(2)).toEqual({
+      ms: 12,
+      wantedMs: 12,
+      kind: "prior",
+      transitMs: 5,
+      overheadMs: 7,
+      loopMs: 0,
+    });
   });
 
   it("adds the window's p99 once it holds enough samples", () => {
@@ -33,7 +47,14 @@ describe("ReplyReserve", () => {
     for (let i = 0; i < 99; i++) r.record(1, i);
     r.record(9, 99);
     // nearest-rank p99 of 99 × 1 ms and one 9 ms is 1 ms
-    expect(r.current(1_000)).toEqual({ ms: 6, wantedMs: 6, kind: "measured", overheadMs: 1, loopMs: 0 });
+    expect(r.current(1_000)).toEqual({
+      ms: 6,
+      wantedMs: 6,
+      kind: "measured",
+      transitMs: 5,
+      overheadMs: 1,
+      loopMs: 0,
+    });
   });
 
   it("sees an overhead above the reserve at once, and forgets it after the window", () => {
@@ -84,12 +105,33 @@ describe("ReplyReserve", () => {
       (wantedMs, capMs, parts) => capped.push({ wantedMs, capMs, loopMs: parts.loopMs }),
     );
     for (let i = 0; i < 30; i++) r.record(10, i);
-    expect(r.current(30, 90)).toEqual({ ms: 13, wantedMs: 13, kind: "measured", overheadMs: 10, loopMs: 0 });
+    expect(r.current(30, 90)).toEqual({
+      ms: 13,
+      wantedMs: 13,
+      kind: "measured",
+      transitMs: 3,
+      overheadMs: 10,
+      loopMs: 0,
+    });
     late = 20;
-    expect(r.current(30, 90)).toEqual({ ms: 33, wantedMs: 33, kind: "measured", overheadMs: 10, loopMs: 20 });
+    expect(r.current(30, 90)).toEqual({
+      ms: 33,
+      wantedMs: 33,
+      kind: "measured",
+      transitMs: 3,
+      overheadMs: 10,
+      loopMs: 20,
+    });
     // a 90 ms call keeps at most 45 ms: the loop's part does not take the call past maxShare
     late = 60;
-    expect(r.current(30, 90)).toEqual({ ms: 45, wantedMs: 73, kind: "measured", overheadMs: 10, loopMs: 60 });
+    expect(r.current(30, 90)).toEqual({
+      ms: 45,
+      wantedMs: 73,
+      kind: "measured",
+      transitMs: 3,
+      overheadMs: 10,
+      loopMs: 60,
+    });
     expect(capped).toEqual([{ wantedMs: 73, capMs: 45, loopMs: 60 }]);
     // nor past maxMs
     expect(r.current(30, 1_000).ms).toBe(73);
