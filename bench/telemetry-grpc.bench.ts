@@ -48,6 +48,10 @@
  * pair still read 3.3%, and `on` read 0.7–14.6% from run to run. Sharing one process, the A/A pair
  * read −0.8 to 3.1% in five runs.
  *
+ * CPUs: the coordinator (this process) runs alone on the last CPU, the peers and the sink on the
+ * others (bench/cpu-pin.ts; BENCH_PIN=0 turns it off): in a deployment its peers are other machines,
+ * and on two shared cores their load read as the coordinator's own cost.
+ *
  * Knobs (environment): TELEMETRY_BENCH_ROUNDS (cycles), _ROUND_MS, _SETTLE_MS, _WARMUP_ROUNDS,
  * _CONCURRENCY; TELEMETRY_BENCH_TRACES_EXPORTER=none (spans recorded, not exported);
  * TELEMETRY_BENCH_PARTS=traces,metrics,recorder (which parts run); TELEMETRY_BENCH_VARIANTS=off,on
@@ -76,6 +80,8 @@ import { startTelemetry } from "../src/telemetry/sdk/setup.js";
 import { SyncContextManager } from "../src/telemetry/sdk/sync-context-manager.js";
 import { createTelemetry } from "../src/telemetry/telemetry.js";
 import { recordFigures } from "./report.js";
+import { pinSelf } from "./cpu-pin.js";
+import type { CpuPin } from "./cpu-pin.js";
 import { windowProfiler } from "./window-profiler.js";
 
 const PEERS = 8;
@@ -113,11 +119,12 @@ interface Child {
   cpu(): Promise<number>;
 }
 
-function startChild(args: string[], env: Record<string, string>): Promise<Child> {
+function startChild(pin: CpuPin, args: string[], env: Record<string, string>): Promise<Child> {
   // TELEMETRY_BENCH_CHILD_ARGS: node flags for the peers and the sink (e.g. "--cpu-prof --cpu-prof-dir=p";
   // Node 20 refuses --cpu-prof in NODE_OPTIONS).
   const flags = (process.env.TELEMETRY_BENCH_CHILD_ARGS ?? "").split(" ").filter((f) => f !== "");
-  const child = spawn(process.execPath, [...flags, "--import", "tsx", SCRIPT, ...args], {
+  const [file, argv] = pin.wrap(process.execPath, [...flags, "--import", "tsx", SCRIPT, ...args]);
+  const child = spawn(file, argv, {
     stdio: ["pipe", "pipe", "inherit"],
     env: { ...process.env, ...env },
   });
@@ -331,7 +338,8 @@ async function closedLoop(f: () => Promise<void>, ms: number): Promise<number> {
 
 export async function run(): Promise<void> {
   const load0 = loadavg();
-  const sink = await startChild(["sink"], {});
+  const pin = pinSelf();
+  const sink = await startChild(pin, ["sink"], {});
   const otel: Record<string, string> = {
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
     OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
@@ -341,7 +349,7 @@ export async function run(): Promise<void> {
   };
   const peers = await Promise.all(
     Array.from({ length: PEERS }, (_, i) =>
-      startChild(["peer", `peer-${i}`], { ...otel, OTEL_TRACES_SAMPLER: "parentbased_always_off" }),
+      startChild(pin, ["peer", `peer-${i}`], { ...otel, OTEL_TRACES_SAMPLER: "parentbased_always_off" }),
     ),
   );
   const addresses = peers.map((p) => `127.0.0.1:${p.port}`);
@@ -602,11 +610,11 @@ export async function run(): Promise<void> {
       const d = beyond("on", "wire");
       console.log(`on beyond wire, per cycle: ${median(d).toFixed(1)} % (95% interval ${intervalOf(d)})`);
     }
-    console.log(`load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}`);
+    console.log(`load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}; CPUs: ${pin.label}`);
     return;
   }
   const onBeyondWire = beyond("on", "wire");
-  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS} rounds per variant of ${ROUND_MS} ms measured after ${SETTLE_MS} ms settling, each between two off rounds, after ${WARMUP_ROUNDS} warm-up rounds each`;
+  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS} rounds per variant of ${ROUND_MS} ms measured after ${SETTLE_MS} ms settling, each between two off rounds, after ${WARMUP_ROUNDS} warm-up rounds each; CPUs: ${pin.label}`;
   recordFigures("telemetry-grpc", {
     "fan-outs/s, telemetry off (gRPC, 8 peers)": { value: rate(totals.off), unit: "1/s", note },
     "fan-outs/s, telemetry on (default sampling: ≤ 10 new traces/s, OTLP/gRPC)": {
