@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PeerHealth, healthReportOf } from "../../src/mesh/membership/health.js";
+import { MEDIAN_P99_REFRESH_MS, PeerHealth, healthReportOf } from "../../src/mesh/membership/health.js";
 import type { BranchRecord } from "../../src/engine/outcome.js";
 
 const peers = ["a", "b", "c", "d", "e"];
@@ -26,6 +26,34 @@ describe("PeerHealth", () => {
     h.report("a", { kind: "ok", latencyMs: 10 }, 3_001);
     expect(events).toEqual(["eject a failed 1 1001", "eject a rejected 2 3001", "return a"]);
     expect(h.stats(3_001)).toEqual({ ejected: 0, ejections: 2, returns: 1, refused: 0 });
+  });
+
+  it("reads the set's median p99 once per refresh, not once per answer, and still sees it move", () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `p${i}`);
+    const p99 = new Map(ids.map((p) => [p, NaN]));
+    let reads = 0;
+    const h = new PeerHealth({
+      failureThreshold: 1,
+      p99Of: (p) => {
+        reads++;
+        return p99.get(p) ?? NaN;
+      },
+    });
+    for (const p of ids) h.report(p, { kind: "ok", latencyMs: 10 }, 0);
+    // the set is known; own p99s unknown, the median 10 ms from now on
+    for (const p of ids) p99.set(p, 10);
+    reads = 0;
+    for (const p of ids) h.report(p, { kind: "ok", latencyMs: 10 }, 1_000);
+    expect(reads).toBe(40 + 40); // each answer's own p99, and the median once
+    // a peer 5× past the median is an outlier against the median read at this refresh…
+    p99.set("p0", NaN); // (its own p99 unknown: only the median can judge it)
+    h.report("p0", { kind: "ok", latencyMs: 60 }, 1_000);
+    expect(h.admits("p0", 1_001)).toBe(false);
+    // …and once the set's p99s move, the next refresh sees it: 60 ms is no outlier at a median of 20
+    for (const p of ids) p99.set(p, 20);
+    p99.set("p1", NaN);
+    h.report("p1", { kind: "ok", latencyMs: 60 }, 1_000 + MEDIAN_P99_REFRESH_MS);
+    expect(h.admits("p1", 1_001 + MEDIAN_P99_REFRESH_MS)).toBe(true);
   });
 
   it("a success resets the run of failures", () => {
