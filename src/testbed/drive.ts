@@ -49,7 +49,8 @@ export async function driveLoad(
   hooks: DriveHooks,
 ): Promise<DriveResult> {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  let poll: CoordinatorLoopPoll | undefined;
+  const poll = hooks.coordinators === undefined ? undefined : new CoordinatorLoopPoll(hooks.coordinators);
+  const primed = poll?.prime();
   let coordinatorLoops: Record<string, LoopDelaySummary> | undefined;
   let measuredStart = Date.now();
   let measuredEnd = measuredStart;
@@ -59,12 +60,12 @@ export async function driveLoad(
     const timer = setInterval(() => progress.update("warm-up", (Date.now() - t) / 1000, s.warmupS, ""), 250);
     await gen.run(warm, s.policies, false).finally(() => clearInterval(timer));
   }
+  await primed;
   if (!hooks.interrupted()) {
     const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
     measuredStart = Date.now();
     hooks.onMeasureStart?.();
     loopDelay.enable();
-    poll = hooks.coordinators === undefined ? undefined : new CoordinatorLoopPoll(hooks.coordinators);
     poll?.start();
     gen.startMeasuring(measuredStart, stream);
     const timer = setInterval(() => {
@@ -83,7 +84,7 @@ export async function driveLoad(
     hooks.onMeasureEnd?.();
     loopDelay.disable();
     coordinatorLoops = await poll?.stop();
-  }
+  } else poll?.close();
   const measured = loopDelay.count > 0;
   return {
     measuredStart,
