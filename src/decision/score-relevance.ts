@@ -4,7 +4,8 @@ import type { DecisionModel, RelevanceScore } from "./types.js";
 
 /**
  * Leave-one-out scoring of the committed answers of one fan-out: a committed answer is
- * decision-relevant when removing it (and only it) changes `decide`. Also the information the
+ * decision-relevant when removing it (and only it) changes `decide` (the model's own
+ * `decisionRelevant` when it has one, else one `decide` per answer). Also the information the
  * answers carried per committed branch (`informationBits(all) / committed`).
  *
  * Leave-one-out is conservative about redundancy: with three agreeing votes where two decide, no
@@ -23,12 +24,7 @@ export function scoreRelevance<Answer, Action>(
   committed: ReadonlyMap<PeerId, Answer>,
 ): RelevanceScore {
   const action = model.decide(committed);
-  const decisionRelevant: PeerId[] = [];
-  for (const peer of committed.keys()) {
-    const without = new Map(committed);
-    without.delete(peer);
-    if (!sameAction(model.decide(without), action)) decisionRelevant.push(peer);
-  }
+  const decisionRelevant = model.decisionRelevant?.(committed) ?? leaveOneOut(model, committed, action);
   const n = committed.size;
   return {
     action,
@@ -36,6 +32,21 @@ export function scoreRelevance<Answer, Action>(
     committed: n,
     infoGainPerCommitted: n === 0 ? null : model.informationBits(committed) / n,
   };
+}
+
+/** The peers whose answer, removed alone, changes the action: one `decide` per answer. */
+export function leaveOneOut<Answer, Action>(
+  model: DecisionModel<Answer, Action>,
+  committed: ReadonlyMap<PeerId, Answer>,
+  action: Action = model.decide(committed),
+): PeerId[] {
+  const relevant: PeerId[] = [];
+  for (const peer of committed.keys()) {
+    const without = new Map(committed);
+    without.delete(peer);
+    if (!sameAction(model.decide(without), action)) relevant.push(peer);
+  }
+  return relevant;
 }
 
 /** Share of committed answers that were decision-relevant (null when nothing was committed). */

@@ -18,6 +18,12 @@ export interface DecisionModel<Answer = unknown, Action = string> {
    * Used for information gain per committed branch.
    */
   informationBits(answers: ReadonlyMap<PeerId, Answer>): number;
+  /**
+   * Optional: the peers whose answer, removed alone, changes `decide`, in the answers' order — what
+   * `scoreRelevance` otherwise finds by deciding once per answer (n² work per fan-out of n), for a
+   * model that can count it in one pass. It must return exactly what leave-one-out returns.
+   */
+  decisionRelevant?(answers: ReadonlyMap<PeerId, Answer>): PeerId[];
 }
 
 /** Leave-one-out scoring of the committed answers of one fan-out. */

@@ -1,8 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { argmaxScores } from "../../src/decision/argmax-scores.js";
 import { predicateModel } from "../../src/decision/predicate-model.js";
 import { quorumVote } from "../../src/decision/quorum-vote.js";
-import { decisionRelevantRate, scoreRelevance } from "../../src/decision/score-relevance.js";
+import { decisionRelevantRate, leaveOneOut, scoreRelevance } from "../../src/decision/score-relevance.js";
 import { TailswarmError } from "../../src/errors.js";
 
 const votes = (...v: [string, string][]) => new Map(v.map(([peer, vote]) => [peer, { vote }] as const));
@@ -115,5 +116,24 @@ describe("predicateModel", () => {
     expect(() => bad.informationBits(new Map([["a", 1]]))).toThrow(
       /predicate\.informationBits: got -1, expected a number >= 0/,
     );
+  });
+
+  it("a quorum vote's one-pass count is exactly leave-one-out, ties and weights included", () => {
+    const options = ["yes", "no", "maybe"];
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom(...options), fc.integer({ min: 0, max: 3 })), { maxLength: 12 }),
+        fc.constantFrom(...options),
+        fc.integer({ min: 0, max: 12 }),
+        (cast, prior, required) => {
+          const weights = new Map(cast.map(([, w], i) => [`p${i}`, w] as const));
+          const m = quorumVote({ options, prior, required, weights });
+          const answers = new Map(cast.map(([vote], i) => [`p${i}`, { vote }] as const));
+          expect(m.decisionRelevant?.(answers)).toEqual(leaveOneOut(m, answers));
+        },
+      ),
+    );
+    // a non-integer weight leaves it to leave-one-out, which no rounding can mislead
+    expect(quorumVote({ prior: "no", weights: { a: 0.1 } }).decisionRelevant?.(new Map())).toBeUndefined();
   });
 });
