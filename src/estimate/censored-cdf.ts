@@ -11,9 +11,8 @@ let scratchX: Float64Array = new Float64Array(64);
 let scratchW: Float64Array = new Float64Array(64);
 const NO_ENDS = new Float64Array(0);
 /**
- * `Infinity` and `NaN` as module constants for the getters the fan-out search reads per member: V8
- * compiles a global read in a branch it has not run as a call, and boxes the other branch's number to
- * merge with it (16 bytes per member and estimate).
+ * `Infinity` and `NaN` as module constants, not the globals: V8 compiles a global read in a branch it has
+ * not run as a call, and boxes the other branch's number to merge with it.
  */
 const NO_HORIZON = Infinity;
 const NO_VALUE = NaN;
@@ -141,6 +140,22 @@ export class CensoredCdf implements CdfLike {
   private segmentHint = 0;
   /** True when there is nothing: no completed sample and no censored observation. */
   empty = true;
+  /**
+   * The horizon, ms: the smallest censoring time at or beyond the last completed observation (Infinity when
+   * no censored observation lies there). Below it the CDF is the Kaplan–Meier estimate; from it on, the
+   * censored tail mass counts as done at its censoring time although each of those calls is only known to
+   * take longer, so the CDF there is too high and a quantile that falls there is a lower bound.
+   *
+   * `horizonMs`, `minX` and `maxX` are fields set by `update` (`setSpan`), not getters: the fan-out search
+   * reads all three per member and estimate, and a getter V8 has not inlined returns its number boxed: 48
+   * bytes per member and estimate in the code that runs until the search is optimised again after a
+   * deoptimisation. Read them, do not write them.
+   */
+  horizonMs = NO_HORIZON;
+  /** Where the CDF starts to rise (ms); NaN when empty. Set by `update`, as `horizonMs`. */
+  minX = NO_VALUE;
+  /** From here on (ms) the CDF is 1; NaN when empty. Set by `update`, as `horizonMs`. */
+  maxX = NO_VALUE;
   private readonly counts = { rebuilds: 0, moves: 0 };
 
   /**
@@ -214,6 +229,23 @@ export class CensoredCdf implements CdfLike {
       this.shapeWindowVersion = window.version;
       this.shapeEndedVersion = endedVersion;
     }
+    this.setSpan();
+  }
+
+  /** `horizonMs`, `minX` and `maxX` from the built state (see `horizonMs`). */
+  private setSpan(): void {
+    const n = this.tailCount;
+    this.horizonMs = n > 0 ? (this.tailX[0] as number) : NO_HORIZON;
+    if (this.empty) {
+      this.minX = NO_VALUE;
+      this.maxX = NO_VALUE;
+      return;
+    }
+    this.minX =
+      this.hi >= 0
+        ? ((this.table as BucketTable).lowUs[this.lo] as number) / 1000
+        : (this.tailX[0] as number);
+    this.maxX = n > 0 ? (this.tailX[n - 1] as number) : this.hiEdgeMs;
   }
 
   /**
@@ -429,16 +461,6 @@ export class CensoredCdf implements CdfLike {
   }
 
   /**
-   * The horizon, ms: the smallest censoring time at or beyond the last completed observation (Infinity when
-   * no censored observation lies there). Below it the CDF is the Kaplan–Meier estimate; from it on, the
-   * censored tail mass counts as done at its censoring time although each of those calls is only known to
-   * take longer, so the CDF there is too high and a quantile that falls there is a lower bound.
-   */
-  get horizonMs(): number {
-    return this.tailCount > 0 ? (this.tailX[0] as number) : NO_HORIZON;
-  }
-
-  /**
    * True when `quantile(q)` is only a lower bound: the true quantile is at least the value returned (up to
    * HDR resolution), possibly much more. Either it falls in the censored tail beyond the last completed
    * observation, or the window cannot know it yet: fewer than 1 / (1 − q) completions (`tooFewFor`), so
@@ -507,17 +529,6 @@ export class CensoredCdf implements CdfLike {
     const rStart = this.segR[s] as number;
     if (rStart + c === 0) return this.segS[s] as number;
     return ((this.segS[s] as number) * (rNext + c)) / (rStart + c);
-  }
-
-  get minX(): number {
-    if (this.empty) return NO_VALUE;
-    if (this.hi >= 0) return ((this.table as BucketTable).lowUs[this.lo] as number) / 1000;
-    return this.tailX[0] as number;
-  }
-
-  get maxX(): number {
-    if (this.empty) return NO_VALUE;
-    return this.tailCount > 0 ? (this.tailX[this.tailCount - 1] as number) : this.hiEdgeMs;
   }
 
   /**
