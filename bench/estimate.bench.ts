@@ -377,10 +377,10 @@ function benchMemory(figures: Record<string, Figure>): void {
     unit: "KiB",
     target: 16,
   };
-  figures["memory per tracked peer (estimatedFootprintInBytes)"] = {
+  figures["memory per tracked peer counted by estimatedFootprintInBytes"] = {
     value: book.estimatedFootprintInBytes / 1000 / 1024,
     unit: "KiB",
-    target: 16,
+    note: "typed arrays and a fixed allowance: a lower bound; the measured figure above is the one to hold to 16",
   };
   figures["memory for 1,000 tracked peers"] = { value: total / 1024 / 1024, unit: "MiB", target: 16 };
   sink += book.peers().length;

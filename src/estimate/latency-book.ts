@@ -345,7 +345,11 @@ export class LatencyBook implements LatencySource {
     if (oldest !== undefined) this.leave(oldest, "full");
   }
 
-  /** Approximate bytes held by all peers' estimators and the observed sets (excluding the fan-out cache). */
+  /**
+   * Bytes of the typed arrays held by all peers' estimators and the observed sets, plus a fixed
+   * allowance per object (excluding the fan-out cache): a lower bound. What the heap holds per peer is
+   * about twice this (`npm run bench -- estimate` prints both).
+   */
   get estimatedFootprintInBytes(): number {
     let bytes = this.observed.estimatedFootprintInBytes;
     for (const p of this.byPeer.values()) bytes += p.estimatedFootprintInBytes;

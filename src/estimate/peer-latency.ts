@@ -266,7 +266,7 @@ export class PeerLatency {
     else this.reason = "too-few-samples";
   }
 
-  /** Approximate bytes held by this peer's estimator. */
+  /** Bytes of this peer's estimator's typed arrays plus a fixed allowance: a lower bound (see LatencyBook's). */
   get estimatedFootprintInBytes(): number {
     return (
       this.window.estimatedFootprintInBytes +
