@@ -115,11 +115,12 @@ export function quorumVote(opts: QuorumVoteOptions): DecisionModel<VoteAnswer, s
     informationBits(answers) {
       return dirichletInfoBits(pseudo, tally(answers));
     },
-    // One tally, each vote taken out and put back. Exact when every weight is an integer (sums of
-    // integers below 2^53 do not round); other weights leave it to leave-one-out.
+    // One tally, each vote taken out and put back. Exact when every weight is an integer and every
+    // tally a safe one (no sum of them rounds); otherwise undefined: leave-one-out decides it.
     ...(integral && {
-      decisionRelevant(answers: ReadonlyMap<PeerId, VoteAnswer>): PeerId[] {
+      decisionRelevant(answers: ReadonlyMap<PeerId, VoteAnswer>): PeerId[] | undefined {
         const t = tally(answers);
+        if (!t.every(Number.isSafeInteger)) return undefined;
         const action = winner(t);
         const relevant: PeerId[] = [];
         for (const [peer, answer] of answers) {
@@ -151,17 +152,19 @@ function validateOptions(options: readonly string[]): readonly string[] {
 
 function weightLookup(weights: ReadonlyMap<PeerId, number> | Readonly<Record<PeerId, number>> | undefined): {
   weightOf: (peer: PeerId) => number;
-  /** Every weight (and the default 1) is an integer. */
+  /** Every weight (and the default 1) is a safe integer. */
   integral: boolean;
 } {
-  const map: ReadonlyMap<PeerId, number> =
-    weights === undefined ? new Map() : weights instanceof Map ? weights : new Map(Object.entries(weights));
+  // a copy: the weights are checked once, here, and must not change after
+  const map: ReadonlyMap<PeerId, number> = new Map(
+    weights === undefined ? [] : weights instanceof Map ? weights : Object.entries(weights),
+  );
   for (const [peer, w] of map) {
     if (typeof w !== "number" || !Number.isFinite(w) || w < 0) {
       throw invalid(`weights[${showValue(peer)}]`, w, "a number >= 0");
     }
   }
-  return { weightOf: (peer) => map.get(peer) ?? 1, integral: [...map.values()].every(Number.isInteger) };
+  return { weightOf: (peer) => map.get(peer) ?? 1, integral: [...map.values()].every(Number.isSafeInteger) };
 }
 
 function badVote(vote: string, options: readonly string[]): TailswarmError {

@@ -21,9 +21,11 @@ export interface DecisionModel<Answer = unknown, Action = string> {
   /**
    * Optional: the peers whose answer, removed alone, changes `decide`, in the answers' order — what
    * `scoreRelevance` otherwise finds by deciding once per answer (n² work per fan-out of n), for a
-   * model that can count it in one pass. It must return exactly what leave-one-out returns.
+   * model that can count it in one pass. It must return exactly what leave-one-out returns, or
+   * undefined to leave these answers to leave-one-out. A model built from another that overrides
+   * `decide` must drop it.
    */
-  decisionRelevant?(answers: ReadonlyMap<PeerId, Answer>): PeerId[];
+  decisionRelevant?(answers: ReadonlyMap<PeerId, Answer>): PeerId[] | undefined;
 }
 
 /** Leave-one-out scoring of the committed answers of one fan-out. */

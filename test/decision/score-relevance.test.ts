@@ -135,5 +135,17 @@ describe("predicateModel", () => {
     );
     // a non-integer weight leaves it to leave-one-out, which no rounding can mislead
     expect(quorumVote({ prior: "no", weights: { a: 0.1 } }).decisionRelevant?.(new Map())).toBeUndefined();
+    // so do tallies past 2^53, where a sum of integers rounds
+    const max = Number.MAX_SAFE_INTEGER;
+    const big = quorumVote({ prior: "no", weights: { a: max, b: 1, c: 1, d: max - 1 } });
+    const cast = votes(["a", "yes"], ["b", "yes"], ["c", "yes"], ["d", "no"]);
+    expect(big.decisionRelevant?.(votes(["a", "yes"], ["d", "no"]))).toEqual(["a"]);
+    expect(big.decisionRelevant?.(cast)).toBeUndefined();
+    expect(scoreRelevance(big, cast).decisionRelevant).toEqual(leaveOneOut(big, cast));
+    // the weights are the model's own copy: changing the caller's map later changes nothing
+    const weights = new Map([["a", 2]]);
+    const copied = quorumVote({ prior: "no", weights });
+    weights.set("a", 0.5);
+    expect(copied.decide(votes(["a", "yes"], ["b", "no"]))).toBe("yes");
   });
 });
