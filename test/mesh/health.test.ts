@@ -54,6 +54,14 @@ describe("PeerHealth", () => {
     p99.set("p1", NaN);
     h.report("p1", { kind: "ok", latencyMs: 60 }, 1_000 + MEDIAN_P99_REFRESH_MS);
     expect(h.admits("p1", 1_001 + MEDIAN_P99_REFRESH_MS)).toBe(true);
+    // a peer forgotten and one new within the refresh: the median is read afresh, not the old set's
+    const t = 2_000 + MEDIAN_P99_REFRESH_MS;
+    h.report("p2", { kind: "ok", latencyMs: 10 }, t); // median read: 20
+    for (const p of ids) p99.set(p, 10);
+    h.forget("p3");
+    p99.set("q", NaN);
+    h.report("q", { kind: "ok", latencyMs: 60 }, t); // 60 > 5 × 10: an outlier against the fresh median
+    expect(h.admits("q", t + 1)).toBe(false);
   });
 
   it("a success resets the run of failures", () => {

@@ -99,8 +99,8 @@ export class PeerHealth {
   #ejections = 0;
   #returns = 0;
   #median = NaN;
+  /** When the median was read; −Infinity: read it afresh (the set of peers changed). */
   #medianAtMs = -Infinity;
-  #medianOfPeers = -1;
   #refused = 0;
   onEject: ((e: EjectionEvent) => void) | undefined;
   onReturn: ((peer: PeerId, ejections: number) => void) | undefined;
@@ -192,7 +192,7 @@ export class PeerHealth {
   }
 
   forget(peer: PeerId): void {
-    this.#peers.delete(peer);
+    if (this.#peers.delete(peer)) this.#medianAtMs = -Infinity;
   }
 
   stats(nowMs: number): HealthStats {
@@ -217,6 +217,7 @@ export class PeerHealth {
         lastBadBranchMs: -Infinity,
       };
       this.#peers.set(peer, s);
+      this.#medianAtMs = -Infinity;
     }
     return s;
   }
@@ -248,8 +249,7 @@ export class PeerHealth {
   /** The median of the known p99s of the peers reported on, read at most every MEDIAN_P99_REFRESH_MS. */
   #medianP99(nowMs: number): number {
     const age = nowMs - this.#medianAtMs;
-    if (age >= 0 && age < MEDIAN_P99_REFRESH_MS && this.#medianOfPeers === this.#peers.size)
-      return this.#median;
+    if (age >= 0 && age < MEDIAN_P99_REFRESH_MS) return this.#median;
     const xs: number[] = [];
     for (const p of this.#peers.keys()) {
       const x = this.#p99Of(p);
@@ -259,7 +259,6 @@ export class PeerHealth {
     const m = xs.length >> 1;
     this.#median = xs.length === 0 ? NaN : xs.length % 2 === 1 ? xs[m]! : (xs[m - 1]! + xs[m]!) / 2;
     this.#medianAtMs = nowMs;
-    this.#medianOfPeers = this.#peers.size;
     return this.#median;
   }
 }
