@@ -65,8 +65,9 @@ export class CoordinatorLoopPoll {
     return out;
   }
 
-  /** Closes the clients (`stop` does too). */
+  /** Stops polling and closes the clients (`stop` does too, after its last reading); idempotent. */
   close(): void {
+    clearInterval(this.#timer);
     for (const c of this.#clients.values()) c.close();
   }
 

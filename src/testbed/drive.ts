@@ -54,37 +54,45 @@ export async function driveLoad(
   let coordinatorLoops: Record<string, LoopDelaySummary> | undefined;
   let measuredStart = Date.now();
   let measuredEnd = measuredStart;
-  if (!hooks.interrupted() && s.warmupS > 0) {
-    const warm = requestStream(s.seed, s.coordinators, s.warmupS * 1000, "warmup");
-    const t = Date.now();
-    const timer = setInterval(() => progress.update("warm-up", (Date.now() - t) / 1000, s.warmupS, ""), 250);
-    await gen.run(warm, s.policies, false).finally(() => clearInterval(timer));
-  }
-  await primed;
-  if (!hooks.interrupted()) {
-    const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
-    measuredStart = Date.now();
-    hooks.onMeasureStart?.();
-    loopDelay.enable();
-    poll?.start();
-    gen.startMeasuring(measuredStart, stream);
-    const timer = setInterval(() => {
-      const c = gen.counters;
-      progress.update(
-        "testbed",
-        (Date.now() - measuredStart) / 1000,
-        s.durationS,
-        `calls ${c.done}/${c.sent}  failed ${c.failed}  direct fan-outs ${c.measured}`,
+  try {
+    if (!hooks.interrupted() && s.warmupS > 0) {
+      const warm = requestStream(s.seed, s.coordinators, s.warmupS * 1000, "warmup");
+      const t = Date.now();
+      const timer = setInterval(
+        () => progress.update("warm-up", (Date.now() - t) / 1000, s.warmupS, ""),
+        250,
       );
-    }, 250);
-    await gen.run(stream, s.policies, true).finally(() => clearInterval(timer));
-    gen.stop();
-    await gen.drain();
-    measuredEnd = Date.now();
-    hooks.onMeasureEnd?.();
-    loopDelay.disable();
-    coordinatorLoops = await poll?.stop();
-  } else poll?.close();
+      await gen.run(warm, s.policies, false).finally(() => clearInterval(timer));
+    }
+    await primed;
+    if (!hooks.interrupted()) {
+      const stream = requestStream(s.seed, s.coordinators, s.durationS * 1000, "run");
+      measuredStart = Date.now();
+      hooks.onMeasureStart?.();
+      loopDelay.enable();
+      poll?.start();
+      gen.startMeasuring(measuredStart, stream);
+      const timer = setInterval(() => {
+        const c = gen.counters;
+        progress.update(
+          "testbed",
+          (Date.now() - measuredStart) / 1000,
+          s.durationS,
+          `calls ${c.done}/${c.sent}  failed ${c.failed}  direct fan-outs ${c.measured}`,
+        );
+      }, 250);
+      await gen.run(stream, s.policies, true).finally(() => clearInterval(timer));
+      gen.stop();
+      await gen.drain();
+      measuredEnd = Date.now();
+      hooks.onMeasureEnd?.();
+      loopDelay.disable();
+      coordinatorLoops = await poll?.stop();
+    }
+  } finally {
+    // stop() has closed it on the way through; a throw or an interrupted run leaves it to here
+    poll?.close();
+  }
   const measured = loopDelay.count > 0;
   return {
     measuredStart,
