@@ -15,6 +15,8 @@ const NO_ENDS = new Float64Array(0);
  * not run as a call, and boxes the other branch's number to merge with it.
  */
 const NO_HORIZON = Infinity;
+/** The span fields as `setSpan` writes them; readonly to everyone else. */
+type Span = { -readonly [K in "horizonMs" | "minX" | "maxX"]: number };
 const NO_VALUE = NaN;
 /** What `lookUp` read, and the time it reads at (see there). */
 const looked = new Float64Array(1);
@@ -149,13 +151,13 @@ export class CensoredCdf implements CdfLike {
    * `horizonMs`, `minX` and `maxX` are fields set by `update` (`setSpan`), not getters: the fan-out search
    * reads all three per member and estimate, and a getter V8 has not inlined returns its number boxed: 48
    * bytes per member and estimate in the code that runs until the search is optimised again after a
-   * deoptimisation. Read them, do not write them.
+   * deoptimisation. Read-only outside `setSpan`.
    */
-  horizonMs = NO_HORIZON;
+  readonly horizonMs: number = NO_HORIZON;
   /** Where the CDF starts to rise (ms); NaN when empty. Set by `update`, as `horizonMs`. */
-  minX = NO_VALUE;
+  readonly minX: number = NO_VALUE;
   /** From here on (ms) the CDF is 1; NaN when empty. Set by `update`, as `horizonMs`. */
-  maxX = NO_VALUE;
+  readonly maxX: number = NO_VALUE;
   private readonly counts = { rebuilds: 0, moves: 0 };
 
   /**
@@ -234,18 +236,19 @@ export class CensoredCdf implements CdfLike {
 
   /** `horizonMs`, `minX` and `maxX` from the built state (see `horizonMs`). */
   private setSpan(): void {
+    const span = this as Span;
     const n = this.tailCount;
-    this.horizonMs = n > 0 ? (this.tailX[0] as number) : NO_HORIZON;
+    span.horizonMs = n > 0 ? (this.tailX[0] as number) : NO_HORIZON;
     if (this.empty) {
-      this.minX = NO_VALUE;
-      this.maxX = NO_VALUE;
+      span.minX = NO_VALUE;
+      span.maxX = NO_VALUE;
       return;
     }
-    this.minX =
+    span.minX =
       this.hi >= 0
         ? ((this.table as BucketTable).lowUs[this.lo] as number) / 1000
         : (this.tailX[0] as number);
-    this.maxX = n > 0 ? (this.tailX[n - 1] as number) : this.hiEdgeMs;
+    span.maxX = n > 0 ? (this.tailX[n - 1] as number) : this.hiEdgeMs;
   }
 
   /**

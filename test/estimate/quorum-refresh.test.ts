@@ -53,6 +53,13 @@ describe("a member's CDF refreshed between quorum estimates", () => {
             expect(a.horizonMs).toBe(b.horizonMs);
             expect(a.minX).toBe(b.minX);
             expect(a.maxX).toBe(b.maxX);
+            // and says what it claims, checked against the CDF itself, not only against a twin
+            if (!a.empty) {
+              expect(a.at(a.maxX)).toBe(1);
+              expect(a.at(a.maxX * (1 - 1e-9))).toBeLessThan(1);
+              expect(a.at(a.minX * (1 - 1e-9))).toBe(0);
+              expect(a.at(a.minX * 1.02 + 0.01)).toBeGreaterThan(0);
+            }
             for (const x of reads) expect(a.at(x)).toBe(b.at(x));
             for (const x of [...reads].reverse()) expect(a.at(x * 1.01)).toBe(b.at(x * 1.01));
             for (const q of [0.1, 0.5, 0.9, 0.99]) expect(a.quantile(q)).toBe(b.quantile(q));
