@@ -234,6 +234,23 @@ export class CensoredCdf implements CdfLike {
     this.setSpan();
   }
 
+  /** Bytes of this snapshot's arrays. */
+  get estimatedFootprintInBytes(): number {
+    return (
+      this.beta.byteLength +
+      this.segR.byteLength +
+      this.segS.byteLength +
+      this.segC.byteLength +
+      this.segF.byteLength +
+      this.tailX.byteLength +
+      this.tailCum.byteLength +
+      this.endBeta.byteLength +
+      this.endRest.byteLength +
+      this.fromEnded.byteLength +
+      this.flightEndedBefore.byteLength
+    );
+  }
+
   /** `horizonMs`, `minX` and `maxX` from the built state (see `horizonMs`). */
   private setSpan(): void {
     const span = this as Span;

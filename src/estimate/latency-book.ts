@@ -348,7 +348,7 @@ export class LatencyBook implements LatencySource {
   /**
    * Bytes of the typed arrays held by all peers' estimators and the observed sets, plus a fixed
    * allowance per object (excluding the fan-out cache): a lower bound. What the heap holds per peer is
-   * about twice this (`npm run bench -- estimate` prints both).
+   * about half as much again (`npm run bench -- estimate` prints both).
    */
   get estimatedFootprintInBytes(): number {
     let bytes = this.observed.estimatedFootprintInBytes;

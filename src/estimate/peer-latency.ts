@@ -266,12 +266,16 @@ export class PeerLatency {
     else this.reason = "too-few-samples";
   }
 
-  /** Bytes of this peer's estimator's typed arrays plus a fixed allowance: a lower bound (see LatencyBook's). */
+  /**
+   * Bytes of this peer's estimator's typed arrays (rings and CDF snapshot) plus a fixed allowance: a
+   * lower bound (see LatencyBook's).
+   */
   get estimatedFootprintInBytes(): number {
     return (
       this.window.estimatedFootprintInBytes +
       this.ended.estimatedFootprintInBytes +
       this.inFlight.estimatedFootprintInBytes +
+      this.snapshot.estimatedFootprintInBytes +
       512 +
       512
     );
