@@ -49,7 +49,7 @@ export interface ReplyReserveOptions {
   readonly onCapped?: (
     wantedMs: number,
     capMs: number,
-    parts: { overheadMs: number; loopMs: number },
+    parts: { transitMs: number; overheadMs: number; loopMs: number },
   ) => void;
   /**
    * How late the event loop runs a callback that becomes ready now, ms (a request's header read meets
@@ -112,7 +112,7 @@ export class ReplyReserve {
     const loopMs = loop > 0 && Number.isFinite(loop) ? loop : 0;
     const wantedMs = o.transitMs + overheadMs + loopMs;
     const capMs = Math.min(o.maxMs, o.maxShare * Math.max(0, leftMs));
-    if (wantedMs > capMs) o.onCapped?.(wantedMs, capMs, { overheadMs, loopMs });
+    if (wantedMs > capMs) o.onCapped?.(wantedMs, capMs, { transitMs: o.transitMs, overheadMs, loopMs });
     return {
       ms: Math.max(o.minMs, Math.min(capMs, wantedMs)),
       wantedMs,
