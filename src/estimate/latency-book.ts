@@ -38,7 +38,6 @@ interface CacheEntry {
 }
 
 const NO_PEERS: readonly PeerId[] = Object.freeze([]);
-const ALL_OF: Requirement = Object.freeze({ kind: "all" });
 
 /** The pair the policy reads, as `fanoutQuantiles` gives it. */
 type Quantiles = ReturnType<typeof fanoutQuantiles>;
@@ -284,8 +283,6 @@ export class LatencyBook implements LatencySource {
         horizonMs: Math.min(own.horizonMs, memberHorizon),
       };
     } else q = complete ? fanoutQuantiles(cdfs, requirement, hint) : UNKNOWN_QUANTILES;
-    const freshP50 =
-      unknown !== undefined && requirement.kind === "all" ? this.freshP50(members, nowMs) : NaN;
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
@@ -301,7 +298,6 @@ export class LatencyBook implements LatencySource {
       minCompletedSamples: minCompleted,
       basis: useObserved ? "observed" : "independent",
       observedSamples: observed?.samples ?? 0,
-      ...(freshP50 > 0 && { freshMembersP50Ms: freshP50 }),
     };
     if (tick > 0 && same) {
       hit.at = nowMs;
@@ -325,13 +321,6 @@ export class LatencyBook implements LatencySource {
       });
     }
     return result;
-  }
-
-  /** The all-of-n p50 over the fresh members of `members` alone (NaN: none is fresh). */
-  private freshP50(members: readonly (PeerLatency | undefined)[], nowMs: number): number {
-    const fresh: CdfLike[] = [];
-    for (const p of members) if (p !== undefined && p.status === "fresh") fresh.push(p.cdf(nowMs));
-    return fresh.length === 0 ? NaN : fanoutQuantile(fresh, ALL_OF, 0.5);
   }
 
   private leave(peer: PeerId, cause: ActiveSetLeave): void {

@@ -101,12 +101,6 @@ export interface FanoutEstimate {
   readonly basis?: "observed" | "independent";
   /** Fan-outs to this set completed in the window (0 when none was observed). */
   readonly observedSamples?: number;
-  /**
-   * On an unknown estimate of a set that needs every answer: the fan-out p50 over its fresh members
-   * alone, ms — a lower bound of the set's p50 (it waits for those members too, and for more). Absent
-   * otherwise. What lets the rule degrade a budget no fresh member's share of the fan-out fits.
-   */
-  readonly freshMembersP50Ms?: number;
 }
 
 /** A call in flight. Exactly one of the four ends counts; later calls are ignored. */

@@ -88,7 +88,7 @@ export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   },
   "budget-at-or-below-p50": {
     mode: "degrade",
-    when: "`0 < budget <= p50` (a lower-bound p50 too: the true median is at least that); under the rule, on an unknown estimate, only a p50 that is a lower bound at or beyond the horizon, or the p50 of the set's fresh members alone when it needs every answer",
+    when: "`0 < budget <= p50` (a lower-bound p50 too: the true median is at least that); under the rule, on an unknown estimate, only a p50 that is a lower bound at or beyond the horizon",
     inequality: (c) => `${budget(c)} <= ${p50(c)}`,
     effect:
       "degrade: not even a median round trip fits; use the local or cached decision (none: a `SpeculationBudgetViolation` is thrown)",

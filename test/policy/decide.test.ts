@@ -133,36 +133,6 @@ describe("decide, p99-boundary (the rule)", () => {
     );
   });
 
-  it("degrades an unknown estimate whose fresh members alone put the p50 at or past the budget, and says so", () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 1_000 }),
-        fc.integer({ min: 1, max: 1_000 }),
-        fc.oneof(fc.constant(NaN), fc.integer({ min: 0, max: 300 })),
-        fc.boolean(),
-        (budget, floor, p50, relevant) => {
-          const e: FanoutEstimate = { ...estimate(p50, NaN, "unknown"), freshMembersP50Ms: floor };
-          const c = rule(budget, e, 0, relevant);
-          if (budget <= floor) {
-            // the p50 it reports is the floor it degraded on, a lower bound: the inequality holds as printed
-            expect(c).toMatchObject({
-              mode: "degrade",
-              reason: "budget-at-or-below-p50",
-              fanoutP50Ms: floor,
-            });
-            expect(c.fanoutP50Kind).toBe("lower-bound");
-          } else {
-            expect(c).toMatchObject({ mode: "synchronous", reason: "estimate-unknown" });
-            expect(Object.is(c.fanoutP50Ms, p50)).toBe(true);
-          }
-          // naive-p50 reads the p50 it is given, never the floor
-          const naive = decideWith("naive-p50", budget, e, 0, relevant);
-          expect(Object.is(naive.fanoutP50Ms, p50)).toBe(true);
-        },
-      ),
-    );
-  });
-
   it("still raises violations on an unknown estimate when the numbers show them", () => {
     const noFallback = { hasFallback: false };
     expect(() => decideWith("p99-boundary", 0, estimate(NaN, NaN, "unknown"), 0, true, noFallback)).toThrow(
