@@ -43,6 +43,8 @@ describe("GrpcTransport sends in batches", () => {
     const stats = t.sendStats();
     expect(stats.branches).toBe(200);
     expect(stats.batches).toBe(4); // 64 + 64 + 64 + 8
-    expect(stats.cpuMicros).toBeGreaterThan(0);
+    // the thread's CPU clock can be coarser than four short batches (it read 0 for them on a fast
+    // machine): counted, not necessarily above zero; the scale bench reads it over hundreds of branches
+    expect(Number.isFinite(stats.cpuMicros) && stats.cpuMicros >= 0).toBe(true);
   });
 });
