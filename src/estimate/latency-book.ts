@@ -283,8 +283,9 @@ export class LatencyBook implements LatencySource {
         horizonMs: Math.min(own.horizonMs, memberHorizon),
       };
     } else q = complete ? fanoutQuantiles(cdfs, requirement, hint) : UNKNOWN_QUANTILES;
-    const freshP50 =
-      unknown !== undefined && requirement.kind === "all" ? this.freshP50(members, nowMs) : NaN;
+    // the members' floor, unless the set's own measured (known) median is below it: then trust the set
+    let freshP50 = unknown !== undefined && requirement.kind === "all" ? this.freshP50(members, nowMs) : NaN;
+    if (useObserved && q.p50Kind === "known" && q.p50Ms < freshP50) freshP50 = NaN;
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
@@ -337,7 +338,7 @@ export class LatencyBook implements LatencySource {
     for (const p of members) {
       if (p === undefined || p.status !== "fresh") continue;
       const m = p.cdf(nowMs).quantile(0.5);
-      if (!(m <= floor)) floor = m;
+      if (m > floor || (Number.isNaN(floor) && !Number.isNaN(m))) floor = m;
     }
     return floor;
   }

@@ -40,6 +40,13 @@ describe("shownKinds", () => {
     expect(shownKinds(s, unknown)).toEqual({ p50: "unknown", p99: "unknown" });
   });
 
+  it("shows the censored p50 an unknown estimate was degraded on as a lower bound too", () => {
+    const { freshMembersP50Ms: _, ...censored } = { ...unknown, horizonMs: 9 };
+    const c = decideOn(9, censored);
+    expect(c).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50", fanoutP50Ms: 9.3 });
+    expect(shownKinds(c, censored)).toEqual({ p50: "lower-bound", p99: "unknown" });
+  });
+
   it("shows a fresh estimate's own kinds", () => {
     const fresh: FanoutEstimate = { ...unknown, status: "fresh", unknownPeers: [], p50Kind: "known" };
     const c = decideOn(10, fresh);
