@@ -283,6 +283,9 @@ export class LatencyBook implements LatencySource {
         horizonMs: Math.min(own.horizonMs, memberHorizon),
       };
     } else q = complete ? fanoutQuantiles(cdfs, requirement, hint) : UNKNOWN_QUANTILES;
+    // the members' floor, unless the set's own measured (known) median is below it: then trust the set
+    let freshP50 = unknown !== undefined && requirement.kind === "all" ? this.freshP50(members, nowMs) : NaN;
+    if (useObserved && q.p50Kind === "known" && q.p50Ms < freshP50) freshP50 = NaN;
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
@@ -298,6 +301,7 @@ export class LatencyBook implements LatencySource {
       minCompletedSamples: minCompleted,
       basis: useObserved ? "observed" : "independent",
       observedSamples: observed?.samples ?? 0,
+      ...(freshP50 > 0 && { freshMembersP50Ms: freshP50 }),
     };
     if (tick > 0 && same) {
       hit.at = nowMs;
@@ -321,6 +325,22 @@ export class LatencyBook implements LatencySource {
       });
     }
     return result;
+  }
+
+  /**
+   * The largest p50 among the fresh members of `members` (NaN: none is fresh). A fan-out that waits for
+   * every member is done no sooner than any one of them, whatever their latencies' dependence (P(max ≤ t)
+   * ≤ min F_i(t)), so its p50 is at least this; a product of their CDFs would assume independence and
+   * overstate it when they queue together.
+   */
+  private freshP50(members: readonly (PeerLatency | undefined)[], nowMs: number): number {
+    let floor = NaN;
+    for (const p of members) {
+      if (p === undefined || p.status !== "fresh") continue;
+      const m = p.cdf(nowMs).quantile(0.5);
+      if (m > floor || (Number.isNaN(floor) && !Number.isNaN(m))) floor = m;
+    }
+    return floor;
   }
 
   private leave(peer: PeerId, cause: ActiveSetLeave): void {

@@ -5,6 +5,7 @@
  */
 import type { Task } from "../engine/transport.js";
 import type { BranchRecord, FanoutOutcome } from "../engine/outcome.js";
+import { shownKinds } from "../policy/shown-kinds.js";
 import type { Context } from "@opentelemetry/api";
 
 export interface CoordinateRequest {
@@ -138,7 +139,7 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     mode: outcome.classification.mode,
     reason: outcome.classification.reason,
     fanoutId: outcome.fanoutId,
-    fanoutP50Ms: outcome.estimate.p50Ms,
+    fanoutP50Ms: outcome.classification.fanoutP50Ms,
     fanoutP99Ms: outcome.estimate.p99Ms,
     ...branchCounts(outcome.branches),
     degraded: outcome.degraded,
@@ -153,8 +154,8 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     infoGainPerCommitted: outcome.infoGainPerCommitted,
     deadlineMissed: outcome.deadlineMissed,
     estimateBasis: outcome.estimate.basis ?? "independent",
-    fanoutP50Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p50Kind ?? "known"),
-    fanoutP99Kind: outcome.estimate.status === "unknown" ? "unknown" : (outcome.estimate.p99Kind ?? "known"),
+    fanoutP50Kind: shownKinds(outcome.classification, outcome.estimate).p50,
+    fanoutP99Kind: shownKinds(outcome.classification, outcome.estimate).p99,
     ...horizonOf(outcome.estimate.horizonMs),
   };
 }

@@ -26,7 +26,10 @@ export interface DecideInput {
    * (stale, under-sampled, a peer never seen; a quantile it never saw is NaN) — and whether each quantile
    * is known or only a lower bound (absent: known).
    */
-  readonly estimate: Pick<FanoutEstimate, "status" | "p50Ms" | "p99Ms" | "p50Kind" | "p99Kind" | "horizonMs">;
+  readonly estimate: Pick<
+    FanoutEstimate,
+    "status" | "p50Ms" | "p99Ms" | "p50Kind" | "p99Kind" | "horizonMs" | "freshMembersP50Ms"
+  >;
   /** Expected work lost by abandoning the branches, ms. */
   readonly abandonCostMs: number;
   /** The outstanding answers can still change the action. */
@@ -55,7 +58,8 @@ export interface DecideInput {
  *      (with the cost) is `p99-lower-bound`, and one it does not is still `budget-between-…`; on an
  *      unknown estimate, never speculate — `p99 < p50` when both are numbers is a violation,
  *      `budget <= p50` degrades when that p50 is a lower bound at or beyond the horizon (calls were cut
- *      short of it: see `censoredP50`), otherwise `estimate-unknown`;
+ *      short of it: see `censoredP50`), or when the budget is at or below the largest p50 among the
+ *      set's fresh members (`freshMembersP50Ms`, a lower bound), otherwise `estimate-unknown`;
  *    - `naive-p50` (the failure the rule avoids): speculate whenever `budget > p50`, ignoring p99,
  *      abandon cost, relevance and freshness; degrade at or below p50; `estimate-unknown` with no p50;
  *    - `always-sync`: synchronous;
@@ -85,13 +89,21 @@ export function decide(input: DecideInput): Classification {
   requireEstimate(estimate);
 
   const reason = reasonOf(input);
+  // a degrade on the fresh members' floor reports that floor, so that its inequality holds as printed
+  const floor =
+    policy === "p99-boundary" &&
+    reason === "budget-at-or-below-p50" &&
+    !(budgetMs <= estimate.p50Ms && censoredP50(estimate)) &&
+    freshFloorDegrades(input);
   const c: Classification = {
     mode: REASONS[reason].mode,
     reason,
     budgetMs,
-    fanoutP50Ms: estimate.p50Ms,
+    fanoutP50Ms: floor ? estimate.freshMembersP50Ms! : estimate.p50Ms,
     fanoutP99Ms: estimate.p99Ms,
-    ...(estimate.p50Kind !== undefined && { fanoutP50Kind: estimate.p50Kind }),
+    ...(floor
+      ? { fanoutP50Kind: "lower-bound" as const }
+      : estimate.p50Kind !== undefined && { fanoutP50Kind: estimate.p50Kind }),
     ...(estimate.p99Kind !== undefined && { fanoutP99Kind: estimate.p99Kind }),
     abandonCostMs,
     relevant,
@@ -140,8 +152,19 @@ function boundaryReason(i: DecideInput): Reason {
       // NaN compares false: a quantile never seen neither shows a violation nor forces a degrade
       if (p99Ms < p50Ms) return "p99-below-p50";
       if (i.budgetMs <= p50Ms && censoredP50(i.estimate)) return "budget-at-or-below-p50";
+      if (freshFloorDegrades(i)) return "budget-at-or-below-p50";
       return "estimate-unknown";
   }
+}
+
+/**
+ * An unknown estimate of a set that needs every answer, one of whose fresh members has a p50 at or past
+ * the budget (`freshMembersP50Ms`, the largest): the fan-out waits for that member, so its own p50 is at
+ * least that, whatever the others do. The degrade then reports that floor as its p50, a lower bound.
+ */
+function freshFloorDegrades(i: DecideInput): boolean {
+  const floor = i.estimate.freshMembersP50Ms;
+  return i.estimate.status === "unknown" && floor !== undefined && floor > 0 && i.budgetMs <= floor;
 }
 
 /**
@@ -175,6 +198,7 @@ function requireEstimate(e: DecideInput["estimate"]): void {
   if (e.horizonMs !== undefined && !(typeof e.horizonMs === "number" && e.horizonMs >= 0)) {
     throw invalid("estimate.horizonMs", e.horizonMs, "a number of milliseconds >= 0, Infinity or absent");
   }
+  if (e.freshMembersP50Ms !== undefined) requireLatency("estimate.freshMembersP50Ms", e.freshMembersP50Ms);
   switch (e.status) {
     case "fresh":
       requireLatency("estimate.p50Ms", e.p50Ms);

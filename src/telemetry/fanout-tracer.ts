@@ -19,6 +19,7 @@ import { ATTR, EVENT_VIOLATION, INSTRUMENTATION_SCOPE, SPAN_BRANCH, SPAN_FANOUT 
 import { unsampledSpan } from "./sampling-hints.js";
 import type { SamplingHints } from "./sampling-hints.js";
 import { ATTR_ERROR_TYPE, ATTR_EXCEPTION_MESSAGE } from "./semconv.js";
+import { shownKinds } from "../policy/shown-kinds.js";
 
 export interface FanoutTracerOptions {
   /** Default: `trace.getTracer("tailswarm")` (a no-op until an SDK registers a provider). */
@@ -329,8 +330,8 @@ function decisionAttributes(fanoutId: string, c: Classification, e: FanoutEstima
     [ATTR.estimateMinSamples]: e.minSamples,
     [ATTR.estimateBasis]: e.basis ?? "independent",
     [ATTR.estimateObservedSamples]: e.observedSamples ?? 0,
-    [ATTR.fanoutP50Kind]: e.status === "unknown" ? "unknown" : (e.p50Kind ?? "known"),
-    [ATTR.fanoutP99Kind]: e.status === "unknown" ? "unknown" : (e.p99Kind ?? "known"),
+    [ATTR.fanoutP50Kind]: shownKinds(c, e).p50,
+    [ATTR.fanoutP99Kind]: shownKinds(c, e).p99,
   };
   finite(a, ATTR.budgetMs, c.budgetMs);
   finite(a, ATTR.fanoutP50Ms, c.fanoutP50Ms);

@@ -10,6 +10,7 @@ import type { Classification } from "../policy/types.js";
 import { shownInequality } from "./shown-inequality.js";
 import type { HedgedOutcome, HedgedSettlement } from "../engine/hedge-outcome.js";
 import { describeHedgeDecision } from "../hedge/describe-decision.js";
+import { shownKinds } from "../policy/shown-kinds.js";
 
 /** What a fan-out quantile is, as the recorder, `tailswarm decisions` and spans show it. */
 export type EstimateKind = "known" | "lower-bound" | "unknown";
@@ -151,8 +152,8 @@ export class FlightRecorder implements FanoutObserver {
       size: e.size,
       requirement: e.requirement.kind === "quorum" ? `quorum:${e.requirement.k}` : "all",
       estimateStatus: e.status,
-      p50Kind: e.status === "unknown" ? "unknown" : (e.p50Kind ?? "known"),
-      p99Kind: e.status === "unknown" ? "unknown" : (e.p99Kind ?? "known"),
+      p50Kind: shownKinds(c, e).p50,
+      p99Kind: shownKinds(c, e).p99,
       horizonMs: num(e.horizonMs ?? Infinity),
       unknownPeers: e.unknownPeers.length === 0 ? NONE : [...e.unknownPeers],
       estimateAgeMs: num(e.maxAgeMs),

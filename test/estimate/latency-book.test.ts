@@ -93,6 +93,23 @@ describe("LatencyBook.fanout", () => {
     expect(h.p99Ms).toBeGreaterThanOrEqual(h.p50Ms);
   });
 
+  it("gives an unknown all-of-n estimate its fresh members' p50 as a floor, and no other", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({ fanoutTickMs: 0 }, clock);
+    feed(book, "a", 10, 30, clock.t);
+    feed(book, "b", 40, 30, clock.t);
+    feed(book, "c", 100, 5, clock.t); // too few: unknown, and not counted however slow
+    const f = book.fanout(["b", "a", "c"], { kind: "all" }, clock.t);
+    expect(f).toMatchObject({ status: "unknown", unknownPeers: ["c"] });
+    // the largest fresh member p50: every fan-out waits for b, 40 ms
+    expect(f.freshMembersP50Ms).toBeGreaterThanOrEqual(39.5);
+    expect(f.freshMembersP50Ms).toBeLessThanOrEqual(40.5);
+    // not for a quorum (more members can make it sooner), nor a fresh estimate, nor with no fresh member
+    expect(book.fanout(["a", "b", "c"], { kind: "quorum", k: 2 }, clock.t).freshMembersP50Ms).toBeUndefined();
+    expect(book.fanout(["a", "b"], { kind: "all" }, clock.t).freshMembersP50Ms).toBeUndefined();
+    expect(book.fanout(["c", "d"], { kind: "all" }, clock.t).freshMembersP50Ms).toBeUndefined();
+  });
+
   it("gives the smallest completed sample count apart from the calls in flight", () => {
     const clock = new ManualClock();
     const book = new LatencyBook({ fanoutTickMs: 0 }, clock);

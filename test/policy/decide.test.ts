@@ -133,6 +133,36 @@ describe("decide, p99-boundary (the rule)", () => {
     );
   });
 
+  it("degrades an unknown estimate whose fresh members alone put the p50 at or past the budget, and says so", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1_000 }),
+        fc.integer({ min: 1, max: 1_000 }),
+        fc.oneof(fc.constant(NaN), fc.integer({ min: 0, max: 300 })),
+        fc.boolean(),
+        (budget, floor, p50, relevant) => {
+          const e: FanoutEstimate = { ...estimate(p50, NaN, "unknown"), freshMembersP50Ms: floor };
+          const c = rule(budget, e, 0, relevant);
+          if (budget <= floor) {
+            // the p50 it reports is the floor it degraded on, a lower bound: the inequality holds as printed
+            expect(c).toMatchObject({
+              mode: "degrade",
+              reason: "budget-at-or-below-p50",
+              fanoutP50Ms: floor,
+            });
+            expect(c.fanoutP50Kind).toBe("lower-bound");
+          } else {
+            expect(c).toMatchObject({ mode: "synchronous", reason: "estimate-unknown" });
+            expect(Object.is(c.fanoutP50Ms, p50)).toBe(true);
+          }
+          // naive-p50 reads the p50 it is given, never the floor
+          const naive = decideWith("naive-p50", budget, e, 0, relevant);
+          expect(Object.is(naive.fanoutP50Ms, p50)).toBe(true);
+        },
+      ),
+    );
+  });
+
   it("still raises violations on an unknown estimate when the numbers show them", () => {
     const noFallback = { hasFallback: false };
     expect(() => decideWith("p99-boundary", 0, estimate(NaN, NaN, "unknown"), 0, true, noFallback)).toThrow(
@@ -341,6 +371,19 @@ describe("decide, every policy", () => {
   });
 });
 
+/** A degrade of the rule on an unknown estimate's fresh-member floor, not on a censored p50 (which wins). */
+function onFreshFloor(i: DecideInput, c: Classification): boolean {
+  const e = i.estimate;
+  const h = e.horizonMs;
+  const censored = e.p50Kind === "lower-bound" && h !== undefined && Number.isFinite(h) && e.p50Ms >= h;
+  return (
+    c.reason === "budget-at-or-below-p50" &&
+    i.policy === "p99-boundary" &&
+    e.status === "unknown" &&
+    !(i.budgetMs <= e.p50Ms && censored)
+  );
+}
+
 /**
  * The condition each reason states (the README's rule table), written out here independently of the
  * code's table: for the input given and the numbers returned.
@@ -349,8 +392,13 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
   const { budgetMs: b, fanoutP50Ms: p50, fanoutP99Ms: p99, abandonCostMs: cost, relevant } = c;
   const fresh = i.estimate.status === "fresh";
   const live = i.anyPeerLive;
-  // what a lower bound claims: the true quantile is at least the number (the kind comes back with it)
-  expect(c.fanoutP50Kind).toBe(i.estimate.p50Kind);
+  // what a lower bound claims: the true quantile is at least the number (the kind comes back with it;
+  // a degrade on the fresh members' floor reports that floor, a lower bound)
+  const floor = i.estimate.freshMembersP50Ms;
+  const freshFloor =
+    i.policy === "p99-boundary" && !fresh && floor !== undefined && floor > 0 && 0 < b && b <= floor;
+  if (onFreshFloor(i, c)) expect(c).toMatchObject({ fanoutP50Ms: floor, fanoutP50Kind: "lower-bound" });
+  else expect(c.fanoutP50Kind).toBe(i.estimate.p50Kind);
   expect(c.fanoutP99Kind).toBe(i.estimate.p99Kind);
   const p50Bound = c.fanoutP50Kind === "lower-bound";
   const p99Bound = c.fanoutP99Kind === "lower-bound";
@@ -376,12 +424,12 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
     case "not-decision-relevant":
       return live && fresh && !relevant && b > p50;
     case "estimate-unknown":
-      return live && !fresh && !(b <= p50 && censoredP50);
+      return live && !fresh && !(b <= p50 && censoredP50) && !freshFloor;
     case "policy-always-sync":
       return live && i.policy === "always-sync" && b > 0;
     case "budget-at-or-below-p50":
       // the rule degrades an unknown estimate only on a p50 calls were cut short of
-      return live && 0 < b && b <= p50 && (i.policy !== "p99-boundary" || fresh || censoredP50);
+      return live && 0 < b && b <= p50 && (i.policy !== "p99-boundary" || fresh || censoredP50 || freshFloor);
     case "non-positive-budget":
       return live && b <= 0;
     case "p99-below-p50":
@@ -425,8 +473,9 @@ const estimateArb: fc.Arbitrary<DecideInput["estimate"]> = fc.oneof(
     .tuple(
       fc.record({ status: fc.constant("unknown" as const), p50Ms: unknownMsArb, p99Ms: unknownMsArb }),
       kindsArb,
+      fc.option(msArb, { nil: undefined }),
     )
-    .map(([e, k]) => ({ ...e, ...k })),
+    .map(([e, k, floor]) => ({ ...e, ...k, ...(floor !== undefined && { freshMembersP50Ms: floor }) })),
 );
 const inputArb: fc.Arbitrary<DecideInput> = fc.record({
   policy: fc.constantFrom(...POLICY_NAMES),
@@ -465,7 +514,8 @@ describe("decide's reasons are true", () => {
           abandonCostMs: input.abandonCostMs,
           relevant: input.relevant,
         });
-        expect(Object.is(c.fanoutP50Ms, input.estimate.p50Ms)).toBe(true);
+        // the p50 passes through, but for a degrade on the fresh members' floor, which reports the floor
+        if (!onFreshFloor(input, c)) expect(Object.is(c.fanoutP50Ms, input.estimate.p50Ms)).toBe(true);
         expect(Object.is(c.fanoutP99Ms, input.estimate.p99Ms)).toBe(true);
         expect(c.mode).toBe(REASONS[c.reason].mode);
         expect(conditionHolds(input, c)).toBe(true);

@@ -1,0 +1,56 @@
+/** What the reply, the fan-out span and the flight recorder show beside a decision's p50 and p99. */
+import { describe, expect, it } from "vitest";
+import { decide } from "../../src/policy/decide.js";
+import { shownKinds } from "../../src/policy/shown-kinds.js";
+import type { FanoutEstimate } from "../../src/estimate/types.js";
+
+const unknown: FanoutEstimate = {
+  status: "unknown",
+  unknownPeers: ["thin"],
+  p50Ms: 9.3,
+  p99Ms: 80,
+  p50Kind: "lower-bound",
+  p99Kind: "lower-bound",
+  requirement: { kind: "all" },
+  size: 40,
+  maxAgeMs: 100,
+  minSamples: 3,
+  freshMembersP50Ms: 41,
+};
+const decideOn = (budgetMs: number, estimate: FanoutEstimate) =>
+  decide({
+    policy: "p99-boundary",
+    budgetMs,
+    estimate,
+    abandonCostMs: 0,
+    relevant: true,
+    speculationFeasible: true,
+    anyPeerLive: true,
+    hasFallback: true,
+  });
+
+describe("shownKinds", () => {
+  it("shows the floor an unknown estimate was degraded on as a lower bound, and its own quantiles as unknown", () => {
+    const c = decideOn(10, unknown);
+    expect(c).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50", fanoutP50Ms: 41 });
+    expect(shownKinds(c, unknown)).toEqual({ p50: "lower-bound", p99: "unknown" });
+    // a budget past the floor: synchronous, and the estimate's p50 as it is, unknown
+    const s = decideOn(50, unknown);
+    expect(s).toMatchObject({ mode: "synchronous", reason: "estimate-unknown", fanoutP50Ms: 9.3 });
+    expect(shownKinds(s, unknown)).toEqual({ p50: "unknown", p99: "unknown" });
+  });
+
+  it("shows the censored p50 an unknown estimate was degraded on as a lower bound too", () => {
+    const { freshMembersP50Ms: _, ...censored } = { ...unknown, horizonMs: 9 };
+    const c = decideOn(9, censored);
+    expect(c).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50", fanoutP50Ms: 9.3 });
+    expect(shownKinds(c, censored)).toEqual({ p50: "lower-bound", p99: "unknown" });
+  });
+
+  it("shows a fresh estimate's own kinds", () => {
+    const fresh: FanoutEstimate = { ...unknown, status: "fresh", unknownPeers: [], p50Kind: "known" };
+    const c = decideOn(10, fresh);
+    expect(c.fanoutP50Ms).toBe(9.3); // the floor is for unknown estimates only
+    expect(shownKinds(c, fresh)).toEqual({ p50: "known", p99: "lower-bound" });
+  });
+});
