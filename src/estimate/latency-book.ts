@@ -328,7 +328,8 @@ export class LatencyBook implements LatencySource {
   }
 
   /**
-   * The largest p50 among the fresh members of `members` (NaN: none is fresh). A fan-out that waits for
+   * The largest p50 among the members of `members` that are fresh, or whose p50 their calls were cut
+   * short of (NaN: none is either). A fan-out that waits for
    * every member is done no sooner than any one of them, whatever their latencies' dependence (P(max ≤ t)
    * ≤ min F_i(t)), so its p50 is at least this; a product of their CDFs would assume independence and
    * overstate it when they queue together.
@@ -336,8 +337,12 @@ export class LatencyBook implements LatencySource {
   private freshP50(members: readonly (PeerLatency | undefined)[], nowMs: number): number {
     let floor = NaN;
     for (const p of members) {
-      if (p === undefined || p.status !== "fresh") continue;
-      const m = p.cdf(nowMs).quantile(0.5);
+      if (p === undefined) continue;
+      const cdf = p.cdf(nowMs);
+      const m = cdf.quantile(0.5);
+      // a member not yet fresh counts only by a p50 its calls were cut short of (at or beyond its
+      // horizon): a lower bound however few its samples, as the rule reads a set's (`censoredP50`)
+      if (p.status !== "fresh" && !(cdf.lowerBound(0.5) && m >= cdf.horizonMs)) continue;
       if (m > floor || (Number.isNaN(floor) && !Number.isNaN(m))) floor = m;
     }
     return floor;

@@ -102,9 +102,10 @@ export interface FanoutEstimate {
   /** Fan-outs to this set completed in the window (0 when none was observed). */
   readonly observedSamples?: number;
   /**
-   * On an unknown estimate of a set that needs every answer: the largest p50 among its fresh members,
-   * ms — a lower bound of the set's p50 whatever the members' dependence (the fan-out waits for each of
-   * them). Absent otherwise. What lets the rule degrade a budget that one fresh member's median exceeds.
+   * On an unknown estimate of a set that needs every answer: the largest p50 among its members that are
+   * fresh or whose p50 is a lower bound their calls were cut short of (at or beyond the horizon), ms — a
+   * lower bound of the set's p50 whatever the members' dependence (the fan-out waits for each of them).
+   * Absent otherwise. What lets the rule degrade a budget that one fresh member's median exceeds.
    */
   readonly freshMembersP50Ms?: number;
 }

@@ -108,6 +108,10 @@ describe("LatencyBook.fanout", () => {
     expect(book.fanout(["a", "b", "c"], { kind: "quorum", k: 2 }, clock.t).freshMembersP50Ms).toBeUndefined();
     expect(book.fanout(["a", "b"], { kind: "all" }, clock.t).freshMembersP50Ms).toBeUndefined();
     expect(book.fanout(["c", "d"], { kind: "all" }, clock.t).freshMembersP50Ms).toBeUndefined();
+    // a member not yet fresh counts by a p50 its calls were cut short of: every call cut at 60 ms
+    for (let i = 0; i < 3; i++) book.peerOf("e").recordCensored(60, clock.t);
+    const cut = book.fanout(["a", "e"], { kind: "all" }, clock.t).freshMembersP50Ms;
+    expect(cut).toBeGreaterThanOrEqual(59.5);
   });
 
   it("gives the smallest completed sample count apart from the calls in flight", () => {
