@@ -6,6 +6,7 @@
 import type { Task } from "../engine/transport.js";
 import type { BranchRecord, FanoutOutcome } from "../engine/outcome.js";
 import { shownKinds } from "../policy/shown-kinds.js";
+import type { EstimateKind } from "../policy/shown-kinds.js";
 import type { Context } from "@opentelemetry/api";
 
 export interface CoordinateRequest {
@@ -82,8 +83,8 @@ export interface CoordinateResult {
   /** Where fanoutP50Ms/fanoutP99Ms came from (FanoutEstimate.basis). */
   readonly estimateBasis?: "observed" | "independent";
   /** What fanoutP50Ms/fanoutP99Ms are: known, only a lower bound, or unknown (no estimate). */
-  readonly fanoutP50Kind?: "known" | "lower-bound" | "unknown";
-  readonly fanoutP99Kind?: "known" | "lower-bound" | "unknown";
+  readonly fanoutP50Kind?: EstimateKind;
+  readonly fanoutP99Kind?: EstimateKind;
   /** The estimate's horizon, ms (FanoutEstimate.horizonMs); absent when there is none (nothing censored beyond the completions). */
   readonly fanoutHorizonMs?: number;
   /** A replicated request: the backups sent and those refused for good. */
@@ -134,6 +135,7 @@ export type CoordinateFn = (req: CoordinateRequest, ctx: CoordinateContext) => P
 
 /** The reply fields of a fan-out outcome. */
 export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
+  const kinds = shownKinds(outcome.classification, outcome.estimate);
   return {
     action: outcome.action,
     mode: outcome.classification.mode,
@@ -154,8 +156,8 @@ export function fromFanoutOutcome(outcome: FanoutOutcome): CoordinateResult {
     infoGainPerCommitted: outcome.infoGainPerCommitted,
     deadlineMissed: outcome.deadlineMissed,
     estimateBasis: outcome.estimate.basis ?? "independent",
-    fanoutP50Kind: shownKinds(outcome.classification, outcome.estimate).p50,
-    fanoutP99Kind: shownKinds(outcome.classification, outcome.estimate).p99,
+    fanoutP50Kind: kinds.p50,
+    fanoutP99Kind: kinds.p99,
     ...horizonOf(outcome.estimate.horizonMs),
   };
 }

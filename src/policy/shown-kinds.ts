@@ -7,13 +7,14 @@
 import type { FanoutEstimate, QuantileKind } from "../estimate/types.js";
 import type { Classification } from "./types.js";
 
-export type ShownKind = QuantileKind | "unknown";
+/** What a fan-out quantile is, as the reply, spans, the flight recorder and `tailswarm decisions` show it. */
+export type EstimateKind = QuantileKind | "unknown";
 
 export function shownKinds(
   c: Pick<Classification, "reason" | "fanoutP50Kind">,
   e: Pick<FanoutEstimate, "status" | "p50Kind" | "p99Kind">,
-): { readonly p50: ShownKind; readonly p99: ShownKind } {
-  const of = (k: QuantileKind | undefined): ShownKind =>
+): { readonly p50: EstimateKind; readonly p99: EstimateKind } {
+  const of = (k: QuantileKind | undefined): EstimateKind =>
     e.status === "unknown" ? "unknown" : (k ?? "known");
   const degradedOnBound = c.reason === "budget-at-or-below-p50" && c.fanoutP50Kind === "lower-bound";
   return { p50: degradedOnBound ? "lower-bound" : of(e.p50Kind), p99: of(e.p99Kind) };

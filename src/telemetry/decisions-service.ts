@@ -8,7 +8,8 @@ import * as protoLoader from "@grpc/proto-loader";
 import type { Decision__Output } from "../mesh/gen/tailswarm/v1/Decision.js";
 import type { DecisionsClient, DecisionsHandlers } from "../mesh/gen/tailswarm/v1/Decisions.js";
 import { LOADER_OPTIONS } from "../mesh/proto.js";
-import type { DecisionRecord, EstimateKind } from "./flight-recorder.js";
+import type { EstimateKind } from "../policy/shown-kinds.js";
+import type { DecisionRecord } from "./flight-recorder.js";
 
 export const DECISIONS_SERVICE_NAME = "tailswarm.v1.Decisions";
 

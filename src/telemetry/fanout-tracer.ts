@@ -319,6 +319,7 @@ export class FanoutTracer implements FanoutObserver {
 
 /** The span attributes that explain a fan-out's decision. */
 function decisionAttributes(fanoutId: string, c: Classification, e: FanoutEstimate): Attributes {
+  const kinds = shownKinds(c, e);
   const a: Attributes = {
     [ATTR.fanoutId]: fanoutId,
     [ATTR.mode]: c.mode,
@@ -330,8 +331,8 @@ function decisionAttributes(fanoutId: string, c: Classification, e: FanoutEstima
     [ATTR.estimateMinSamples]: e.minSamples,
     [ATTR.estimateBasis]: e.basis ?? "independent",
     [ATTR.estimateObservedSamples]: e.observedSamples ?? 0,
-    [ATTR.fanoutP50Kind]: shownKinds(c, e).p50,
-    [ATTR.fanoutP99Kind]: shownKinds(c, e).p99,
+    [ATTR.fanoutP50Kind]: kinds.p50,
+    [ATTR.fanoutP99Kind]: kinds.p99,
   };
   finite(a, ATTR.budgetMs, c.budgetMs);
   finite(a, ATTR.fanoutP50Ms, c.fanoutP50Ms);

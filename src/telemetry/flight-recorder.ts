@@ -11,9 +11,7 @@ import { shownInequality } from "./shown-inequality.js";
 import type { HedgedOutcome, HedgedSettlement } from "../engine/hedge-outcome.js";
 import { describeHedgeDecision } from "../hedge/describe-decision.js";
 import { shownKinds } from "../policy/shown-kinds.js";
-
-/** What a fan-out quantile is, as the recorder, `tailswarm decisions` and spans show it. */
-export type EstimateKind = "known" | "lower-bound" | "unknown";
+import type { EstimateKind } from "../policy/shown-kinds.js";
 
 /** One decision as the recorder keeps it. JSON-safe: no NaN or Infinity (null instead). */
 export interface DecisionRecord {
@@ -137,6 +135,7 @@ export class FlightRecorder implements FanoutObserver {
   onFanoutEnd(o: FanoutOutcome): void {
     const c = o.classification;
     const e = o.estimate;
+    const kinds = shownKinds(c, e);
     const { branches, unsettled } = tallyBranches(o.branches);
     const decision: Kept = {
       fanoutId: o.fanoutId,
@@ -152,8 +151,8 @@ export class FlightRecorder implements FanoutObserver {
       size: e.size,
       requirement: e.requirement.kind === "quorum" ? `quorum:${e.requirement.k}` : "all",
       estimateStatus: e.status,
-      p50Kind: shownKinds(c, e).p50,
-      p99Kind: shownKinds(c, e).p99,
+      p50Kind: kinds.p50,
+      p99Kind: kinds.p99,
       horizonMs: num(e.horizonMs ?? Infinity),
       unknownPeers: e.unknownPeers.length === 0 ? NONE : [...e.unknownPeers],
       estimateAgeMs: num(e.maxAgeMs),
