@@ -1,18 +1,18 @@
 /** `tailswarm host`: several nodes in one process, each its own node; bad input named; signals as `node`. */
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SwarmClient } from "../../src/testbed/swarm-client.js";
 import { ROOT, runCli } from "../node/helpers/spawn-node.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-host-"));
+const dir = scratchDir("host");
 const clients: SwarmClient[] = [];
 afterAll(() => clients.forEach((c) => c.close()));
 
 function config(name: string, body: Record<string, unknown>): string {
-  const file = join(dir, `${name}.json`);
+  const file = join(dir(), `${name}.json`);
   writeFileSync(file, JSON.stringify({ listen: "127.0.0.1:0", logLevel: "info", ...body }));
   return file;
 }

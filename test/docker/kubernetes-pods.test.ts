@@ -16,8 +16,7 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import * as grpc from "@grpc/grpc-js";
@@ -28,6 +27,7 @@ import { NodeClient } from "../../src/node/client.js";
 import { requireBackend } from "../support/backend.js";
 import { containerEnv, find, kubectlStatus, render, repo } from "../kubernetes/helpers/kustomize.js";
 import type { EnvVar, KubeObject } from "../kubernetes/helpers/kustomize.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const run = promisify(execFile);
 const enabled = process.env.TAILSWARM_DOCKER_TESTS === "1";
@@ -36,8 +36,7 @@ const haveKubectl = !enabled || requireBackend("kubectl", kubectl.ok, kubectl.ok
 const prefix = `tailswarm-k8s-${randomBytes(3).toString("hex")}`;
 const REGIONS = ["us-east", "eu-west"] as const;
 const PODS_PER_REGION = 2;
-const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
-chmodSync(dir, 0o755);
+const dir = scratchDir("k8s-pods");
 
 async function docker(...args: string[]): Promise<string> {
   const { stdout } = await run("docker", args, { maxBuffer: 64 << 20 });
@@ -88,7 +87,7 @@ interface Pod {
 }
 
 const openssl = (...args: string[]): void =>
-  void execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+  void execFileSync("openssl", args, { cwd: dir(), stdio: "ignore" });
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 /** Replaces the csi-driver's `${POD_NAME}` and `${POD_NAMESPACE}` as it does. */
 const expandPodVars = (s: string, pod: { name: string; namespace: string }): string =>
@@ -117,7 +116,7 @@ function issue(
     ...["x509", "-req", "-in", join(out, "tls.csr"), "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"],
     ...["-out", join(out, "tls.crt"), "-days", "1", "-extfile", join(out, "ext.cnf")],
   );
-  execFileSync("cp", [join(dir, "ca.crt"), join(out, "ca.crt")]);
+  execFileSync("cp", [join(dir(), "ca.crt"), join(out, "ca.crt")]);
   for (const f of ["tls.key", "tls.crt", "ca.crt"]) chmodSync(join(out, f), 0o644); // fs-group stands in as world-readable
 }
 
@@ -144,13 +143,13 @@ function runFlags(pod: Pod, objects: KubeObject[]): string[] {
     const v = spec.volumes.find((x) => x.name === m.name)!;
     if (v.configMap !== undefined) {
       const cm = find(objects, "ConfigMap", v.configMap.name) as unknown as { data: Record<string, string> };
-      const host = join(dir, pod.container, v.name);
+      const host = join(dir(), pod.container, v.name);
       mkdirSync(host, { recursive: true, mode: 0o755 });
       for (const [file, text] of Object.entries(cm.data))
         writeFileSync(join(host, file), text, { mode: 0o644 });
       flags.push("-v", `${host}:${m.mountPath}:ro`);
     } else if (v.csi?.driver === "csi.cert-manager.io") {
-      const host = join(dir, pod.container, v.name);
+      const host = join(dir(), pod.container, v.name);
       issue(host, v.csi.volumeAttributes, pod);
       flags.push("-v", `${host}:${m.mountPath}:ro`);
     } else if (v.emptyDir !== undefined) {
@@ -232,14 +231,15 @@ const networks = [wan, ...REGIONS.map((r) => `${prefix}-${r}`), `${prefix}-plain
 const pods: Pod[] = [];
 let plain: Pod | undefined;
 let image = "";
-const clientTls = {
-  ca: join(dir, "ca.crt"),
-  cert: join(dir, "client", "tls.crt"),
-  key: join(dir, "client", "tls.key"),
-};
+const clientTls = (): { ca: string; cert: string; key: string } => ({
+  ca: join(dir(), "ca.crt"),
+  cert: join(dir(), "client", "tls.crt"),
+  key: join(dir(), "client", "tls.key"),
+});
 
 describe.skipIf(!enabled || !haveKubectl)("the rendered pod spec under Docker", () => {
   beforeAll(async () => {
+    chmodSync(dir(), 0o755); // the containers read it as another user
     const rendered = Object.fromEntries(
       await Promise.all(REGIONS.map(async (r) => [r, await render(`examples/multi-region/${r}`)] as const)),
     ) as Record<(typeof REGIONS)[number], KubeObject[]>;
@@ -269,9 +269,9 @@ describe.skipIf(!enabled || !haveKubectl)("the rendered pod spec under Docker", 
       "-subj",
       "/CN=tailswarm-ca",
     );
-    chmodSync(join(dir, "ca.crt"), 0o644);
+    chmodSync(join(dir(), "ca.crt"), 0o644);
     issue(
-      join(dir, "client"),
+      join(dir(), "client"),
       { "csi.cert-manager.io/dns-names": "client.tailswarm.internal" },
       { name: "client", namespace: "test" },
     );
@@ -337,7 +337,6 @@ describe.skipIf(!enabled || !haveKubectl)("the rendered pod spec under Docker", 
     const names = [...pods, ...(plain === undefined ? [] : [plain])].map((p) => p.container);
     if (names.length > 0) await docker("rm", "-f", "-v", ...names).catch(() => "");
     for (const n of networks) await docker("network", "rm", n).catch(() => "");
-    rmSync(dir, { recursive: true, force: true });
     expect(await docker("ps", "-aq", "--filter", `name=${prefix}`)).toBe("");
     expect(await docker("network", "ls", "-q", "--filter", `name=${prefix}`)).toBe("");
   }, 120_000);
@@ -356,7 +355,7 @@ describe.skipIf(!enabled || !haveKubectl)("the rendered pod spec under Docker", 
     const serverName = first!.spec.containers[0]!.env.find(
       (e) => e.name === "TAILSWARM_TLS_SERVER_NAME",
     )!.value!;
-    const client = new NodeClient(`${first!.ip}:7400`, { ...clientTls, serverName });
+    const client = new NodeClient(`${first!.ip}:7400`, { ...clientTls(), serverName });
     try {
       const others = pods.length - 1;
       let up: { peerId: string; region: string }[] = [];

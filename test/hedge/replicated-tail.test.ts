@@ -5,12 +5,12 @@
  * behind. Runs the built CLI (npm run build first). Figures are not asserted: a few seconds on a
  * shared machine measure the machine.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAIN, tailswarm } from "../cli/dist.js";
 import type { ReplicatedReport } from "../../src/testbed/replicated/report.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const POLICIES = ["gated", "none", "fixed-delay", "percentile", "p95"];
 const CELL_FIELDS = [
@@ -35,11 +35,12 @@ const CELL_FIELDS = [
 describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
   "testbed --scenario replicated-tail",
   () => {
+    const scratch = scratchDir("replicated");
     it(
       "reports every policy at every budget, and gated sends no backup that cannot land",
       { timeout: 180_000 },
       async () => {
-        const out = mkdtempSync(join(tmpdir(), "tailswarm-replicated-"));
+        const out = scratch();
         const r = await tailswarm(
           ["testbed", "--scenario", "replicated-tail", "--duration", "5", "--warmup", "4", "--out", out],
           { timeoutMs: 170_000 },

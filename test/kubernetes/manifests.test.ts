@@ -6,11 +6,10 @@
  * the probe on the port the node listens on, the restricted security context, the region from the
  * overlay, a node config the node itself accepts).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { parse } from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { requireBackend } from "../support/backend.js";
 import {
@@ -24,6 +23,7 @@ import {
 } from "./helpers/kustomize.js";
 import type { EnvVar, KubeObject } from "./helpers/kustomize.js";
 import { validateObject } from "./helpers/validate.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const kubectl = kubectlStatus();
 const have = requireBackend(
@@ -40,8 +40,7 @@ const scenarioRegions = (
 ).regions.map((r) => r.name);
 
 const rendered = new Map<string, KubeObject[]>();
-const scratch = mkdtempSync(join(tmpdir(), "tailswarm-k8s-manifests-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const scratch = scratchDir("k8s-manifests");
 beforeAll(async () => {
   if (!have) return;
   for (const dir of kustomizations()) rendered.set(dir, await render(dir));
@@ -116,7 +115,7 @@ describe.skipIf(!have)(`deploy/kubernetes (${kubectl.ok ? kubectl.version : "no 
   });
 
   it("a deliberately broken overlay fails validation with the field named", async () => {
-    const dir = mkdtempSync(join(scratch, "broken-"));
+    const dir = mkdtempSync(join(scratch(), "broken-"));
     writeFileSync(
       join(dir, "kustomization.yaml"),
       [
@@ -178,7 +177,7 @@ describe.skipIf(!have)(`deploy/kubernetes (${kubectl.ok ? kubectl.version : "no 
         const cm = find(objects, "ConfigMap", configVolume.configMap!.name) as unknown as {
           data: Record<string, string>;
         };
-        const tmp = mkdtempSync(join(scratch, "config-"));
+        const tmp = mkdtempSync(join(scratch(), "config-"));
         writeFileSync(join(tmp, "node.yaml"), cm.data["node.yaml"]!);
         const mount = c!.volumeMounts.find((m) => m.name === configVolume.name)!;
         expect(c!.args).toEqual(["node", "--config", `${mount.mountPath}/node.yaml`]);

@@ -1,14 +1,14 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "./helpers/spawn-node.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-cli-"));
+const dir = scratchDir("cli");
 
 describe("tailswarm node: bad input exits with the field named", () => {
   it("bad config value → 78 naming field, value and expectation", async () => {
-    const file = join(dir, "bad.yaml");
+    const file = join(dir(), "bad.yaml");
     writeFileSync(file, "listen: 127.0.0.1:0\nprobe:\n  failureThreshold: 0\n");
     const r = await runCli(["node", "--config", file], { TAILSWARM_REGION: "has space" });
     expect(r.code).toBe(78);
@@ -17,7 +17,7 @@ describe("tailswarm node: bad input exits with the field named", () => {
   });
 
   it("unknown key → 78; unknown flag → 2", async () => {
-    const file = join(dir, "unknown.json");
+    const file = join(dir(), "unknown.json");
     writeFileSync(file, JSON.stringify({ listen: "127.0.0.1:0", peer: ["a:1"] }));
     const r = await runCli(["node", "--config", file]);
     expect(r.code).toBe(78);
@@ -29,7 +29,7 @@ describe("tailswarm node: bad input exits with the field named", () => {
   });
 
   it("bad routing.primitives table → 78 naming the entry; the flag for it → 78 saying file only", async () => {
-    const file = join(dir, "primitives.yaml");
+    const file = join(dir(), "primitives.yaml");
     writeFileSync(
       file,
       "listen: 127.0.0.1:0\nrouting:\n  policy: mabp\n  primitives:\n    rag/0:\n      noReuse: { work: 0, penalty: 4 }\n",

@@ -1,11 +1,11 @@
 /** Three node processes on loopback: coordinate end to end, status, a killed peer, SIGTERM drain. */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
 import { killAll, runCli, spawnNode } from "./helpers/spawn-node.js";
 import type { RunningNode } from "./helpers/spawn-node.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const probe = ["--probe-interval-ms", "500", "--probe-timeout-ms", "500", "--probe-failure-threshold", "2"];
 // status counts a's samples per peer across several CLI runs (seconds each on a loaded machine): a
@@ -14,8 +14,8 @@ const longWindow = ["--estimator-window-ms", "600000"];
 // Both peers vote "ship" against a prior of "hold": the second answer can always still tie the vote,
 // so every fan-out waits for both (no early stop).
 const decision = { decision: "quorum-vote", options: { options: ["ship", "hold"], prior: "hold" } };
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-cluster-"));
-const peerConfig = join(dir, "peer.yaml");
+const dir = scratchDir("cluster");
+const peerConfig = join(dir(), "peer.yaml");
 writeFileSync(
   peerConfig,
   [

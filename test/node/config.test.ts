@@ -1,13 +1,13 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, UsageError } from "../../src/node/config/load-config.js";
 import { configLeaves, envName, flagName } from "../../src/node/config/schema.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-config-"));
+const dir = scratchDir("config");
 function file(name: string, text: string): string {
-  const p = join(dir, name);
+  const p = join(dir(), name);
   writeFileSync(p, text);
   return p;
 }
@@ -75,7 +75,7 @@ describe("node config", () => {
     const { config, handlersBaseDir } = await loadConfig({ env: { TAILSWARM_CONFIG: json } });
     expect(config.nodeId).toBe("n-1");
     expect(config.handlers).toEqual([{ kind: "v", use: "vote", options: { stance: "x" } }]);
-    expect(handlersBaseDir).toBe(dir);
+    expect(handlersBaseDir).toBe(dir());
   });
 
   it("parses handler lists from env and flags", async () => {

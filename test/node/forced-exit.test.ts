@@ -8,14 +8,14 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { GrpcTransport } from "../../src/mesh/grpc-transport.js";
 import { NodeClient } from "../../src/node/client.js";
 import { cleanEnv, ROOT, watchLogs } from "./helpers/spawn-node.js";
 import type { LogLine } from "./helpers/spawn-node.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const MAIN = join(ROOT, "dist", "cli", "main.js");
 /** Far longer than the test: only a forced exit can end the drain in time. */
@@ -23,8 +23,8 @@ const DRAIN_GRACE_MS = 120_000;
 /** How long a forced exit may take after the second signal (the daemon allows itself 200 ms). */
 const PROMPT_MS = 3_000;
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-forced-exit-"));
-const config = join(dir, "node.yaml");
+const dir = scratchDir("forced-exit");
+const config = join(dir(), "node.yaml");
 writeFileSync(
   config,
   [

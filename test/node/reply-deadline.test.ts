@@ -5,8 +5,7 @@
  * replies (the slow branch cut, the fast answer used) reach the caller before the caller's gRPC deadline.
  * With no peer answering in time, the caller still gets an answer in time: the prior, marked so.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVER_DEFAULTS } from "../../src/mesh/server-limits.js";
@@ -14,11 +13,12 @@ import { NodeClient } from "../../src/node/client.js";
 import type { CoordinateAnswer } from "../../src/node/client.js";
 import type { SwarmNode } from "../../src/node/node.js";
 import { startNode, untilPeersUp } from "./helpers/in-process-node.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-reply-deadline-"));
-const slowVote = join(dir, "slow-vote.mjs");
+const dir = scratchDir("reply-deadline");
+const slowVote = join(dir(), "slow-vote.mjs");
 writeFileSync(
   slowVote,
   [

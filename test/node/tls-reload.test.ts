@@ -5,16 +5,7 @@
  * reason logged and the previous set kept; a peer's channel follows a rotated CA bundle.
  */
 import { execFileSync } from "node:child_process";
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "node:tls";
 import * as grpc from "@grpc/grpc-js";
@@ -26,6 +17,7 @@ import type { SwarmNode } from "../../src/node/node.js";
 import { TlsFiles } from "../../src/node/tls-files.js";
 import { requireBackend } from "../support/backend.js";
 import { startNode } from "./helpers/in-process-node.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 let hasOpenssl = true;
 try {
@@ -35,9 +27,9 @@ try {
 }
 requireBackend("openssl", hasOpenssl, "apt-get install openssl");
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-tls-reload-"));
-const f = (name: string): string => join(dir, name);
-const ossl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+const dir = scratchDir("tls-reload");
+const f = (name: string): string => join(dir(), name);
+const ossl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: dir(), stdio: "ignore" });
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
 function makeCa(name: string): void {

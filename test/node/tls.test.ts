@@ -1,13 +1,13 @@
 /** TLS and mutual TLS with certificates made by openssl at test time. */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { SwarmNode } from "../../src/node/node.js";
 import { requireBackend } from "../support/backend.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 let hasOpenssl = true;
 try {
@@ -17,9 +17,9 @@ try {
 }
 requireBackend("openssl", hasOpenssl, "apt-get install openssl");
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-tls-"));
-const f = (name: string): string => join(dir, name);
-const ossl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+const dir = scratchDir("tls");
+const f = (name: string): string => join(dir(), name);
+const ossl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: dir(), stdio: "ignore" });
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
 function makeCa(name: string): void {

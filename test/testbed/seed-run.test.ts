@@ -10,10 +10,10 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEGRADE_MIN_SHARE, NO_SPECULATION_MAX_SHARE } from "../../src/testbed/predictions.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const MAIN = resolve("dist/cli/main.js");
 const SEED_BUDGET_MS = 90; // coord-90ms, the founding note's coordinator (testbed/scenarios/seed-nat-tail.yaml)
@@ -52,11 +52,12 @@ function processesUsing(dir: string): string[] {
 describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
   "tailswarm testbed (real processes)",
   () => {
+    const scratch = scratchDir("testbed");
     // One short run of the founding note's scenario, read by the three tests below.
     let seedRun: Promise<{ out: string; code: number | null; stderr: string }> | undefined;
     const seed = (): Promise<{ out: string; code: number | null; stderr: string }> => {
       seedRun ??= (async () => {
-        const out = mkdtempSync(join(tmpdir(), "tailswarm-testbed-"));
+        const out = mkdtempSync(join(scratch(), "seed-"));
         return { out, ...(await runCli(["--duration", "12", "--warmup", "4", "--out", out])) };
       })();
       return seedRun;
@@ -196,7 +197,7 @@ describe.skipIf(!existsSync(MAIN) || process.platform !== "linux")(
       "Ctrl-C stops the load and every node, and still writes the report",
       { timeout: 180_000 },
       async () => {
-        const out = mkdtempSync(join(tmpdir(), "tailswarm-testbed-int-"));
+        const out = mkdtempSync(join(scratch(), "interrupted-"));
         const { code } = await runCli(
           ["--scenario", "smoke", "--duration", "60", "--warmup", "1", "--out", out],
           2_000,
