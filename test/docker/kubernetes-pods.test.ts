@@ -14,9 +14,9 @@
  * Two pods per region (the manifests say three) to fit a 2-core machine. Skipped unless
  * TAILSWARM_DOCKER_TESTS=1; leaves no container or network behind (all named tailswarm-k8s-*).
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import * as grpc from "@grpc/grpc-js";
@@ -25,6 +25,7 @@ import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
 import { requireBackend } from "../support/backend.js";
+import { opensslCerts } from "../support/openssl-certs.js";
 import { containerEnv, find, kubectlStatus, render, repo } from "../kubernetes/helpers/kustomize.js";
 import type { EnvVar, KubeObject } from "../kubernetes/helpers/kustomize.js";
 import { scratchDir } from "../support/scratch-dir.js";
@@ -86,9 +87,7 @@ interface Pod {
   ip: string;
 }
 
-const openssl = (...args: string[]): void =>
-  void execFileSync("openssl", args, { cwd: dir(), stdio: "ignore" });
-const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+const certs = opensslCerts(dir);
 /** Replaces the csi-driver's `${POD_NAME}` and `${POD_NAMESPACE}` as it does. */
 const expandPodVars = (s: string, pod: { name: string; namespace: string }): string =>
   s.replace(/\$\{POD_NAME\}/g, pod.name).replace(/\$\{POD_NAMESPACE\}/g, pod.namespace);
@@ -107,16 +106,10 @@ function issue(
     ...uris.map((u) => `URI:${expandPodVars(u, pod)}`),
   ];
   const cn = expandPodVars(attrs["csi.cert-manager.io/common-name"] ?? pod.name, pod);
-  writeFileSync(
-    join(out, "ext.cnf"),
-    `subjectAltName=${san.join(",")}\nextendedKeyUsage=serverAuth,clientAuth\n`,
-  );
-  openssl("req", ...EC, "-keyout", join(out, "tls.key"), "-out", join(out, "tls.csr"), "-subj", `/CN=${cn}`);
-  openssl(
-    ...["x509", "-req", "-in", join(out, "tls.csr"), "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"],
-    ...["-out", join(out, "tls.crt"), "-days", "1", "-extfile", join(out, "ext.cnf")],
-  );
-  execFileSync("cp", [join(dir(), "ca.crt"), join(out, "ca.crt")]);
+  const extensions = "extendedKeyUsage=serverAuth,clientAuth\n";
+  certs.cert(join(out, "tls"), { ca: "ca", san: san.join(","), cn, extensions });
+  renameSync(join(out, "tls.pem"), join(out, "tls.crt"));
+  copyFileSync(join(dir(), "ca.pem"), join(out, "ca.crt"));
   for (const f of ["tls.key", "tls.crt", "ca.crt"]) chmodSync(join(out, f), 0o644); // fs-group stands in as world-readable
 }
 
@@ -232,7 +225,7 @@ const pods: Pod[] = [];
 let plain: Pod | undefined;
 let image = "";
 const clientTls = (): { ca: string; cert: string; key: string } => ({
-  ca: join(dir(), "ca.crt"),
+  ca: join(dir(), "ca.pem"),
   cert: join(dir(), "client", "tls.crt"),
   key: join(dir(), "client", "tls.key"),
 });
@@ -256,20 +249,8 @@ describe.skipIf(!enabled || !haveKubectl)("the rendered pod spec under Docker", 
         maxBuffer: 64 << 20,
       });
     }
-    openssl(
-      "req",
-      "-x509",
-      ...EC,
-      "-keyout",
-      "ca.key",
-      "-out",
-      "ca.crt",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=tailswarm-ca",
-    );
-    chmodSync(join(dir(), "ca.crt"), 0o644);
+    certs.ca("ca", "tailswarm-ca");
+    chmodSync(join(dir(), "ca.pem"), 0o644);
     issue(
       join(dir(), "client"),
       { "csi.cert-manager.io/dns-names": "client.tailswarm.internal" },

@@ -4,9 +4,7 @@
  * operator; each is allowed its RPCs and refused the others with PERMISSION_DENIED naming the identity
  * and the RPC; a Branch with a spoofed `origin` is refused.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,43 +14,16 @@ import { NodeClient } from "../../src/node/client.js";
 import { killAll, runCli, spawnNode } from "../node/helpers/spawn-node.js";
 import type { RunningNode } from "../node/helpers/spawn-node.js";
 import { requireBackend } from "../support/backend.js";
+import { opensslAvailable, opensslCerts } from "../support/openssl-certs.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
-const hasOpenssl = ((): boolean => {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-requireBackend("openssl", hasOpenssl, "apt-get install openssl");
+requireBackend("openssl", opensslAvailable, "apt-get install openssl");
 
-const dir = mkdtempSync(join(tmpdir(), "tailswarm-authz-"));
-const f = (name: string): string => join(dir, name);
-const ossl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
-const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-function makeCert(name: string, san: string): void {
-  writeFileSync(f(`${name}.cnf`), `subjectAltName=${san}\n`);
-  ossl("req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", "/CN=intern");
-  ossl(
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    `${name}.pem`,
-    "-days",
-    "1",
-    "-extfile",
-    `${name}.cnf`,
-  );
-}
+const dir = scratchDir("authz");
+const f = (name: string): string => join(dir(), name);
+const certs = opensslCerts(dir);
+/** Every leaf has the same common name: identity is the SAN alone. */
+const makeCert = (name: string, san: string): void => certs.cert(name, { ca: "ca", san, cn: "intern" });
 
 const Swarm = grpc.makeGenericClientConstructor(swarmService(), "Swarm");
 type Unary = (
@@ -120,8 +91,8 @@ const branch = (branchId: string, origin: string): Record<string, unknown> => ({
 });
 
 beforeAll(async () => {
-  if (!hasOpenssl) return;
-  ossl("req", "-x509", ...EC, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=ca");
+  if (!opensslAvailable) return;
+  certs.ca("ca");
   makeCert("node", "IP:127.0.0.1,URI:spiffe://swarm/peer/n1");
   makeCert("peer", "URI:spiffe://swarm/peer/n2");
   makeCert("peer3", "DNS:n3.peers.example");
@@ -151,12 +122,11 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clients) c.close();
   await killAll([node]);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const DENIED = grpc.status.PERMISSION_DENIED;
 
-describe.skipIf(!hasOpenssl)("authorization by identity (mutual TLS)", () => {
+describe.skipIf(!opensslAvailable)("authorization by identity (mutual TLS)", () => {
   it("a peer may call Branch, Probe, State and Abandon, but not Coordinate or Status", async () => {
     const peer = swarmAs("peer");
     const b = await call(peer, "Branch", branch("b-allowed", "n2"));

@@ -4,7 +4,6 @@
  * connections see the new certificate, open ones keep working, a bad new set is refused with the
  * reason logged and the previous set kept; a peer's channel follows a rotated CA bundle.
  */
-import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "node:tls";
@@ -16,57 +15,16 @@ import { createLogger } from "../../src/node/logger.js";
 import type { SwarmNode } from "../../src/node/node.js";
 import { TlsFiles } from "../../src/node/tls-files.js";
 import { requireBackend } from "../support/backend.js";
-import { startNode } from "./helpers/in-process-node.js";
+import { opensslAvailable, opensslCerts } from "../support/openssl-certs.js";
 import { scratchDir } from "../support/scratch-dir.js";
+import { startNode } from "./helpers/in-process-node.js";
 
-let hasOpenssl = true;
-try {
-  execFileSync("openssl", ["version"], { stdio: "ignore" });
-} catch {
-  hasOpenssl = false;
-}
-requireBackend("openssl", hasOpenssl, "apt-get install openssl");
+requireBackend("openssl", opensslAvailable, "apt-get install openssl");
 
 const dir = scratchDir("tls-reload");
 const f = (name: string): string => join(dir(), name);
-const ossl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: dir(), stdio: "ignore" });
-const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-function makeCa(name: string): void {
-  ossl(
-    "req",
-    "-x509",
-    ...EC,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.pem`,
-    "-days",
-    "1",
-    "-subj",
-    `/CN=${name}`,
-  );
-}
-function makeCert(name: string, ca: string): void {
-  ossl("req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
-  ossl(
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    `${ca}.pem`,
-    "-CAkey",
-    `${ca}.key`,
-    "-CAcreateserial",
-    "-out",
-    `${name}.pem`,
-    "-days",
-    "1",
-    "-extfile",
-    "san.cnf",
-  );
-}
+const certs = opensslCerts(dir);
+const LOCAL = "IP:127.0.0.1,DNS:localhost";
 
 /**
  * A Secret-style mount: `mount/tls.crt` → `..data/tls.crt` → `..<version>/tls.crt`. `publish` lays a
@@ -135,12 +93,11 @@ let node: SwarmNode | undefined;
 const mount = secretMount("node-a-tls");
 
 beforeAll(async () => {
-  if (!hasOpenssl) return;
-  writeFileSync(f("san.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  makeCa("ca");
-  makeCa("ca2");
-  for (const n of ["a-v1", "a-v2", "a-v3", "client"]) makeCert(n, "ca");
-  makeCert("a-ca2", "ca2");
+  if (!opensslAvailable) return;
+  certs.ca("ca");
+  certs.ca("ca2");
+  for (const n of ["a-v1", "a-v2", "a-v3", "client"]) certs.cert(n, { ca: "ca", san: LOCAL });
+  certs.cert("a-ca2", { ca: "ca2", san: LOCAL });
   writeFileSync(f("both-cas.pem"), Buffer.concat([readFileSync(f("ca.pem")), readFileSync(f("ca2.pem"))]));
   mount.publish({ "tls.crt": f("a-v1.pem"), "tls.key": f("a-v1.key"), "ca.crt": f("ca.pem") });
   node = await startNode(
@@ -160,7 +117,7 @@ afterAll(() => {
 
 const client = { cert: f("client.pem"), key: f("client.key") };
 
-describe.skipIf(!hasOpenssl)("TLS certificates reloaded from disk", () => {
+describe.skipIf(!opensslAvailable)("TLS certificates reloaded from disk", () => {
   it("serves the rotated certificate to new connections, keeps open ones, without a restart", async () => {
     const startedAt = node!.status().startedAtUnixMs;
     const open = new NodeClient(node!.address, { ca: f("ca.pem"), ...client });

@@ -1,74 +1,30 @@
 /** TLS and mutual TLS with certificates made by openssl at test time. */
-import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../../src/node/client.js";
 import { loadConfig } from "../../src/node/config/load-config.js";
 import { SwarmNode } from "../../src/node/node.js";
 import { requireBackend } from "../support/backend.js";
+import { opensslAvailable, opensslCerts } from "../support/openssl-certs.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
-let hasOpenssl = true;
-try {
-  execFileSync("openssl", ["version"], { stdio: "ignore" });
-} catch {
-  hasOpenssl = false;
-}
-requireBackend("openssl", hasOpenssl, "apt-get install openssl");
+requireBackend("openssl", opensslAvailable, "apt-get install openssl");
 
 const dir = scratchDir("tls");
 const f = (name: string): string => join(dir(), name);
-const ossl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: dir(), stdio: "ignore" });
-const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-function makeCa(name: string): void {
-  ossl(
-    "req",
-    "-x509",
-    ...EC,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.pem`,
-    "-days",
-    "1",
-    "-subj",
-    `/CN=${name}`,
-  );
-}
-function makeCert(name: string, ca: string): void {
-  ossl("req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
-  ossl(
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    `${ca}.pem`,
-    "-CAkey",
-    `${ca}.key`,
-    "-CAcreateserial",
-    "-out",
-    `${name}.pem`,
-    "-days",
-    "1",
-    "-extfile",
-    "san.cnf",
-  );
-}
+const certs = opensslCerts(dir);
+const LOCAL = "IP:127.0.0.1,DNS:localhost";
 
 let secure: SwarmNode | undefined;
 let peer: SwarmNode | undefined;
 
 beforeAll(async () => {
-  if (!hasOpenssl) return;
-  writeFileSync(f("san.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  makeCa("ca");
-  makeCa("rogue-ca");
-  makeCert("node-a", "ca");
-  makeCert("node-b", "ca");
-  makeCert("rogue", "rogue-ca");
+  if (!opensslAvailable) return;
+  certs.ca("ca");
+  certs.ca("rogue-ca");
+  certs.cert("node-a", { ca: "ca", san: LOCAL });
+  certs.cert("node-b", { ca: "ca", san: LOCAL });
+  certs.cert("rogue", { ca: "rogue-ca", san: LOCAL });
   const tlsFlags = (name: string): string[] => [
     "--tls-ca",
     f("ca.pem"),
@@ -107,7 +63,7 @@ afterAll(async () => {
   secure?.forceStop();
 });
 
-describe.skipIf(!hasOpenssl)("mutual TLS", () => {
+describe.skipIf(!opensslAvailable)("mutual TLS", () => {
   it("serves a client that presents a certificate signed by the CA", async () => {
     const client = new NodeClient(secure!.address, {
       ca: f("ca.pem"),
