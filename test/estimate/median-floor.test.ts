@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { LatencyBook } from "../../src/estimate/latency-book.js";
 import { resolveOptions } from "../../src/estimate/options.js";
 import { PeerLatency } from "../../src/estimate/peer-latency.js";
 import { ManualClock } from "./helpers.js";
@@ -108,5 +109,36 @@ describe("the median floor", () => {
         .cdf(clock.t)
         .medianFloorMs(),
     ).toBeNaN();
+  });
+
+  it("of an unknown all-of-n set is its largest member's, whatever the members' dependence", () => {
+    fc.assert(
+      fc.property(fc.array(observationsArb, { minLength: 1, maxLength: 4 }), (members) => {
+        const clock = new ManualClock();
+        clock.t = 1_000;
+        const book = new LatencyBook({ fanoutTickMs: 0 }, clock);
+        const ids = members.map((_, i) => `m${i}`);
+        members.forEach((o, i) => {
+          const p = book.peerOf(ids[i] as string);
+          for (const ms of o.completed) p.record(ms, clock.t);
+          for (const ms of o.cut) p.recordCensored(ms, clock.t);
+        });
+        const e = book.fanout([...ids, "never-seen"], { kind: "all" }, clock.t);
+        const floors = members.map((o) =>
+          peerWith({ ...o, inFlight: [] }, clock)
+            .cdf(clock.t)
+            .medianFloorMs(),
+        );
+        const largest = Math.max(...floors.filter((f) => !Number.isNaN(f)));
+        if (Number.isFinite(largest)) expect(e.p50FloorMs).toBe(largest);
+        else expect(e.p50FloorMs).toBeUndefined();
+        // each member's floor is at most its median, so the set's is at most the largest median: the
+        // fan-out waits for that member
+        if (e.p50FloorMs !== undefined) {
+          const medians = members.map((o) => kaplanMeierMedian({ ...o, inFlight: [] }));
+          expect(e.p50FloorMs).toBeLessThanOrEqual(Math.max(...medians) + US);
+        }
+      }),
+    );
   });
 });
