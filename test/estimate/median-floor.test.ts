@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { LatencyBook } from "../../src/estimate/latency-book.js";
 import { resolveOptions } from "../../src/estimate/options.js";
 import { PeerLatency } from "../../src/estimate/peer-latency.js";
+import { decide } from "../../src/policy/decide.js";
 import { ManualClock } from "./helpers.js";
 
 interface Observations {
@@ -111,9 +112,9 @@ describe("the median floor", () => {
     ).toBeNaN();
   });
 
-  it("of an unknown all-of-n set is its largest member's, whatever the members' dependence", () => {
+  it("of an unknown all-of-n set is its largest member's, and the rule degrades on nothing above it", () => {
     fc.assert(
-      fc.property(fc.array(observationsArb, { minLength: 1, maxLength: 4 }), (members) => {
+      fc.property(fc.array(observationsArb, { minLength: 1, maxLength: 4 }), msArb, (members, budgetMs) => {
         const clock = new ManualClock();
         clock.t = 1_000;
         const book = new LatencyBook({ fanoutTickMs: 0 }, clock);
@@ -138,6 +139,19 @@ describe("the median floor", () => {
           const medians = members.map((o) => kaplanMeierMedian({ ...o, inFlight: [] }));
           expect(e.p50FloorMs).toBeLessThanOrEqual(Math.max(...medians) + US);
         }
+        // the rule degrades this unknown estimate exactly when the budget is at or below that floor
+        const c = decide({
+          policy: "p99-boundary",
+          budgetMs,
+          estimate: e,
+          abandonCostMs: 0,
+          relevant: true,
+          speculationFeasible: true,
+          anyPeerLive: true,
+          hasFallback: true,
+        });
+        const degrades = e.p50FloorMs !== undefined && budgetMs <= e.p50FloorMs;
+        expect(c.mode).toBe(degrades ? "degrade" : "synchronous");
       }),
     );
   });
