@@ -492,6 +492,38 @@ export class CensoredCdf implements CdfLike {
     return !(this.hi >= 0 && (q <= 1 - this.tailS || this.tailCount === 0));
   }
 
+  /**
+   * The median floor, ms: the largest t (a bucket's low edge) that a strict majority of the observations
+   * that decide it take at least — NaN when there is none above 0. A completion decides every t; a
+   * censored observation decides the t at or below its age (the call took longer than that) and is set
+   * aside above it: a call cut before t is no evidence either way. Counting only what is known, the
+   * floor holds whatever the censored calls would have taken. Taking censoring independent of latency, as
+   * this CDF does, it is cautious: a call cut early can count only against t (if it finished first).
+   * At least 2 observations must decide t (`tooFewFor`, as for a known p50): one alone is not a median.
+   */
+  medianFloorMs(): number {
+    if (this.empty) return NaN;
+    const window = this.window as WindowedHistogram;
+    const last = Math.max(this.hi, this.m > 0 ? (this.beta[this.m - 1] as number) : -1);
+    // above and below bucket k: both fall as k rises, so the largest k that holds is a binary search
+    const holds = (k: number): boolean => {
+      const below = window.countAtOrBelow(k - 1);
+      const censored = this.segC[this.segmentOf(k)] as number;
+      const above = this.total - below + censored;
+      return above > below && !tooFewFor(0.5, above + below);
+    };
+    let a = 0;
+    let b = last;
+    if (!holds(a)) return NaN;
+    while (a < b) {
+      const mid = (a + b + 1) >>> 1;
+      if (holds(mid)) a = mid;
+      else b = mid - 1;
+    }
+    const floor = ((this.table as BucketTable).lowUs[a] as number) / 1000;
+    return floor > 0 ? floor : NaN;
+  }
+
   /** Completed samples in the window (probe completions among them). */
   get completedCount(): number {
     return this.total;

@@ -283,9 +283,9 @@ export class LatencyBook implements LatencySource {
         horizonMs: Math.min(own.horizonMs, memberHorizon),
       };
     } else q = complete ? fanoutQuantiles(cdfs, requirement, hint) : UNKNOWN_QUANTILES;
-    // the members' floor, unless the set's own measured (known) median is below it: then trust the set
-    let freshP50 = unknown !== undefined && requirement.kind === "all" ? this.freshP50(members, nowMs) : NaN;
-    if (useObserved && q.p50Kind === "known" && q.p50Ms < freshP50) freshP50 = NaN;
+    // the floor, unless the set's own measured (known) median is below it: then trust the set
+    let floor = unknown !== undefined ? p50Floor(members, requirement, observed, nowMs) : NaN;
+    if (useObserved && q.p50Kind === "known" && q.p50Ms < floor) floor = NaN;
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
@@ -301,7 +301,7 @@ export class LatencyBook implements LatencySource {
       minCompletedSamples: minCompleted,
       basis: useObserved ? "observed" : "independent",
       observedSamples: observed?.samples ?? 0,
-      ...(freshP50 > 0 && { freshMembersP50Ms: freshP50 }),
+      ...(floor > 0 && { p50FloorMs: floor }),
     };
     if (tick > 0 && same) {
       hit.at = nowMs;
@@ -325,27 +325,6 @@ export class LatencyBook implements LatencySource {
       });
     }
     return result;
-  }
-
-  /**
-   * The largest p50 among the members of `members` that are fresh, or whose p50 their calls were cut
-   * short of (NaN: none is either). A fan-out that waits for
-   * every member is done no sooner than any one of them, whatever their latencies' dependence (P(max ≤ t)
-   * ≤ min F_i(t)), so its p50 is at least this; a product of their CDFs would assume independence and
-   * overstate it when they queue together.
-   */
-  private freshP50(members: readonly (PeerLatency | undefined)[], nowMs: number): number {
-    let floor = NaN;
-    for (const p of members) {
-      if (p === undefined) continue;
-      const cdf = p.cdf(nowMs);
-      const m = cdf.quantile(0.5);
-      // a member not yet fresh counts only by a p50 its calls were cut short of (at or beyond its
-      // horizon): a lower bound however few its samples, as the rule reads a set's (`censoredP50`)
-      if (p.status !== "fresh" && !(cdf.lowerBound(0.5) && m >= cdf.horizonMs)) continue;
-      if (m > floor || (Number.isNaN(floor) && !Number.isNaN(m))) floor = m;
-    }
-    return floor;
   }
 
   private leave(peer: PeerId, cause: ActiveSetLeave): void {
@@ -461,4 +440,24 @@ function neverSampled(peer: PeerId): PeerEstimate {
     censoredEnds: 0,
     ageMs: Infinity,
   };
+}
+
+/**
+ * A floor of a set's fan-out p50 (NaN: none): the largest `medianFloorMs` of the set's own observed
+ * fan-outs and, when it waits for every answer, of its members — a fan-out that waits for every member is
+ * done no sooner than any one of them, whatever their latencies' dependence (P(max <= t) <= min F_i(t)).
+ */
+function p50Floor(
+  members: readonly (PeerLatency | undefined)[],
+  requirement: Requirement,
+  observed: PeerLatency | undefined,
+  nowMs: number,
+): number {
+  let floor = observed === undefined ? NaN : observed.cdf(nowMs).medianFloorMs();
+  if (requirement.kind !== "all") return floor;
+  for (const p of members) {
+    const m = p === undefined ? NaN : p.cdf(nowMs).medianFloorMs();
+    if (m > floor || Number.isNaN(floor)) floor = m;
+  }
+  return floor;
 }

@@ -102,12 +102,14 @@ export interface FanoutEstimate {
   /** Fan-outs to this set completed in the window (0 when none was observed). */
   readonly observedSamples?: number;
   /**
-   * On an unknown estimate of a set that needs every answer: the largest p50 among its members that are
-   * fresh or whose p50 is a lower bound their calls were cut short of (at or beyond the horizon), ms — a
-   * lower bound of the set's p50 whatever the members' dependence (the fan-out waits for each of them).
-   * Absent otherwise. What lets the rule degrade a budget that one fresh member's median exceeds.
+   * On an unknown estimate: a floor of the set's p50, ms — the largest median floor
+   * (`CensoredCdf.medianFloorMs`: what a strict majority of at least 2 observations are known to take at
+   * least, calls cut short counted only up to their age) of the set's own observed fan-outs and, when it
+   * needs every answer, of each member, thin or fresh (the fan-out waits for each of them, whatever their
+   * dependence). Absent otherwise, or where the set's own known median is below it. The one number the
+   * rule degrades an unknown estimate on.
    */
-  readonly freshMembersP50Ms?: number;
+  readonly p50FloorMs?: number;
 }
 
 /** A call in flight. Exactly one of the four ends counts; later calls are ignored. */

@@ -4,7 +4,7 @@
  * numbers returned. The engine, the router adapter and the node act on its answer and never rewrite it.
  */
 import { invalid } from "../errors.js";
-import type { FanoutEstimate } from "../estimate/types.js";
+import type { FanoutEstimate, QuantileKind } from "../estimate/types.js";
 import {
   requireBoolean,
   requireFinite,
@@ -28,7 +28,7 @@ export interface DecideInput {
    */
   readonly estimate: Pick<
     FanoutEstimate,
-    "status" | "p50Ms" | "p99Ms" | "p50Kind" | "p99Kind" | "horizonMs" | "freshMembersP50Ms"
+    "status" | "p50Ms" | "p99Ms" | "p50Kind" | "p99Kind" | "p50FloorMs"
   >;
   /** Expected work lost by abandoning the branches, ms. */
   readonly abandonCostMs: number;
@@ -56,10 +56,9 @@ export interface DecideInput {
  *      the answers decision-relevant, `budget <= p50` degrades (the true p50 is at least that), a
  *      lower-bound p50 below the budget is `p50-lower-bound`, a lower-bound p99 that the budget exceeds
  *      (with the cost) is `p99-lower-bound`, and one it does not is still `budget-between-…`; on an
- *      unknown estimate, never speculate — `p99 < p50` when both are numbers is a violation,
- *      `budget <= p50` degrades when that p50 is a lower bound at or beyond the horizon (calls were cut
- *      short of it: see `censoredP50`), or when the budget is at or below the largest p50 among the
- *      set's fresh members (`freshMembersP50Ms`, a lower bound), otherwise `estimate-unknown`;
+ *      unknown estimate, never speculate — `p99 < p50` when both are numbers is a violation, a budget
+ *      at or below the estimate's p50 floor (`p50FloorMs`, a lower bound however thin the data)
+ *      degrades on that floor, otherwise `estimate-unknown`;
  *    - `naive-p50` (the failure the rule avoids): speculate whenever `budget > p50`, ignoring p99,
  *      abandon cost, relevance and freshness; degrade at or below p50; `estimate-unknown` with no p50;
  *    - `always-sync`: synchronous;
@@ -88,22 +87,14 @@ export function decide(input: DecideInput): Classification {
   requireBoolean("hasFallback", input.hasFallback);
   requireEstimate(estimate);
 
-  const reason = reasonOf(input);
-  // a degrade on the fresh members' floor reports that floor, so that its inequality holds as printed
-  const floor =
-    policy === "p99-boundary" &&
-    reason === "budget-at-or-below-p50" &&
-    !(budgetMs <= estimate.p50Ms && censoredP50(estimate)) &&
-    freshFloorDegrades(input);
+  const { reason, p50Ms, p50Kind } = reasonOf(input);
   const c: Classification = {
     mode: REASONS[reason].mode,
     reason,
     budgetMs,
-    fanoutP50Ms: floor ? estimate.freshMembersP50Ms! : estimate.p50Ms,
+    fanoutP50Ms: p50Ms,
     fanoutP99Ms: estimate.p99Ms,
-    ...(floor
-      ? { fanoutP50Kind: "lower-bound" as const }
-      : estimate.p50Kind !== undefined && { fanoutP50Kind: estimate.p50Kind }),
+    ...(p50Kind !== undefined && { fanoutP50Kind: p50Kind }),
     ...(estimate.p99Kind !== undefined && { fanoutP99Kind: estimate.p99Kind }),
     abandonCostMs,
     relevant,
@@ -113,70 +104,66 @@ export function decide(input: DecideInput): Classification {
   return c;
 }
 
-function reasonOf(i: DecideInput): Reason {
-  if (!i.anyPeerLive) return "no-live-peers";
-  if (i.policy === "never") return "policy-never";
-  if (i.budgetMs <= 0) return "non-positive-budget";
-  const reason = policyReason(i);
-  if (REASONS[reason].mode === "speculate" && !i.speculationFeasible) return "speculation-infeasible-peer";
-  return reason;
+/** A reason and the p50 it was decided on, with that p50's kind (absent: known). */
+interface Verdict {
+  readonly reason: Reason;
+  readonly p50Ms: number;
+  readonly p50Kind: QuantileKind | undefined;
 }
 
-function policyReason(i: DecideInput): Reason {
+/** A reason decided on the estimate's own p50. */
+function onEstimate(i: DecideInput, reason: Reason): Verdict {
+  return { reason, p50Ms: i.estimate.p50Ms, p50Kind: i.estimate.p50Kind };
+}
+
+function reasonOf(i: DecideInput): Verdict {
+  if (!i.anyPeerLive) return onEstimate(i, "no-live-peers");
+  if (i.policy === "never") return onEstimate(i, "policy-never");
+  if (i.budgetMs <= 0) return onEstimate(i, "non-positive-budget");
+  const v = policyVerdict(i);
+  if (REASONS[v.reason].mode === "speculate" && !i.speculationFeasible) {
+    return { ...v, reason: "speculation-infeasible-peer" };
+  }
+  return v;
+}
+
+function policyVerdict(i: DecideInput): Verdict {
   switch (i.policy) {
     case "p99-boundary":
-      return boundaryReason(i);
+      return boundaryVerdict(i);
     case "naive-p50": {
       const p50 = i.estimate.p50Ms;
-      if (Number.isNaN(p50)) return "estimate-unknown";
-      return i.budgetMs > p50 ? "naive-budget-exceeds-p50" : "budget-at-or-below-p50";
+      if (Number.isNaN(p50)) return onEstimate(i, "estimate-unknown");
+      return onEstimate(i, i.budgetMs > p50 ? "naive-budget-exceeds-p50" : "budget-at-or-below-p50");
     }
     case "always-sync":
-      return "policy-always-sync";
+      return onEstimate(i, "policy-always-sync");
     case "never":
-      return "policy-never";
+      return onEstimate(i, "policy-never");
   }
 }
 
 /** The rule, by the kind of estimate it is given (a new kind of estimate is a new case here). */
-function boundaryReason(i: DecideInput): Reason {
+function boundaryVerdict(i: DecideInput): Verdict {
   const { status, p50Ms, p99Ms } = i.estimate;
   switch (status) {
     case "fresh":
-      if (p99Ms < p50Ms) return "p99-below-p50";
+      if (p99Ms < p50Ms) return onEstimate(i, "p99-below-p50");
       if (i.relevant && (i.estimate.p50Kind === "lower-bound" || i.estimate.p99Kind === "lower-bound")) {
-        return lowerBoundReason(i.budgetMs, i.estimate, i.abandonCostMs);
+        return onEstimate(i, lowerBoundReason(i.budgetMs, i.estimate, i.abandonCostMs));
       }
-      return ruleReason(i.budgetMs, p50Ms, p99Ms, i.abandonCostMs, i.relevant);
-    case "unknown":
+      return onEstimate(i, ruleReason(i.budgetMs, p50Ms, p99Ms, i.abandonCostMs, i.relevant));
+    case "unknown": {
       // NaN compares false: a quantile never seen neither shows a violation nor forces a degrade
-      if (p99Ms < p50Ms) return "p99-below-p50";
-      if (i.budgetMs <= p50Ms && censoredP50(i.estimate)) return "budget-at-or-below-p50";
-      if (freshFloorDegrades(i)) return "budget-at-or-below-p50";
-      return "estimate-unknown";
+      if (p99Ms < p50Ms) return onEstimate(i, "p99-below-p50");
+      // the floor is the only p50 an unknown estimate degrades on, and the one its degrade reports
+      const floor = i.estimate.p50FloorMs;
+      if (floor !== undefined && i.budgetMs <= floor) {
+        return { reason: "budget-at-or-below-p50", p50Ms: floor, p50Kind: "lower-bound" };
+      }
+      return onEstimate(i, "estimate-unknown");
+    }
   }
-}
-
-/**
- * An unknown estimate of a set that needs every answer, one of whose fresh members has a p50 at or past
- * the budget (`freshMembersP50Ms`, the largest): the fan-out waits for that member, so its own p50 is at
- * least that, whatever the others do. The degrade then reports that floor as its p50, a lower bound.
- */
-function freshFloorDegrades(i: DecideInput): boolean {
-  const floor = i.estimate.freshMembersP50Ms;
-  return i.estimate.status === "unknown" && floor !== undefined && floor > 0 && i.budgetMs <= floor;
-}
-
-/**
- * An unknown estimate's p50 that calls were cut short of: a lower bound at or beyond the horizon, so the
- * true median is at least it however few the samples. Only such a p50 degrades an unknown estimate. One
- * from a handful of completions (a lower bound only because they are few, or known) is no ground to
- * degrade on, and degrading issues no branch, so the estimate would stay unknown for as long as the
- * coordinator's own fan-outs were its only source.
- */
-function censoredP50(e: DecideInput["estimate"]): boolean {
-  const h = e.horizonMs;
-  return e.p50Kind === "lower-bound" && h !== undefined && Number.isFinite(h) && e.p50Ms >= h;
 }
 
 /**
@@ -195,10 +182,7 @@ function requireEstimate(e: DecideInput["estimate"]): void {
   if (typeof e !== "object" || e === null) throw invalid("estimate", e, "a fan-out estimate");
   requireKind("estimate.p50Kind", e.p50Kind);
   requireKind("estimate.p99Kind", e.p99Kind);
-  if (e.horizonMs !== undefined && !(typeof e.horizonMs === "number" && e.horizonMs >= 0)) {
-    throw invalid("estimate.horizonMs", e.horizonMs, "a number of milliseconds >= 0, Infinity or absent");
-  }
-  if (e.freshMembersP50Ms !== undefined) requireLatency("estimate.freshMembersP50Ms", e.freshMembersP50Ms);
+  if (e.p50FloorMs !== undefined) requireLatency("estimate.p50FloorMs", e.p50FloorMs);
   switch (e.status) {
     case "fresh":
       requireLatency("estimate.p50Ms", e.p50Ms);

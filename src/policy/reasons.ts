@@ -75,7 +75,7 @@ export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   },
   "estimate-unknown": {
     mode: "synchronous",
-    when: "the estimate is unknown (stale, under-sampled, a peer never seen) and not `budget <= p50` with p50 a lower bound at or beyond the horizon (calls cut short of it), nor, when every answer is needed, `budget <=` the largest fresh member's p50",
+    when: "the estimate is unknown (stale, under-sampled, a peer never seen) and the budget is above its p50 floor (what a majority of the set's, or of a member's when every answer is needed, observations took at least), or it has none",
     inequality: (c) =>
       `fan-out estimate unknown (stale or under-sampled) and not (${budget(c)} <= ${p50(c)})`,
     effect: "issue synchronously: an unknown estimate never speculates",
@@ -88,7 +88,7 @@ export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   },
   "budget-at-or-below-p50": {
     mode: "degrade",
-    when: "`0 < budget <= p50` (a lower-bound p50 too: the true median is at least that); under the rule, on an unknown estimate, only a p50 that is a lower bound at or beyond the horizon, or the largest fresh member's p50 when it needs every answer",
+    when: "`0 < budget <= p50` (a lower-bound p50 too: the true median is at least that); under the rule, on an unknown estimate, only its p50 floor, a lower bound: what a majority of the set's, or of a member's when every answer is needed, observations took at least",
     inequality: (c) => `${budget(c)} <= ${p50(c)}`,
     effect:
       "degrade: not even a median round trip fits; use the local or cached decision (none: a `SpeculationBudgetViolation` is thrown)",

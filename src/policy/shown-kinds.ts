@@ -1,8 +1,8 @@
 /**
  * The kinds a decision shows beside its p50 and p99 — in the Coordinate reply, the fan-out span and the
  * flight recorder — so that all three say the same. An unknown estimate's quantiles show "unknown",
- * except the p50 an unknown estimate was degraded on (`budget-at-or-below-p50`): that is a lower bound
- * (calls cut short of it, or the largest fresh member's p50) and shows so, as the reason's text does.
+ * except the p50 an unknown estimate was degraded on (`budget-at-or-below-p50`): that is its p50 floor,
+ * a lower bound, and shows so, as the reason's text does.
  */
 import type { FanoutEstimate, QuantileKind } from "../estimate/types.js";
 import type { Classification } from "./types.js";

@@ -93,25 +93,30 @@ describe("LatencyBook.fanout", () => {
     expect(h.p99Ms).toBeGreaterThanOrEqual(h.p50Ms);
   });
 
-  it("gives an unknown all-of-n estimate its fresh members' p50 as a floor, and no other", () => {
+  it("gives an unknown estimate a p50 floor: the largest member's, however thin, when it needs every answer", () => {
     const clock = new ManualClock();
     const book = new LatencyBook({ fanoutTickMs: 0 }, clock);
     feed(book, "a", 10, 30, clock.t);
     feed(book, "b", 40, 30, clock.t);
-    feed(book, "c", 100, 5, clock.t); // too few: unknown, and not counted however slow
+    feed(book, "c", 100, 5, clock.t); // too few to be fresh, but five answers all at 100 ms
     const f = book.fanout(["b", "a", "c"], { kind: "all" }, clock.t);
     expect(f).toMatchObject({ status: "unknown", unknownPeers: ["c"] });
-    // the largest fresh member p50: every fan-out waits for b, 40 ms
-    expect(f.freshMembersP50Ms).toBeGreaterThanOrEqual(39.5);
-    expect(f.freshMembersP50Ms).toBeLessThanOrEqual(40.5);
-    // not for a quorum (more members can make it sooner), nor a fresh estimate, nor with no fresh member
-    expect(book.fanout(["a", "b", "c"], { kind: "quorum", k: 2 }, clock.t).freshMembersP50Ms).toBeUndefined();
-    expect(book.fanout(["a", "b"], { kind: "all" }, clock.t).freshMembersP50Ms).toBeUndefined();
-    expect(book.fanout(["c", "d"], { kind: "all" }, clock.t).freshMembersP50Ms).toBeUndefined();
-    // a member not yet fresh counts by a p50 its calls were cut short of: every call cut at 60 ms
+    // every fan-out waits for c: at least 100 ms (its bucket's low edge, within 1.6 %)
+    expect(f.p50FloorMs).toBeGreaterThanOrEqual(98.4);
+    expect(f.p50FloorMs).toBeLessThanOrEqual(100);
+    // not for a quorum (more members can make it sooner), nor a fresh estimate, nor with nothing seen
+    expect(book.fanout(["a", "b", "c"], { kind: "quorum", k: 2 }, clock.t).p50FloorMs).toBeUndefined();
+    expect(book.fanout(["a", "b"], { kind: "all" }, clock.t).p50FloorMs).toBeUndefined();
+    expect(book.fanout(["d", "e"], { kind: "all" }, clock.t).p50FloorMs).toBeUndefined();
+    // a thin member whose calls were cut at 60 ms, and one answer: 60 ms at least, as the majority says
     for (let i = 0; i < 3; i++) book.peerOf("e").recordCensored(60, clock.t);
-    const cut = book.fanout(["a", "e"], { kind: "all" }, clock.t).freshMembersP50Ms;
-    expect(cut).toBeGreaterThanOrEqual(59.5);
+    book.peerOf("e").record(5, clock.t);
+    const cut = book.fanout(["a", "e"], { kind: "all" }, clock.t).p50FloorMs;
+    expect(cut).toBeGreaterThanOrEqual(59);
+    expect(cut).toBeLessThanOrEqual(60);
+    // one cut call alone decides nothing (a median needs two observations)
+    book.peerOf("g").recordCensored(60, clock.t);
+    expect(book.fanout(["a", "g"], { kind: "all" }, clock.t).p50FloorMs).toBeCloseTo(10, 0);
   });
 
   it("gives the smallest completed sample count apart from the calls in flight", () => {

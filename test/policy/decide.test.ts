@@ -113,27 +113,26 @@ describe("decide, p99-boundary (the rule)", () => {
           const plain = rule(budget, estimate(p50, p99, "unknown"), 0, relevant);
           // a p50 from too few samples is no ground to degrade on: synchronous, which samples
           expect(plain).toMatchObject({ mode: "synchronous", reason: "estimate-unknown" });
-          // a p50 that calls were cut short of (a lower bound at the horizon) is: the median does not fit
+          // nor is an unknown estimate's own lower-bound p50, at its horizon or not (a product of the
+          // members' CDFs, it assumes their independence): only its floor is
           const cut: FanoutEstimate = {
             ...estimate(p50, p99, "unknown"),
             p50Kind: "lower-bound",
             p99Kind: "lower-bound",
+            horizonMs: Number.isNaN(p50) ? Infinity : p50,
           };
-          const c = rule(budget, { ...cut, horizonMs: Number.isNaN(p50) ? Infinity : p50 }, 0, relevant);
-          expect(c.mode).not.toBe("speculate");
-          if (budget <= p50 && Number.isFinite(p50))
-            expect(c).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50" });
-          else expect(c).toMatchObject({ mode: "synchronous", reason: "estimate-unknown" });
-          // the same lower bound short of the horizon (few completions, none cut beyond) does not degrade
-          if (Number.isFinite(p50)) {
-            expect(rule(budget, { ...cut, horizonMs: p50 + 1 }, 0, relevant).reason).toBe("estimate-unknown");
-          }
+          expect(rule(budget, cut, 0, relevant)).toMatchObject({
+            mode: "synchronous",
+            reason: "estimate-unknown",
+          });
+          const floored = rule(budget, { ...cut, p50FloorMs: budget }, 0, relevant);
+          expect(floored).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50" });
         },
       ),
     );
   });
 
-  it("degrades an unknown estimate whose fresh members alone put the p50 at or past the budget, and says so", () => {
+  it("degrades an unknown estimate at or below its p50 floor, and reports that floor", () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 1_000 }),
@@ -141,7 +140,7 @@ describe("decide, p99-boundary (the rule)", () => {
         fc.oneof(fc.constant(NaN), fc.integer({ min: 0, max: 300 })),
         fc.boolean(),
         (budget, floor, p50, relevant) => {
-          const e: FanoutEstimate = { ...estimate(p50, NaN, "unknown"), freshMembersP50Ms: floor };
+          const e: FanoutEstimate = { ...estimate(p50, NaN, "unknown"), p50FloorMs: floor };
           const c = rule(budget, e, 0, relevant);
           if (budget <= floor) {
             // the p50 it reports is the floor it degraded on, a lower bound: the inequality holds as printed
@@ -371,16 +370,10 @@ describe("decide, every policy", () => {
   });
 });
 
-/** A degrade of the rule on an unknown estimate's fresh-member floor, not on a censored p50 (which wins). */
-function onFreshFloor(i: DecideInput, c: Classification): boolean {
-  const e = i.estimate;
-  const h = e.horizonMs;
-  const censored = e.p50Kind === "lower-bound" && h !== undefined && Number.isFinite(h) && e.p50Ms >= h;
+/** A degrade of the rule on an unknown estimate: on its p50 floor. */
+function onFloor(i: DecideInput, c: Classification): boolean {
   return (
-    c.reason === "budget-at-or-below-p50" &&
-    i.policy === "p99-boundary" &&
-    e.status === "unknown" &&
-    !(i.budgetMs <= e.p50Ms && censored)
+    c.reason === "budget-at-or-below-p50" && i.policy === "p99-boundary" && i.estimate.status === "unknown"
   );
 }
 
@@ -393,17 +386,14 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
   const fresh = i.estimate.status === "fresh";
   const live = i.anyPeerLive;
   // what a lower bound claims: the true quantile is at least the number (the kind comes back with it;
-  // a degrade on the fresh members' floor reports that floor, a lower bound)
-  const floor = i.estimate.freshMembersP50Ms;
-  const freshFloor =
-    i.policy === "p99-boundary" && !fresh && floor !== undefined && floor > 0 && 0 < b && b <= floor;
-  if (onFreshFloor(i, c)) expect(c).toMatchObject({ fanoutP50Ms: floor, fanoutP50Kind: "lower-bound" });
+  // a degrade on an unknown estimate's floor reports that floor, a lower bound)
+  const floor = i.estimate.p50FloorMs;
+  const onItsFloor = i.policy === "p99-boundary" && !fresh && floor !== undefined && 0 < b && b <= floor;
+  if (onFloor(i, c)) expect(c).toMatchObject({ fanoutP50Ms: floor, fanoutP50Kind: "lower-bound" });
   else expect(c.fanoutP50Kind).toBe(i.estimate.p50Kind);
   expect(c.fanoutP99Kind).toBe(i.estimate.p99Kind);
   const p50Bound = c.fanoutP50Kind === "lower-bound";
   const p99Bound = c.fanoutP99Kind === "lower-bound";
-  const h = i.estimate.horizonMs;
-  const censoredP50 = p50Bound && h !== undefined && Number.isFinite(h) && p50 >= h;
   const ruleWouldSpeculate =
     i.policy === "p99-boundary" && fresh && relevant && !p50Bound && !p99Bound && b > p99 + cost;
   const naiveWouldSpeculate = i.policy === "naive-p50" && b > p50;
@@ -424,12 +414,12 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
     case "not-decision-relevant":
       return live && fresh && !relevant && b > p50;
     case "estimate-unknown":
-      return live && !fresh && !(b <= p50 && censoredP50) && !freshFloor;
+      return live && !fresh && !onItsFloor;
     case "policy-always-sync":
       return live && i.policy === "always-sync" && b > 0;
     case "budget-at-or-below-p50":
-      // the rule degrades an unknown estimate only on a p50 calls were cut short of
-      return live && 0 < b && b <= p50 && (i.policy !== "p99-boundary" || fresh || censoredP50 || freshFloor);
+      // the rule degrades an unknown estimate only on its floor
+      return live && 0 < b && b <= p50 && (i.policy !== "p99-boundary" || fresh || onItsFloor);
     case "non-positive-budget":
       return live && b <= 0;
     case "p99-below-p50":
@@ -475,7 +465,7 @@ const estimateArb: fc.Arbitrary<DecideInput["estimate"]> = fc.oneof(
       kindsArb,
       fc.option(msArb, { nil: undefined }),
     )
-    .map(([e, k, floor]) => ({ ...e, ...k, ...(floor !== undefined && { freshMembersP50Ms: floor }) })),
+    .map(([e, k, floor]) => ({ ...e, ...k, ...(floor !== undefined && { p50FloorMs: floor }) })),
 );
 const inputArb: fc.Arbitrary<DecideInput> = fc.record({
   policy: fc.constantFrom(...POLICY_NAMES),
@@ -514,8 +504,8 @@ describe("decide's reasons are true", () => {
           abandonCostMs: input.abandonCostMs,
           relevant: input.relevant,
         });
-        // the p50 passes through, but for a degrade on the fresh members' floor, which reports the floor
-        if (!onFreshFloor(input, c)) expect(Object.is(c.fanoutP50Ms, input.estimate.p50Ms)).toBe(true);
+        // the p50 passes through, but for a degrade on an unknown estimate's floor, which reports it
+        if (!onFloor(input, c)) expect(Object.is(c.fanoutP50Ms, input.estimate.p50Ms)).toBe(true);
         expect(Object.is(c.fanoutP99Ms, input.estimate.p99Ms)).toBe(true);
         expect(c.mode).toBe(REASONS[c.reason].mode);
         expect(conditionHolds(input, c)).toBe(true);

@@ -15,7 +15,7 @@ const unknown: FanoutEstimate = {
   size: 40,
   maxAgeMs: 100,
   minSamples: 3,
-  freshMembersP50Ms: 41,
+  p50FloorMs: 41,
 };
 const decideOn = (budgetMs: number, estimate: FanoutEstimate) =>
   decide({
@@ -40,11 +40,11 @@ describe("shownKinds", () => {
     expect(shownKinds(s, unknown)).toEqual({ p50: "unknown", p99: "unknown" });
   });
 
-  it("shows the censored p50 an unknown estimate was degraded on as a lower bound too", () => {
-    const { freshMembersP50Ms: _, ...censored } = { ...unknown, horizonMs: 9 };
+  it("shows an unknown estimate's own lower-bound p50 as unknown: it is not degraded on", () => {
+    const { p50FloorMs: _, ...censored } = { ...unknown, horizonMs: 9 };
     const c = decideOn(9, censored);
-    expect(c).toMatchObject({ mode: "degrade", reason: "budget-at-or-below-p50", fanoutP50Ms: 9.3 });
-    expect(shownKinds(c, censored)).toEqual({ p50: "lower-bound", p99: "unknown" });
+    expect(c).toMatchObject({ mode: "synchronous", reason: "estimate-unknown", fanoutP50Ms: 9.3 });
+    expect(shownKinds(c, censored)).toEqual({ p50: "unknown", p99: "unknown" });
   });
 
   it("shows a fresh estimate's own kinds", () => {
