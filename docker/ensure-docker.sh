@@ -69,7 +69,15 @@ for driver in "${drivers[@]}"; do
     [ "$iptables" = false ] && args+=(--ip-masq=false)
     log "starting dockerd ${args[*]} (log: $logfile)"
     printf '\n==== %s ensure-docker: dockerd %s\n' "$(date -u +%FT%TZ)" "${args[*]}" >>"$logfile"
-    setsid dockerd "${args[@]}" >>"$logfile" 2>&1 </dev/null &
+    # dockerd outlives this script: it takes only stdin, stdout and stderr, not what the caller holds open
+    # (a `flock` on a lock file would stay held by dockerd for as long as it runs)
+    (
+      for fd in /proc/self/fd/*; do
+        fd=${fd##*/}
+        if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+      done
+      exec setsid dockerd "${args[@]}"
+    ) >>"$logfile" 2>&1 </dev/null &
     pid=$!
     up=0
     for _ in $(seq 1 "$wait_s"); do
