@@ -110,6 +110,12 @@ const PAYLOAD = { q: "bench", n: 1 };
  * coordinator (default 0, the A/A pair): what the method reads for a known added cost.
  */
 const CONTROL_SPIN_US = Number(process.env.TELEMETRY_BENCH_CONTROL_SPIN_US ?? 0);
+/**
+ * TELEMETRY_BENCH_CONTROL_PEER_SPIN_US: in the control variant each peer burns this much CPU per branch
+ * before it answers (default 0): what the coordinator's CPU per fan-out reads for a cost that is the
+ * peers' alone.
+ */
+const CONTROL_PEER_SPIN_US = Number(process.env.TELEMETRY_BENCH_CONTROL_PEER_SPIN_US ?? 0);
 const profiler = windowProfiler(process.env.TELEMETRY_BENCH_PROFILE_DIR);
 const SCRIPT = fileURLToPath(new URL("./telemetry-peer.ts", import.meta.url));
 
@@ -182,22 +188,36 @@ function restoreEnv(saved: Record<string, string | undefined>): void {
 /** Fan-outs that ended with fewer answers than peers (deadline or abandon under load). */
 let incomplete = 0;
 
-function fanOutWith(c: Coordinator, peers: string[], spinUs = 0): () => Promise<void> {
+function fanOutWith(
+  c: Coordinator,
+  peers: string[],
+  spinUs = 0,
+  payload: unknown = PAYLOAD,
+): () => Promise<void> {
   return async () => {
     if (spinUs > 0) {
       const until = performance.now() + spinUs / 1000;
       while (performance.now() < until);
     }
-    const o = await c.fanOut({ kind: "echo", payload: PAYLOAD }, { peers, budgetMs: 5_000, model });
+    const o = await c.fanOut({ kind: "echo", payload }, { peers, budgetMs: 5_000, model });
     if (o.answered !== peers.length) incomplete++;
   };
 }
 
-/** `spinUs`: CPU the coordinator burns per fan-out before it starts (the calibrated control). */
-function off(transport: GrpcTransport, book: LatencyBook, peers: string[], spinUs = 0): Variant {
+/**
+ * `spinUs`: CPU the coordinator burns per fan-out before it starts; `peerSpinUs`: CPU each peer burns per
+ * branch (the calibrated controls).
+ */
+function off(
+  transport: GrpcTransport,
+  book: LatencyBook,
+  peers: string[],
+  spinUs = 0,
+  peerSpinUs = 0,
+): Variant {
   const c = new Coordinator({ transport, book, nodeId: "bench" });
   return {
-    fanOut: fanOutWith(c, peers, spinUs),
+    fanOut: fanOutWith(c, peers, spinUs, peerSpinUs > 0 ? { ...PAYLOAD, spinUs: peerSpinUs } : PAYLOAD),
     activate() {},
     deactivate() {},
     flush: async () => {},
@@ -400,7 +420,7 @@ export async function run(): Promise<void> {
   };
   const variants: Record<(typeof names)[number], Variant> = {
     off: off(transport, book, addresses),
-    control: off(transport, book, addresses, CONTROL_SPIN_US),
+    control: off(transport, book, addresses, CONTROL_SPIN_US, CONTROL_PEER_SPIN_US),
     wire: wire(transport, book, addresses),
     untraced: await on(transport, book, addresses, { OTEL_TRACES_SAMPLER: "parentbased_always_off" }),
     on: await on(transport, book, addresses),

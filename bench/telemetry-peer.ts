@@ -72,7 +72,21 @@ if (role === "sink") {
     nodeId: id ?? `peer-${process.pid}`,
     concurrency: 256,
     sampling: sdk.sampling, // as a node passes it (node-telemetry.ts)
-    handlers: new HandlerRegistry([{ kind: "echo", handle: async (task) => task.payload }]),
+    handlers: new HandlerRegistry([
+      {
+        kind: "echo",
+        // A payload's `spinUs` (the control variant's TELEMETRY_BENCH_CONTROL_PEER_SPIN_US): CPU to burn
+        // before answering, a known peer-side cost.
+        handle: async (task) => {
+          const spinUs = (task.payload as { spinUs?: unknown } | null)?.spinUs;
+          if (typeof spinUs === "number" && spinUs > 0) {
+            const until = performance.now() + spinUs / 1000;
+            while (performance.now() < until);
+          }
+          return task.payload;
+        },
+      },
+    ]),
   });
   const { port } = await server.listen("127.0.0.1:0");
   process.stdout.write(`PORT ${port}\n`);

@@ -45,7 +45,7 @@ import { predicateModel } from "../src/decision/predicate-model.js";
 import { Coordinator } from "../src/engine/coordinator.js";
 import type { PeerTransport } from "../src/engine/transport.js";
 import { LatencyBook } from "../src/estimate/latency-book.js";
-import { extractTraceContext, injectTraceContext } from "../src/mesh/trace.js";
+import { extractTraceContext, traceMetadata } from "../src/mesh/trace.js";
 import { ATTR } from "../src/telemetry/attributes.js";
 import { startServerRpcSpan } from "../src/telemetry/rpc-spans.js";
 import { samplerFromEnv } from "../src/telemetry/sdk/sampler-from-env.js";
@@ -106,7 +106,7 @@ const ATTRIBUTE_COUNTS = [0, 5, 13, 25] as const;
 /** Answers at once; like GrpcTransport, it first writes the branch's trace context into call metadata. */
 const instant: PeerTransport = {
   branch: (peer, _req, opts) => {
-    injectTraceContext(new Metadata(), opts.traceContext);
+    traceMetadata(opts.traceContext);
     return Promise.resolve({ kind: "answer", answer: peer, serviceMs: 0, queueMs: 0 });
   },
 };

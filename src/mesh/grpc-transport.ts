@@ -16,8 +16,8 @@
  * of peers lets replies and other calls through between batches instead of holding the loop for the
  * whole send. `sendStats` counts the branches sent, the batches and the CPU the sends took.
  */
-import { Metadata, status as Status } from "@grpc/grpc-js";
-import type { Client, ClientUnaryCall, Deadline, ServiceError } from "@grpc/grpc-js";
+import { status as Status } from "@grpc/grpc-js";
+import type { Client, ClientUnaryCall, Deadline, Metadata, ServiceError } from "@grpc/grpc-js";
 import { systemClock } from "../clock/clock.js";
 import type { Clock, TimerHandle } from "../clock/clock.js";
 import type { PeerId } from "../estimate/types.js";
@@ -40,7 +40,7 @@ import type { PeerLoad__Output } from "./gen/tailswarm/v1/PeerLoad.js";
 import { RstBudget } from "./rst-budget.js";
 import { SERVER_DEFAULTS } from "./server-limits.js";
 import { grpcStatusName } from "./status.js";
-import { injectTraceContext } from "./trace.js";
+import { traceMetadata } from "./trace.js";
 import { checkRange, intRange } from "../util/range.js";
 
 export interface GrpcTransportOptions {
@@ -158,11 +158,10 @@ export class GrpcTransport implements PeerTransport {
       return Promise.resolve(failed("INVALID_ARGUMENT", (error as Error).message));
     }
     const link = this.#link(address);
-    const metadata = new Metadata();
     // W3C trace context travels in the metadata only, where OpenTelemetry's gRPC conventions put it;
     // the request's own `traceparent` field is left unset, so it is not encoded (servers still read it
-    // from callers that set it).
-    injectTraceContext(metadata, options.traceContext);
+    // from callers that set it). The branches of one unsampled fan-out share one Metadata (trace.ts).
+    const metadata = traceMetadata(options.traceContext);
     const message: BranchRequestMessage = {
       fanoutId: req.fanoutId,
       branchId: req.branchId,

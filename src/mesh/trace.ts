@@ -4,31 +4,43 @@
  */
 import { context, propagation, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { Context, TextMapGetter } from "@opentelemetry/api";
-import type { Metadata } from "@grpc/grpc-js";
+import { Metadata } from "@grpc/grpc-js";
 
 /**
- * The last context injected and what the propagator wrote for it. A fan-out that is not sampled sends
- * all its branches in one context (its own, non-recording), so the propagator runs once per fan-out
- * instead of once per branch. A propagator writes a function of the context only, and contexts are
- * immutable; the root context is never cached, so that a propagator installed or removed later is seen.
+ * The last context injected and the call metadata the propagator wrote for it. A fan-out that is not
+ * sampled sends all its branches in one context (its own, non-recording), so the propagator runs, and
+ * a `Metadata` is built, once per fan-out instead of once per branch: its branches share the object.
+ * Sharing is safe because grpc-js copies a call's metadata when the call starts (`ResolvingCall.start`)
+ * and writes only to its copies; tailswarm installs no client interceptor that could edit it first.
+ * A propagator writes a function of the context only, and contexts are immutable; the root context is
+ * never cached, so that a propagator installed or removed later is seen.
  */
 let lastContext: Context | undefined;
-let lastEntries: readonly (readonly [string, string])[] = [];
+let lastMetadata: Metadata | undefined;
+/** What a call with no trace context sends (nothing written): one object for all of them. */
+const EMPTY = new Metadata();
 
-/** Injects `ctx` (default: the active context) into `metadata` (nothing for the root context). */
-export function injectTraceContext(metadata: Metadata, ctx: Context = context.active()): void {
-  if (ctx !== lastContext) {
-    const carrier: Record<string, string> = {};
-    propagation.inject(ctx, carrier);
-    const entries: [string, string][] = [];
-    for (const key in carrier) {
-      const value = carrier[key];
-      if (value !== undefined) entries.push([key, value]);
-    }
-    lastEntries = entries;
-    lastContext = ctx === ROOT_CONTEXT ? undefined : ctx;
+/**
+ * The call metadata that carries `ctx` (default: the active context) through the global propagator:
+ * the same object for the same context, and one empty object when the propagator writes nothing. The
+ * caller must not modify it (pass it to grpc-js, which copies it).
+ */
+export function traceMetadata(ctx: Context = context.active()): Metadata {
+  if (ctx === lastContext && lastMetadata !== undefined) return lastMetadata;
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  let metadata = EMPTY;
+  for (const key in carrier) {
+    const value = carrier[key];
+    if (value === undefined) continue;
+    if (metadata === EMPTY) metadata = new Metadata();
+    metadata.set(key, value);
   }
-  for (const [key, value] of lastEntries) metadata.set(key, value);
+  if (ctx !== ROOT_CONTEXT) {
+    lastContext = ctx;
+    lastMetadata = metadata;
+  }
+  return metadata;
 }
 
 /** The part of grpc-js's `Metadata` the propagator reads (grpc-js `Metadata` satisfies it as is). */

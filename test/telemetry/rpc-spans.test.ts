@@ -3,7 +3,7 @@ import { context, SpanKind, trace } from "@opentelemetry/api";
 import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
 import { grpcStatusName } from "../../src/mesh/status.js";
-import { injectTraceContext } from "../../src/mesh/trace.js";
+import { traceMetadata } from "../../src/mesh/trace.js";
 import { authorityEndpoint, peerEndpoint, startServerRpcSpan } from "../../src/telemetry/rpc-spans.js";
 import { useAsyncContextAndW3C } from "./helpers.js";
 
@@ -16,8 +16,7 @@ describe("RPC spans (OpenTelemetry RPC semantic conventions, gRPC)", () => {
   it("branch span → metadata → server span: one trace, server under the branch, semconv attributes", () => {
     const method = "tailswarm.v1.Swarm/Branch";
     const branch = tracer.startSpan("tailswarm.branch");
-    const md = new Metadata();
-    context.with(trace.setSpan(context.active(), branch), () => injectTraceContext(md));
+    const md = context.with(trace.setSpan(context.active(), branch), () => traceMetadata());
     expect(md.get("traceparent")[0]).toContain(branch.spanContext().spanId);
 
     const call = { metadata: md, getHost: () => "127.0.0.1:7001", getPeer: () => "127.0.0.1:53210" };
