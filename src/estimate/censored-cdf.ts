@@ -51,7 +51,7 @@ interface PointArrays {
  * Bytes a CDF holds per merged point: three doubles, three 32-bit counts, a 16-bit bucket, a 16-bit place
  * (of a call in flight: there are at most as many as points) and a flag.
  */
-export const POINT_BYTES = 3 * 8 + 3 * 4 + 2 + 2 + 1;
+const POINT_BYTES = 3 * 8 + 3 * 4 + 2 + 2 + 1;
 
 function pointArrays(size: number): PointArrays {
   const buffer = new ArrayBuffer(size * POINT_BYTES + 2 * 8 + 2 * 4);
@@ -129,8 +129,9 @@ export class CensoredCdf implements CdfLike {
    */
   private m = 0;
   /**
-   * The arrays below hold `size` points (segments: size + 1) in one buffer (`points`); counts are
-   * integers (R and C at most the window's 65,535 samples plus every censored weight), buckets 16-bit.
+   * The per-point arrays below are views of one buffer (`pointArrays`), room for the same number of points
+   * (segments: one more); counts are integers in 32 bits (R at most the window's 65,535 samples, C and the
+   * tail's cumulative weights at most every censored weight), buckets in 16.
    */
   private beta!: Uint16Array;
   private segR!: Int32Array;
@@ -305,6 +306,7 @@ export class CensoredCdf implements CdfLike {
    */
   get estimatedFootprintInBytes(): number {
     const elements = (this.beta.buffer as ArrayBuffer).byteLength + this.endRest.buffer.byteLength;
+    // this object (368 bytes), its `counts` (32) and the 12 numbers it boxes (16 each)
     return arrayBytes(elements, 11, 2) + 368 + 32 + 12 * 16;
   }
 

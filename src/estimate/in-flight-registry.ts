@@ -4,7 +4,7 @@ import { arrayBytes } from "./footprint.js";
  * A bounded set of calls in flight to one peer: the start time of each, in fixed slots. A slot is claimed by
  * `add` (or none when full: the call then simply is not censored) and released by `remove` with the token it
  * was given, so a late `remove` for a slot that has been expired and reused is ignored. A slot is its start
- * and token (12 bytes, no free or used lists): `add` and `ages` scan the slots, at most `capacity` (32 by
+ * and token (12 bytes, no free or used lists): `add` and `ages` scan the slots, at most `capacity` (24 by
  * default) a peer.
  *
  * @example

@@ -15,7 +15,7 @@ export interface LatencyBookOptions extends EstimatorOptions {
   /**
    * Calls tracked in flight per peer (censored samples); further calls are not censored while out and still
    * record when they end (a sample, or a censored end). Each costs about 60 bytes (its slot and its point
-   * in the CDF): at the default 32, a peer holds at most 16 KiB whatever its state (docs/scaling.md).
+   * in the CDF): at the default 24, a peer holds at most 16 KiB whatever its state (docs/scaling.md).
    */
   maxInFlightPerPeer: number;
   /** Fan-out estimates are cached for this much clock time (0 disables the cache). */
@@ -71,7 +71,7 @@ export const LATENCY_BOOK_DEFAULTS: Readonly<Omit<LatencyBookOptions, Derived>> 
   slices: 6,
   minSamples: 20,
   highestTrackableMs: 60_000,
-  maxInFlightPerPeer: 32,
+  maxInFlightPerPeer: 24,
   fanoutTickMs: 1,
   maxCachedFanouts: 1024,
   observedFanoutSets: 64,

@@ -53,10 +53,10 @@ export function endSubBits(highestUs: number): number {
 
 /**
  * The most (lower bound, count) points a window reads out, and so the most ended points a peer's CDF
- * merges: a bound on its memory (about 80 bytes a point across the pairs and the CDF) whatever the ends'
- * spread. Ends in up to 64 coarse buckets (four octaves at 16 a power of two) are read as they are.
+ * merges: a bound on its memory (63 bytes a point across the pairs and the CDF) whatever the ends'
+ * spread. Ends in up to 24 coarse buckets (an octave and a half at 16 a power of two) are read as they are.
  */
-export const MAX_END_POINTS = 32;
+export const MAX_END_POINTS = 24;
 
 /**
  * Grouping scratch of `materialize` (per coarse bucket: observations and smallest age), shared by every
@@ -77,11 +77,7 @@ export class WindowedCensored extends SliceRing {
   private readonly ends: SlotFifo;
   private total = 0;
   /** The window's (lower bound ms, count) pairs as of `pairsVersion`. */
-  private readonly view: { x: Float64Array; w: Float64Array; n: number } = {
-    x: new Float64Array(0),
-    w: new Float64Array(0),
-    n: 0,
-  };
+  private readonly view: { x: Float64Array; w: Float64Array; n: number };
   private pairsVersion = -1;
   /** Bumped whenever the content changes (record, eviction, reset). */
   version = 0;
@@ -91,6 +87,8 @@ export class WindowedCensored extends SliceRing {
     this.highestUs = Math.max(1, Math.min(Math.floor(highestTrackableUs), 0x7fffffff));
     this.buckets = coarseIndexOf(this.highestUs) + 1;
     this.subBits = endSubBits(this.highestUs);
+    const none = pairArrays(0);
+    this.view = { x: none.x, w: none.w, n: 0 };
     this.ends = new SlotFifo(maxEnds, this.slots);
   }
 
@@ -134,7 +132,11 @@ export class WindowedCensored extends SliceRing {
   get estimatedFootprintInBytes(): number {
     const view = this.view;
     return (
-      this.ends.estimatedFootprintInBytes + arrayBytes(view.x.byteLength + view.w.byteLength, 2, 1) + 136 + 40
+      this.ends.estimatedFootprintInBytes +
+      arrayBytes(view.x.byteLength + view.w.byteLength, 2, 1) +
+      // this object (136 bytes) and the view's (40)
+      136 +
+      40
     );
   }
 
@@ -190,10 +192,9 @@ export class WindowedCensored extends SliceRing {
     const n = Math.ceil(k / per);
     const view = this.view;
     if (view.x.length < n) {
-      const length = Math.min(Math.max(n, view.x.length * 2, 4), MAX_END_POINTS);
-      const buffer = new ArrayBuffer(length * 16);
-      view.x = new Float64Array(buffer, 0, length);
-      view.w = new Float64Array(buffer, length * 8, length);
+      const arrays = pairArrays(Math.min(Math.max(n, view.x.length * 2, 4), MAX_END_POINTS));
+      view.x = arrays.x;
+      view.w = arrays.w;
     }
     for (let j = 0; j < n; j++) {
       const from = j * per;
@@ -208,6 +209,12 @@ export class WindowedCensored extends SliceRing {
 }
 
 function noop(): void {}
+
+/** Room for `length` pairs: their lower bounds and counts, two views of one buffer. */
+function pairArrays(length: number): { x: Float64Array; w: Float64Array } {
+  const buffer = new ArrayBuffer(length * 16);
+  return { x: new Float64Array(buffer, 0, length), w: new Float64Array(buffer, length * 8, length) };
+}
 
 /** (lower bound ms, count) pairs: the first `n` of `x` and `w`. */
 export interface CensoredPairs {

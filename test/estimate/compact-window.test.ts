@@ -61,7 +61,7 @@ describe("the compact window against the exact quantiles of the same samples", (
 
   it("and the heap it takes, measured after a full collection, is at most 16 KiB a peer", () => {
     const gc = collector();
-    const n = 200;
+    const n = 1_000;
     worstCaseBook(n, new ManualClock()); // compiled and warmed, then dropped
     const before = heldBytes(gc);
     const clock = new ManualClock();

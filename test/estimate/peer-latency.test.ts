@@ -51,11 +51,12 @@ describe("PeerLatency freshness", () => {
   it("in-flight calls count toward minSamples, but a window of only in-flight calls is never fresh", () => {
     const clock = new ManualClock();
     const p = peer(clock);
-    for (let i = 0; i < 25; i++) p.begin(clock.t);
+    // more than minSamples (20), fewer than the 24 tracked in flight by default
+    for (let i = 0; i < 22; i++) p.begin(clock.t);
     clock.t += 5;
-    expect(p.estimate(clock.t)).toMatchObject({ status: "unknown", reason: "too-few-samples", censored: 25 });
+    expect(p.estimate(clock.t)).toMatchObject({ status: "unknown", reason: "too-few-samples", censored: 22 });
     for (let i = 0; i < 5; i++) p.record(3, clock.t);
-    expect(p.estimate(clock.t)).toMatchObject({ status: "fresh", samples: 5, censored: 25 });
+    expect(p.estimate(clock.t)).toMatchObject({ status: "fresh", samples: 5, censored: 22 });
   });
 });
 
@@ -182,7 +183,7 @@ describe("PeerLatency censoring", () => {
 
   it("is Kaplan–Meier: young calls change nothing, calls beyond every completion hold their share as a lower bound", () => {
     const clock = new ManualClock();
-    // 100 calls in flight each, all tracked (the default tracks 32 a peer)
+    // 100 calls in flight each, all tracked (the default tracks 24 a peer)
     const options = { minSamples: 1, maxInFlightPerPeer: 100 };
     const p = peer(clock, options);
     for (let i = 0; i < 50; i++) p.record(10, clock.t);
