@@ -11,10 +11,11 @@
  * Reading groups them into coarse log-linear buckets, each read as one point at the smallest age in it:
  * a lower bound for every observation of the bucket, so the estimate never claims more than was seen,
  * and exact (to the bucket edge) for the common case of many calls cut at one deadline. Past
- * {@link MAX_END_POINTS} non-empty coarse buckets, every ⌈buckets / MAX_END_POINTS⌉ neighbouring ones make one
- * point, read at the smallest age among them: still lower bounds, and the CDF a peer keeps is bounded whatever
- * its ends' spread. The buffer starts empty and grows by doubling, so a peer that never has a call cut
- * costs nothing here. Recording is O(1); reading walks the observations once per change.
+ * {@link MAX_END_POINTS} non-empty coarse buckets, the lowest points merge pairwise, each read at the
+ * smaller age (`mergeLowest`): still lower bounds, the highest (the tail) kept as they are longest, and
+ * the CDF a peer keeps bounded whatever its ends' spread. The buffer starts empty and grows by doubling,
+ * so a peer that never has a call cut costs nothing here. Recording is O(1); reading walks the
+ * observations once per change.
  *
  * @example
  * const ended = new WindowedCensored(10_000, 6, 60e6);
@@ -187,28 +188,42 @@ export class WindowedCensored extends SliceRing {
       GROUP_COUNT[i] = 0;
       GROUP_MIN[i] = Infinity;
     }
-    // `per` neighbouring points make one, read at the first (smallest) age
-    const per = Math.ceil(k / MAX_END_POINTS);
-    const n = Math.ceil(k / per);
+    const n = mergeLowest(k);
     const view = this.view;
     if (view.x.length < n) {
       const arrays = pairArrays(Math.min(Math.max(n, view.x.length * 2, 4), MAX_END_POINTS));
       view.x = arrays.x;
       view.w = arrays.w;
     }
-    for (let j = 0; j < n; j++) {
-      const from = j * per;
-      const to = Math.min(from + per, k);
-      let w = 0;
-      for (let g = from; g < to; g++) w += GROUP_W[g] as number;
-      view.x[j] = GROUP_X[from] as number;
-      view.w[j] = w;
-    }
+    view.x.set(GROUP_X.subarray(0, n));
+    view.w.set(GROUP_W.subarray(0, n));
     view.n = n;
   }
 }
 
 function noop(): void {}
+
+/**
+ * Brings the first `k` grouped points (ascending) to at most MAX_END_POINTS: the lowest merge pairwise, each
+ * pair read at its smaller age with both weights, as few as it takes, and again while too many remain; the
+ * highest (the tail the lower bounds rest on) keep their places longest. Returns the count left.
+ */
+function mergeLowest(k: number): number {
+  let n = k;
+  while (n > MAX_END_POINTS) {
+    const merges = Math.min(n - MAX_END_POINTS, n >> 1);
+    for (let j = 0; j < merges; j++) {
+      GROUP_W[j] = (GROUP_W[2 * j] as number) + (GROUP_W[2 * j + 1] as number);
+      GROUP_X[j] = GROUP_X[2 * j] as number;
+    }
+    for (let j = 2 * merges; j < n; j++) {
+      GROUP_X[j - merges] = GROUP_X[j] as number;
+      GROUP_W[j - merges] = GROUP_W[j] as number;
+    }
+    n -= merges;
+  }
+  return n;
+}
 
 /** Room for `length` pairs: their lower bounds and counts, two views of one buffer. */
 function pairArrays(length: number): { x: Float64Array; w: Float64Array } {

@@ -79,6 +79,25 @@ describe("WindowedCensored", () => {
     );
   });
 
+  it("past the points it reads, the lowest merge pairwise; the highest stay as recorded", () => {
+    const c = new WindowedCensored(60_000, 6, 60e6, 1024);
+    // one end in each of MAX_END_POINTS + 6 coarse buckets: 1, 2, 4, … ms apart by a power of 2^(1/4)
+    const ages = Array.from({ length: MAX_END_POINTS + 6 }, (_, i) => 2 ** (i / 4));
+    for (const ms of ages) c.record(ms * 1000, 1_000);
+    const { x, w, n } = c.pairs();
+    expect(n).toBe(MAX_END_POINTS);
+    // the 12 lowest make 6 points, each at the smaller of its two ages; the others are read one each
+    for (let j = 0; j < 6; j++) {
+      expect(x[j]).toBeCloseTo(Math.floor(ages[2 * j]! * 1000) / 1000, 2);
+      expect(w[j]).toBe(2);
+    }
+    for (let j = 6; j < n; j++) {
+      expect(x[j]).toBeLessThanOrEqual(ages[j + 6]!);
+      expect(x[j]).toBeGreaterThan(ages[j + 6]! * (15 / 16));
+      expect(w[j]).toBe(1);
+    }
+  });
+
   it(`reads at most ${MAX_END_POINTS} points: past them, neighbours merge at the smallest age (property)`, () => {
     fc.assert(
       fc.property(
