@@ -1,4 +1,5 @@
 import type { CdfLike } from "./fanout.js";
+import { arrayBytes } from "./footprint.js";
 import { bucketIndexOf, MAX_TRACKABLE_US } from "./windowed-histogram.js";
 import type { BucketTable, WindowedHistogram } from "./windowed-histogram.js";
 import type { WindowedCensored } from "./windowed-censored.js";
@@ -24,9 +25,57 @@ const lookAt = new Float64Array(1);
 /** Steps `segmentNear` walks from its hint before it falls back to the binary search. */
 const NEAR_STEPS = 4;
 
-/** The window bucket of a censoring time in ms (floored to µs: a lower bound stays one). */
+/**
+ * The window bucket of a censoring time in ms (floored to µs: a lower bound stays one). A whole µs count
+ * divided by 1,000 can read a rounding error below it times 1,000 (32.768 · 1000 = 32767.999…): the
+ * 1e-6 µs added (more than that error, up to 2^31 µs) keeps such a time in its own bucket.
+ */
 function bucketOfMs(x: number): number {
-  return bucketIndexOf(Math.min(Math.max(Math.floor(x * 1000), 0), MAX_TRACKABLE_US));
+  return bucketIndexOf(Math.min(Math.max(Math.floor(x * 1000 + 1e-6), 0), MAX_TRACKABLE_US));
+}
+
+/** A CDF's per-point arrays for `size` points, views of one buffer (doubles first, then 4-, 2- and 1-byte ones). */
+interface PointArrays {
+  readonly segS: Float64Array;
+  readonly segF: Float64Array;
+  readonly tailX: Float64Array;
+  readonly segR: Int32Array;
+  readonly segC: Int32Array;
+  readonly tailCum: Int32Array;
+  readonly beta: Uint16Array;
+  readonly flightEndedBefore: Uint16Array;
+  readonly fromEnded: Uint8Array;
+}
+
+/**
+ * Bytes a CDF holds per merged point: three doubles, three 32-bit counts, a 16-bit bucket, a 16-bit place
+ * (of a call in flight: there are at most as many as points) and a flag.
+ */
+const POINT_BYTES = 3 * 8 + 3 * 4 + 2 + 2 + 1;
+
+function pointArrays(size: number): PointArrays {
+  const buffer = new ArrayBuffer(size * POINT_BYTES + 2 * 8 + 2 * 4);
+  let at = 0;
+  const f64 = (n: number): Float64Array => {
+    const a = new Float64Array(buffer, at, n);
+    at += n * 8;
+    return a;
+  };
+  const i32 = (n: number): Int32Array => {
+    const a = new Int32Array(buffer, at, n);
+    at += n * 4;
+    return a;
+  };
+  const segS = f64(size + 1);
+  const segF = f64(size + 1);
+  const tailX = f64(size);
+  const segR = i32(size + 1);
+  const segC = i32(size + 1);
+  const tailCum = i32(size);
+  const beta = new Uint16Array(buffer, at, size);
+  const flightEndedBefore = new Uint16Array(buffer, at + size * 2, size);
+  const fromEnded = new Uint8Array(buffer, at + size * 4, size);
+  return { segS, segF, tailX, segR, segC, tailCum, beta, flightEndedBefore, fromEnded };
 }
 
 function grown(a: Float64Array, n: number): Float64Array {
@@ -79,19 +128,24 @@ export class CensoredCdf implements CdfLike {
    * a_s, S before a_s and C_s, the censored weight still in the risk set.
    */
   private m = 0;
-  private beta = new Int32Array(8);
-  private segR = new Float64Array(9);
-  private segS = new Float64Array(9);
-  private segC = new Float64Array(9);
+  /**
+   * The per-point arrays below are views of one buffer (`pointArrays`), room for the same number of points
+   * (segments: one more); counts are integers in 32 bits (R at most the window's 65,535 samples, C and the
+   * tail's cumulative weights at most every censored weight), buckets in 16.
+   */
+  private beta!: Uint16Array;
+  private segR!: Int32Array;
+  private segS!: Float64Array;
+  private segC!: Int32Array;
   /**
    * Per segment s, its factor (R(end) + C_s) / (R(a_s) + C_s): one between two ended points keeps it while
    * the calls in flight only age (`survivalFrom` reuses it), so moving a call re-multiplies, not re-divides.
    */
-  private segF = new Float64Array(9);
+  private segF!: Float64Array;
   /** The tail beyond the last completed bucket: survival there, the points (ms) sharing it and their cumulative weights. */
   private tailS = 0;
-  private tailX = new Float64Array(8);
-  private tailCum = new Float64Array(8);
+  private tailX!: Float64Array;
+  private tailCum!: Int32Array;
   private tailCount = 0;
   private hiEdgeMs = 0;
   /** Weight of the ended-censored observations in the tail (calls in flight not counted). */
@@ -101,8 +155,10 @@ export class CensoredCdf implements CdfLike {
    * decisions usually only the ages of the calls in flight move, and these prefix queries are most of a
    * rebuild.
    */
-  private endBeta = new Int32Array(0);
+  private endBeta = new Uint16Array(0);
   private endRest = new Int32Array(0);
+  /** Points the arrays are grown to at most (see the constructor). */
+  private readonly capacity: number;
   private endWindow: WindowedHistogram | undefined;
   /** The window's range as of `rangeVersion` (two Fenwick descents, not repeated while the window is unchanged). */
   private rangeWindow: WindowedHistogram | undefined;
@@ -116,12 +172,12 @@ export class CensoredCdf implements CdfLike {
    * and the windows' versions the points were merged on. While these stay, the ended points keep their
    * places and factors: between two estimates usually only the calls in flight age (`moveFlights`).
    */
-  private fromEnded = new Uint8Array(8);
+  private fromEnded!: Uint8Array;
   /**
    * Per call in flight (ascending age), the number of ended points merged before it: a call that still lies
    * between the same two ended points keeps its place without a search.
    */
-  private flightEndedBefore = new Int32Array(4);
+  private flightEndedBefore!: Uint16Array;
   private flights = 0;
   private shapeWindow: WindowedHistogram | undefined;
   private shapeWindowVersion = -1;
@@ -159,6 +215,15 @@ export class CensoredCdf implements CdfLike {
   /** From here on (ms) the CDF is 1; NaN when empty. Set by `update`, as `horizonMs`. */
   readonly maxX: number = NO_VALUE;
   private readonly counts = { rebuilds: 0, moves: 0 };
+
+  /**
+   * `capacity`: the most censored points an update will merge (calls in flight plus ended points), so that
+   * growing the arrays by a quarter never holds room for more.
+   */
+  constructor(capacity = Infinity) {
+    this.capacity = capacity;
+    this.setPoints(pointArrays(0));
+  }
 
   /**
    * How `update` has refreshed this CDF so far: `rebuilds` built everything anew (the windows changed, a
@@ -199,8 +264,9 @@ export class CensoredCdf implements CdfLike {
         this.endEndedVersion !== endedVersion)
     ) {
       if (this.endBeta.length < e) {
-        this.endBeta = new Int32Array(e);
-        this.endRest = new Int32Array(e);
+        const buffer = new ArrayBuffer(e * 6);
+        this.endRest = new Int32Array(buffer, 0, e);
+        this.endBeta = new Uint16Array(buffer, e * 4, e);
       }
       for (let j = 0; j < e; j++) {
         const k = bucketOfMs(endX[j] as number);
@@ -234,21 +300,26 @@ export class CensoredCdf implements CdfLike {
     this.setSpan();
   }
 
-  /** Bytes of this snapshot's arrays. */
+  /**
+   * Heap bytes: the points' nine arrays over one buffer, the ended points' two over another, and the
+   * objects with their boxed numbers (`footprint.ts`).
+   */
   get estimatedFootprintInBytes(): number {
-    return (
-      this.beta.byteLength +
-      this.segR.byteLength +
-      this.segS.byteLength +
-      this.segC.byteLength +
-      this.segF.byteLength +
-      this.tailX.byteLength +
-      this.tailCum.byteLength +
-      this.endBeta.byteLength +
-      this.endRest.byteLength +
-      this.fromEnded.byteLength +
-      this.flightEndedBefore.byteLength
-    );
+    const elements = (this.beta.buffer as ArrayBuffer).byteLength + this.endRest.buffer.byteLength;
+    // this object (368 bytes), its `counts` (32) and the 12 numbers it boxes (16 each)
+    return arrayBytes(elements, 11, 2) + 368 + 32 + 12 * 16;
+  }
+
+  private setPoints(p: PointArrays): void {
+    this.beta = p.beta;
+    this.flightEndedBefore = p.flightEndedBefore;
+    this.fromEnded = p.fromEnded;
+    this.segR = p.segR;
+    this.segS = p.segS;
+    this.segC = p.segC;
+    this.segF = p.segF;
+    this.tailX = p.tailX;
+    this.tailCum = p.tailCum;
   }
 
   /** `horizonMs`, `minX` and `maxX` from the built state (see `horizonMs`). */
@@ -365,20 +436,8 @@ export class CensoredCdf implements CdfLike {
     e: number,
   ): void {
     const m = this.m;
-    if (this.beta.length < m) {
-      const size = Math.max(m, this.beta.length * 2);
-      this.beta = new Int32Array(size);
-      this.fromEnded = new Uint8Array(size);
-      this.segR = new Float64Array(size + 1);
-      this.segS = new Float64Array(size + 1);
-      this.segC = new Float64Array(size + 1);
-      this.segF = new Float64Array(size + 1);
-      this.tailX = new Float64Array(size);
-      this.tailCum = new Float64Array(size);
-    }
-    if (this.flightEndedBefore.length < count) {
-      this.flightEndedBefore = new Int32Array(Math.max(count, this.flightEndedBefore.length * 2));
-    }
+    const size = this.beta.length;
+    if (size < m) this.setPoints(pointArrays(Math.max(m, Math.min(size + (size >> 2), this.capacity))));
     const cx = (scratchX = grown(scratchX, m));
     const cw = (scratchW = grown(scratchW, m));
     const fromEnded = this.fromEnded;

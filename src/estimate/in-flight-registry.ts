@@ -1,7 +1,11 @@
+import { arrayBytes } from "./footprint.js";
+
 /**
  * A bounded set of calls in flight to one peer: the start time of each, in fixed slots. A slot is claimed by
  * `add` (or none when full: the call then simply is not censored) and released by `remove` with the token it
- * was given, so a late `remove` for a slot that has been expired and reused is ignored.
+ * was given, so a late `remove` for a slot that has been expired and reused is ignored. A slot is its start
+ * and token (12 bytes, no free or used lists): `add` and `ages` scan the slots, at most `capacity` (24 by
+ * default) a peer.
  *
  * @example
  * const r = new InFlightRegistry(256);
@@ -9,17 +13,15 @@
  * r.remove(slot, token);
  */
 export class InFlightRegistry {
+  /** Start time of each slot's call; its token, 0 while the slot is free. */
   private start: Float64Array;
   private tokens: Uint32Array;
-  private free: Int32Array;
-  private freeTop = 0;
   private nextToken = 1;
-  /** Slots in use, densely listed for iteration; `where[slot]` is the position in `used`. */
-  private used: Int32Array;
-  private where: Int32Array;
   /** Slots allocated so far; grows by doubling up to `capacity`. */
   private allocated = 0;
   private usedCount = 0;
+  /** Where `add` looks for a free slot first (slots below it were in use when it last looked). */
+  private freeFrom = 0;
   /** The ages `ages` wrote, ascending (the first `size` of them; grown with the calls in flight). */
   agesMs: Float64Array = new Float64Array(0);
   /** The latest start among the calls `ages` kept (−Infinity when none). */
@@ -30,14 +32,14 @@ export class InFlightRegistry {
   constructor(readonly capacity: number) {
     this.start = new Float64Array(0);
     this.tokens = new Uint32Array(0);
-    this.free = new Int32Array(0);
-    this.used = new Int32Array(0);
-    this.where = new Int32Array(0);
   }
 
-  /** Bytes held by the slot arrays (they grow with the concurrency actually seen). */
+  /**
+   * Heap bytes: the slot arrays (they grow with the concurrency actually seen, up to `capacity`), the ages
+   * and the object (`footprint.ts`).
+   */
   get estimatedFootprintInBytes(): number {
-    return this.allocated * 24 + this.agesMs.byteLength + 64;
+    return arrayBytes(this.allocated * SLOT_BYTES + this.agesMs.byteLength, 3, 3) + 104;
   }
 
   get size(): number {
@@ -46,16 +48,18 @@ export class InFlightRegistry {
 
   /** Claims a slot for a call started at `startMs`; −1 when full. */
   add(startMs: number): number {
-    if (this.freeTop === 0 && !this.grow()) {
+    if (this.usedCount === this.allocated && !this.grow()) {
       this.untracked++;
       return -1;
     }
-    const slot = this.free[--this.freeTop] as number;
+    const tokens = this.tokens;
+    let slot = this.freeFrom;
+    while (tokens[slot] !== 0) slot++;
+    this.freeFrom = slot + 1;
     this.start[slot] = startMs;
-    this.tokens[slot] = this.nextToken;
+    tokens[slot] = this.nextToken;
     this.nextToken = this.nextToken === 0xffffffff ? 1 : this.nextToken + 1;
-    this.where[slot] = this.usedCount;
-    this.used[this.usedCount++] = slot;
+    this.usedCount++;
     return slot;
   }
 
@@ -78,20 +82,24 @@ export class InFlightRegistry {
    */
   ages(nowMs: number, windowMs: number): number {
     const oldestStartMs = nowMs - windowMs;
-    let i = 0;
-    while (i < this.usedCount) {
-      const slot = this.used[i] as number;
-      if ((this.start[slot] as number) < oldestStartMs) this.release(slot);
-      else i++;
+    if (this.agesMs.length < this.usedCount) {
+      this.agesMs = new Float64Array(
+        Math.min(Math.max(this.usedCount, this.agesMs.length * 2, 4), this.capacity),
+      );
     }
-    const n = this.usedCount;
-    if (this.agesMs.length < n) this.agesMs = new Float64Array(Math.max(n, this.agesMs.length * 2, 4));
     const buf = this.agesMs;
+    const tokens = this.tokens;
+    let n = 0;
     let newest = -Infinity;
-    for (let k = 0; k < n; k++) {
-      const start = this.start[this.used[k] as number] as number;
+    for (let slot = 0; slot < this.allocated && n < this.usedCount; slot++) {
+      if (tokens[slot] === 0) continue;
+      const start = this.start[slot] as number;
+      if (start < oldestStartMs) {
+        this.release(slot);
+        continue;
+      }
       const age = nowMs - start;
-      buf[k] = age > 0 ? age : 0;
+      buf[n++] = age > 0 ? age : 0;
       if (start > newest) newest = start;
     }
     this.newestStartMs = newest;
@@ -101,7 +109,9 @@ export class InFlightRegistry {
 
   /** Forgets every call (peer restart); their later `remove`s are ignored. */
   reset(): void {
-    while (this.usedCount > 0) this.release(this.used[this.usedCount - 1] as number);
+    this.tokens.fill(0);
+    this.usedCount = 0;
+    this.freeFrom = 0;
     this.untracked = 0;
   }
 
@@ -109,32 +119,26 @@ export class InFlightRegistry {
     const old = this.allocated;
     const size = Math.min(this.capacity, Math.max(8, old * 2));
     if (size <= old) return false;
-    const widen = <T extends Float64Array | Uint32Array | Int32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(size);
-      b.set(a);
-      return b;
-    };
-    this.start = widen(this.start, (n) => new Float64Array(n));
-    this.tokens = widen(this.tokens, (n) => new Uint32Array(n));
-    this.used = widen(this.used, (n) => new Int32Array(n));
-    this.where = widen(this.where, (n) => new Int32Array(n));
-    const free = new Int32Array(size);
-    free.set(this.free.subarray(0, this.freeTop));
-    for (let slot = size - 1; slot >= old; slot--) free[this.freeTop++] = slot;
-    this.free = free;
+    const start = new Float64Array(size);
+    start.set(this.start);
+    const tokens = new Uint32Array(size);
+    tokens.set(this.tokens);
+    this.start = start;
+    this.tokens = tokens;
     this.allocated = size;
+    this.freeFrom = old;
     return true;
   }
 
   private release(slot: number): void {
     this.tokens[slot] = 0;
-    const pos = this.where[slot] as number;
-    const last = this.used[--this.usedCount] as number;
-    this.used[pos] = last;
-    this.where[last] = pos;
-    this.free[this.freeTop++] = slot;
+    this.usedCount--;
+    if (slot < this.freeFrom) this.freeFrom = slot;
   }
 }
+
+/** Bytes of one slot: its start (8) and token (4). */
+const SLOT_BYTES = 12;
 
 /** Up to this many ages are sorted in place by insertion (no view allocated; a peer has a few calls in flight). */
 const INSERTION_SORT_MAX = 16;

@@ -350,9 +350,9 @@ export class LatencyBook implements LatencySource {
   }
 
   /**
-   * Bytes of the typed arrays held by all peers' estimators and the observed sets, plus a fixed
-   * allowance per object (excluding the fan-out cache): a lower bound. What the heap holds per peer is
-   * about half as much again (`npm run bench -- estimate` prints both).
+   * Heap bytes of all peers' estimators and the observed sets (excluding the fan-out cache), as
+   * `footprint.ts` counts them: a few percent below what the heap holds per peer (a peer's id and map
+   * entry are not counted; `npm run bench -- estimate` prints both).
    */
   get estimatedFootprintInBytes(): number {
     let bytes = this.observed.estimatedFootprintInBytes;

@@ -12,7 +12,11 @@ import type { EstimatorOptions } from "./types.js";
  * const book = new LatencyBook({ windowMs: 5_000, slices: 5, minSamples: 30 });
  */
 export interface LatencyBookOptions extends EstimatorOptions {
-  /** Calls tracked in flight per peer (censored samples); further calls still record on completion. */
+  /**
+   * Calls tracked in flight per peer (censored samples); further calls are not censored while out and still
+   * record when they end (a sample, or a censored end). Each costs about 60 bytes (its slot and its point
+   * in the CDF): at the default 24, a peer holds at most 16 KiB whatever its state (docs/scaling.md).
+   */
   maxInFlightPerPeer: number;
   /** Fan-out estimates are cached for this much clock time (0 disables the cache). */
   fanoutTickMs: number;
@@ -31,7 +35,8 @@ export interface LatencyBookOptions extends EstimatorOptions {
   observedMinSamples: number;
   /**
    * Completed samples (and, separately, censored ends) a peer's window holds at most; past it the oldest
-   * are dropped. It bounds a peer's memory: 2 bytes per sample, 4 per censored end (see `WindowedHistogram`).
+   * are dropped. It bounds a peer's memory: 2 bytes per sample or censored end (see `WindowedHistogram`,
+   * `WindowedCensored`).
    */
   maxSamplesPerPeer: number;
   /**
@@ -66,7 +71,7 @@ export const LATENCY_BOOK_DEFAULTS: Readonly<Omit<LatencyBookOptions, Derived>> 
   slices: 6,
   minSamples: 20,
   highestTrackableMs: 60_000,
-  maxInFlightPerPeer: 256,
+  maxInFlightPerPeer: 24,
   fanoutTickMs: 1,
   maxCachedFanouts: 1024,
   observedFanoutSets: 64,
@@ -103,8 +108,8 @@ export const LATENCY_BOOK_RANGES: Readonly<Record<keyof LatencyBookOptions, Numb
 };
 
 /**
- * The most slots a stretched ring may hold (`slices × windowMaxStretch`): each costs 8 bytes per peer (a
- * 4-byte count in the samples and the ends ring), and the trim after a change walks the older ones.
+ * The most slots a stretched ring may hold (`slices × windowMaxStretch`): each costs 4 bytes per peer (a
+ * 2-byte count in the samples and the ends ring), and the trim after a change walks the older ones.
  */
 export const MAX_STRETCH_SLOTS = 192;
 

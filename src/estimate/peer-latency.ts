@@ -3,7 +3,7 @@ import { CensoredCdf } from "./censored-cdf.js";
 import { InFlightRegistry } from "./in-flight-registry.js";
 import type { LatencyBookOptions } from "./options.js";
 import type { InFlight, PeerEstimate, PeerId, UnknownReason } from "./types.js";
-import { WindowedCensored } from "./windowed-censored.js";
+import { MAX_END_POINTS, WindowedCensored } from "./windowed-censored.js";
 import { bucketIndexOf, MAX_TRACKABLE_US, WindowedHistogram } from "./windowed-histogram.js";
 
 /**
@@ -43,7 +43,7 @@ export class PeerLatency {
   private readonly window: WindowedHistogram;
   private readonly inFlight: InFlightRegistry;
   private readonly ended: WindowedCensored;
-  private readonly snapshot = new CensoredCdf();
+  private readonly snapshot: CensoredCdf;
   private snapshotWindowVersion = -1;
   private snapshotFlightVersion = -1;
   private snapshotEndedVersion = -1;
@@ -91,6 +91,7 @@ export class PeerLatency {
       slots,
     );
     this.inFlight = new InFlightRegistry(options.maxInFlightPerPeer);
+    this.snapshot = new CensoredCdf(options.maxInFlightPerPeer + MAX_END_POINTS);
     this.ended = new WindowedCensored(
       options.windowMs,
       options.slices,
@@ -267,8 +268,8 @@ export class PeerLatency {
   }
 
   /**
-   * Bytes of this peer's estimator's typed arrays (rings and CDF snapshot) plus a fixed allowance: a
-   * lower bound (see LatencyBook's).
+   * Heap bytes of this peer's estimator: its windows, calls in flight and CDF, and this object with the
+   * numbers it boxes (`footprint.ts`).
    */
   get estimatedFootprintInBytes(): number {
     return (
@@ -276,8 +277,9 @@ export class PeerLatency {
       this.ended.estimatedFootprintInBytes +
       this.inFlight.estimatedFootprintInBytes +
       this.snapshot.estimatedFootprintInBytes +
-      512 +
-      512
+      // this object (272 bytes) and the 10 numbers it boxes (16 each)
+      272 +
+      10 * 16
     );
   }
 

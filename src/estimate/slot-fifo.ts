@@ -1,6 +1,8 @@
+import { arrayBytes } from "./footprint.js";
+
 /**
- * The samples of a sliding window in arrival order, at most `capacity` of them: a ring buffer of one small
- * integer per sample (a bucket index, or a value in µs) plus how many of them each slice of the window's
+ * The samples of a sliding window in arrival order, at most `capacity` of them: a ring buffer of one 16-bit
+ * bucket index per sample plus how many of them each slice of the window's
  * ring holds. A window records into its current slice only and the current slice only moves forward, so
  * the buffer is the live slices' samples oldest slice first: evicting a slice pops its count from the head.
  * When the buffer is full the oldest sample is dropped (and counted), so a peer answering faster than
@@ -9,20 +11,19 @@
  * The buffer grows by doubling from 16 entries up to `capacity`, so a peer with few samples pays for few.
  */
 export class SlotFifo {
-  private values: Uint16Array | Uint32Array;
+  private values: Uint16Array;
   private head = 0;
   private length = 0;
-  private readonly perSlot: Int32Array;
+  private readonly perSlot: Uint16Array;
   /** Samples dropped because the buffer was full (the window's count bound triggered). */
   dropped = 0;
 
   constructor(
     readonly capacity: number,
     slices: number,
-    private readonly wide: boolean,
   ) {
-    this.values = wide ? new Uint32Array(0) : new Uint16Array(0);
-    this.perSlot = new Int32Array(slices);
+    this.values = new Uint16Array(0);
+    this.perSlot = new Uint16Array(slices);
   }
 
   get size(): number {
@@ -84,15 +85,16 @@ export class SlotFifo {
     this.perSlot.fill(0);
   }
 
+  /** Heap bytes: the ring and the per-slot counts (two arrays) and the object (`footprint.ts`). */
   get estimatedFootprintInBytes(): number {
-    return this.values.byteLength + this.perSlot.byteLength + 64;
+    return arrayBytes(this.values.byteLength + this.perSlot.byteLength, 2, 2) + 72;
   }
 
   private grow(): boolean {
     const old = this.values;
     if (old.length >= this.capacity) return false;
     const size = Math.min(this.capacity, Math.max(16, old.length * 2));
-    const next = this.wide ? new Uint32Array(size) : new Uint16Array(size);
+    const next = new Uint16Array(size);
     for (let i = 0; i < this.length; i++) next[i] = old[(this.head + i) % old.length] as number;
     this.values = next;
     this.head = 0;

@@ -1,19 +1,28 @@
 /**
  * Right-censored observations of *ended* calls ("latency > age": cut at the deadline, or abandoned),
  * kept in arrival order in a {@link SlotFifo} on the same slice ring as {@link WindowedHistogram}
- * (absolute epochs), so a censored end and a sample recorded at the same time leave together.
+ * (absolute epochs), so a censored end and a sample recorded at the same time leave together. An end is
+ * kept in 16 bits, as its age's bucket in the finest log-linear layout whose index of the highest trackable
+ * age fits them (`endSubBits`: 4,096 buckets per power of two up to 67 s, the default 60 s among them;
+ * 2,048 up to the options' 2,000 s): the age rounded down to its bucket's low edge, less than 1/4,096
+ * (1/2,048) below it, exact below 8,192 (4,096) µs. These buckets nest in the histogram's, so the bucket
+ * the CDF's Kaplan–Meier steps use is the age's own, and a lower bound stays one.
  *
  * Reading groups them into coarse log-linear buckets, each read as one point at the smallest age in it:
  * a lower bound for every observation of the bucket, so the estimate never claims more than was seen,
- * and exact for the common case of many calls cut at one deadline. The buffer starts empty and grows
- * by doubling, so a peer that never has a call cut costs nothing here. Recording is O(1); reading walks
- * the observations once per change.
+ * and exact (to the bucket edge) for the common case of many calls cut at one deadline. Past
+ * {@link MAX_END_POINTS} non-empty coarse buckets, the lowest points merge pairwise, each read at the
+ * smaller age (`mergeLowest`): still lower bounds, the highest (the tail) kept as they are longest, and
+ * the CDF a peer keeps bounded whatever its ends' spread. The buffer starts empty and grows by doubling,
+ * so a peer that never has a call cut costs nothing here. Recording is O(1); reading walks the
+ * observations once per change.
  *
  * @example
  * const ended = new WindowedCensored(10_000, 6, 60e6);
  * ended.record(35_000, clock.now()); // a call cut after 35 ms: its latency is > 35 ms
- * const n = ended.read(agesMs, weights); // ascending lower bounds (ms) and counts
+ * const { x, w, n } = ended.pairs(); // ascending lower bounds (ms) and counts
  */
+import { arrayBytes } from "./footprint.js";
 import { logLinearIndex, logLinearLow } from "./log-linear.js";
 import { SliceRing } from "./slice-ring.js";
 import { SlotFifo } from "./slot-fifo.js";
@@ -34,24 +43,42 @@ export function coarseLowOf(i: number): number {
 const BUCKETS_31_BITS = coarseIndexOf(0x7fffffff) + 1;
 
 /**
+ * The finest log-linear layout (2^(bits − 1) buckets per power of two, at most 2^15) in which an age up to
+ * `highestUs` has a 16-bit index. At 12 bits the index of 2^31 − 1 is 45,055, so it is at least 12.
+ */
+export function endSubBits(highestUs: number): number {
+  let bits = 16;
+  while (logLinearIndex(highestUs, bits) > 0xffff) bits--;
+  return bits;
+}
+
+/**
+ * The most (lower bound, count) points a window reads out, and so the most ended points a peer's CDF
+ * merges: a bound on its memory (63 bytes a point across the pairs and the CDF) whatever the ends'
+ * spread. Ends in up to 24 coarse buckets (an octave and a half at 16 a power of two) are read as they are.
+ */
+export const MAX_END_POINTS = 24;
+
+/**
  * Grouping scratch of `materialize` (per coarse bucket: observations and smallest age), shared by every
  * window since reading runs to completion synchronously; kept all-zero / all-max between reads.
  */
 const GROUP_COUNT = new Float64Array(BUCKETS_31_BITS);
 const GROUP_MIN = new Float64Array(BUCKETS_31_BITS).fill(Infinity);
+/** The grouped points in ascending order, before neighbours are merged down to MAX_END_POINTS. */
+const GROUP_X = new Float64Array(BUCKETS_31_BITS);
+const GROUP_W = new Float64Array(BUCKETS_31_BITS);
 
 export class WindowedCensored extends SliceRing {
   /** Coarse buckets of the trackable range (index of the highest trackable value + 1). */
   readonly buckets: number;
   private readonly highestUs: number;
+  /** The layout an end is kept in (`endSubBits`). */
+  private readonly subBits: number;
   private readonly ends: SlotFifo;
   private total = 0;
   /** The window's (lower bound ms, count) pairs as of `pairsVersion`. */
-  private readonly view: { x: Float64Array; w: Float64Array; n: number } = {
-    x: new Float64Array(0),
-    w: new Float64Array(0),
-    n: 0,
-  };
+  private readonly view: { x: Float64Array; w: Float64Array; n: number };
   private pairsVersion = -1;
   /** Bumped whenever the content changes (record, eviction, reset). */
   version = 0;
@@ -60,7 +87,10 @@ export class WindowedCensored extends SliceRing {
     super(windowMs, slices, slots);
     this.highestUs = Math.max(1, Math.min(Math.floor(highestTrackableUs), 0x7fffffff));
     this.buckets = coarseIndexOf(this.highestUs) + 1;
-    this.ends = new SlotFifo(maxEnds, this.slots, true);
+    this.subBits = endSubBits(this.highestUs);
+    const none = pairArrays(0);
+    this.view = { x: none.x, w: none.w, n: 0 };
+    this.ends = new SlotFifo(maxEnds, this.slots);
   }
 
   /** Censored observations in the window as of the last `advance`/`record`. */
@@ -80,7 +110,8 @@ export class WindowedCensored extends SliceRing {
     let v = Math.floor(ageUs); // down: a lower bound stays a lower bound
     if (!(v >= 0)) v = 0;
     else if (v > this.highestUs) v = this.highestUs;
-    if (this.ends.push(v, this.slot, (this.slot + 1) % this.slots) < 0) this.total++;
+    if (this.ends.push(logLinearIndex(v, this.subBits), this.slot, (this.slot + 1) % this.slots) < 0)
+      this.total++;
     this.version++;
   }
 
@@ -95,9 +126,19 @@ export class WindowedCensored extends SliceRing {
     return this.view;
   }
 
-  /** Approximate bytes held (the buffer is empty until the first censored end). */
+  /**
+   * Heap bytes: the ends' ring (empty until the first censored end), the pairs (two arrays over one
+   * buffer) and the objects (`footprint.ts`).
+   */
   get estimatedFootprintInBytes(): number {
-    return this.ends.estimatedFootprintInBytes + this.view.x.byteLength + this.view.w.byteLength + 128;
+    const view = this.view;
+    return (
+      this.ends.estimatedFootprintInBytes +
+      arrayBytes(view.x.byteLength + view.w.byteLength, 2, 1) +
+      // this object (136 bytes) and the view's (40)
+      136 +
+      40
+    );
   }
 
   protected override evict(s: number): void {
@@ -128,35 +169,67 @@ export class WindowedCensored extends SliceRing {
   private group(): void {
     let lo = 0x7fffffff;
     let hi = -1;
-    this.ends.forEach((v) => {
+    const bits = this.subBits;
+    this.ends.forEach((b) => {
+      const v = logLinearLow(b, bits);
       const i = coarseIndexOf(v);
       GROUP_COUNT[i] = (GROUP_COUNT[i] as number) + 1;
       if (v < (GROUP_MIN[i] as number)) GROUP_MIN[i] = v;
       if (i < lo) lo = i;
       if (i > hi) hi = i;
     });
-    const view = this.view;
-    const bound = Math.min(this.total, hi - lo + 1);
-    if (view.x.length < bound) {
-      const length = Math.max(bound, view.x.length * 2, 4);
-      view.x = new Float64Array(length);
-      view.w = new Float64Array(length);
-    }
     let k = 0;
     for (let i = lo; i <= hi; i++) {
       const c = GROUP_COUNT[i] as number;
       if (c === 0) continue;
-      view.x[k] = (GROUP_MIN[i] as number) / 1000;
-      view.w[k] = c;
+      GROUP_X[k] = (GROUP_MIN[i] as number) / 1000;
+      GROUP_W[k] = c;
       k++;
       GROUP_COUNT[i] = 0;
       GROUP_MIN[i] = Infinity;
     }
-    view.n = k;
+    const n = mergeLowest(k);
+    const view = this.view;
+    if (view.x.length < n) {
+      const arrays = pairArrays(Math.min(Math.max(n, view.x.length * 2, 4), MAX_END_POINTS));
+      view.x = arrays.x;
+      view.w = arrays.w;
+    }
+    view.x.set(GROUP_X.subarray(0, n));
+    view.w.set(GROUP_W.subarray(0, n));
+    view.n = n;
   }
 }
 
 function noop(): void {}
+
+/**
+ * Brings the first `k` grouped points (ascending) to at most MAX_END_POINTS: the lowest merge pairwise, each
+ * pair read at its smaller age with both weights, as few as it takes, and again while too many remain; the
+ * highest (the tail the lower bounds rest on) keep their places longest. Returns the count left.
+ */
+function mergeLowest(k: number): number {
+  let n = k;
+  while (n > MAX_END_POINTS) {
+    const merges = Math.min(n - MAX_END_POINTS, n >> 1);
+    for (let j = 0; j < merges; j++) {
+      GROUP_W[j] = (GROUP_W[2 * j] as number) + (GROUP_W[2 * j + 1] as number);
+      GROUP_X[j] = GROUP_X[2 * j] as number;
+    }
+    for (let j = 2 * merges; j < n; j++) {
+      GROUP_X[j - merges] = GROUP_X[j] as number;
+      GROUP_W[j - merges] = GROUP_W[j] as number;
+    }
+    n -= merges;
+  }
+  return n;
+}
+
+/** Room for `length` pairs: their lower bounds and counts, two views of one buffer. */
+function pairArrays(length: number): { x: Float64Array; w: Float64Array } {
+  const buffer = new ArrayBuffer(length * 16);
+  return { x: new Float64Array(buffer, 0, length), w: new Float64Array(buffer, length * 8, length) };
+}
 
 /** (lower bound ms, count) pairs: the first `n` of `x` and `w`. */
 export interface CensoredPairs {

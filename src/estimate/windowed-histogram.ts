@@ -1,3 +1,4 @@
+import { arrayBytes } from "./footprint.js";
 import { logLinearIndex, logLinearLow, logLinearWidth } from "./log-linear.js";
 import { SliceRing } from "./slice-ring.js";
 import { SlotFifo } from "./slot-fifo.js";
@@ -72,7 +73,7 @@ export class WindowedHistogram extends SliceRing {
     this.buckets = bucketIndexOf(this.highestUs) + 1;
     this.tree = new Uint16Array(this.buckets + 1);
     this.topBit = 1 << (31 - Math.clz32(this.buckets));
-    this.samples = new SlotFifo(Math.min(maxSamples, 0xffff), this.slots, false);
+    this.samples = new SlotFifo(Math.min(maxSamples, 0xffff), this.slots);
   }
 
   /** Samples in the window as of the last `advance`/`record`. */
@@ -159,9 +160,9 @@ export class WindowedHistogram extends SliceRing {
     return (TABLE.lowUs[a] as number) + (TABLE.widthUs[a] as number) - 1;
   }
 
-  /** Approximate bytes held: the tree, the sample buffer and the object. */
+  /** Heap bytes: the tree, the sample ring and the object (`footprint.ts`). */
   get estimatedFootprintInBytes(): number {
-    return this.tree.byteLength + this.samples.estimatedFootprintInBytes + 128;
+    return arrayBytes(this.tree.byteLength, 1, 1) + this.samples.estimatedFootprintInBytes + 144;
   }
 
   protected override evict(s: number): void {

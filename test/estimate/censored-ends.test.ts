@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import { resolveOptions } from "../../src/estimate/options.js";
 import type { LatencyBookOptions } from "../../src/estimate/options.js";
 import { PeerLatency } from "../../src/estimate/peer-latency.js";
-import { coarseIndexOf, coarseLowOf, WindowedCensored } from "../../src/estimate/windowed-censored.js";
+import {
+  coarseIndexOf,
+  coarseLowOf,
+  endSubBits,
+  MAX_END_POINTS,
+  WindowedCensored,
+} from "../../src/estimate/windowed-censored.js";
 import { WindowedHistogram } from "../../src/estimate/windowed-histogram.js";
 import { ManualClock } from "./helpers.js";
 
@@ -49,11 +55,72 @@ describe("WindowedCensored", () => {
     expect(h.totalCount).toBe(0);
   });
 
-  it("holds nothing until the first censored end", () => {
+  it("holds no ends until the first censored end, then a few", () => {
     const c = new WindowedCensored(60_000, 6, 60e6);
-    expect(c.estimatedFootprintInBytes).toBeLessThan(512);
+    const empty = c.estimatedFootprintInBytes;
     c.record(5_000, 1_000);
-    expect(c.estimatedFootprintInBytes).toBeLessThan(1024);
+    c.pairs();
+    // a ring of 16 ends (2 bytes each) and room for 4 pairs (16 bytes each)
+    expect(c.estimatedFootprintInBytes - empty).toBe(16 * 2 + 4 * 16);
+  });
+
+  it("keeps an end to less than 1/4,096 below its age at the default 60 s range (property)", () => {
+    expect(endSubBits(60e6)).toBe(13);
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 60_000, noNaN: true }), (ageMs) => {
+        const c = new WindowedCensored(60_000, 6, 60e6);
+        c.record(ageMs * 1000, 1_000);
+        const { x, n } = c.pairs();
+        expect(n).toBe(1);
+        expect(x[0]!).toBeLessThanOrEqual(ageMs);
+        expect(x[0]!).toBeGreaterThanOrEqual((Math.floor(ageMs * 1000) * (1 - 1 / 4096)) / 1000 - 1e-12);
+      }),
+      { numRuns: 2_000, seed: 12 },
+    );
+  });
+
+  it("past the points it reads, the lowest merge pairwise; the highest stay as recorded", () => {
+    const c = new WindowedCensored(60_000, 6, 60e6, 1024);
+    // one end in each of MAX_END_POINTS + 6 coarse buckets: 1, 2, 4, … ms apart by a power of 2^(1/4)
+    const ages = Array.from({ length: MAX_END_POINTS + 6 }, (_, i) => 2 ** (i / 4));
+    for (const ms of ages) c.record(ms * 1000, 1_000);
+    const { x, w, n } = c.pairs();
+    expect(n).toBe(MAX_END_POINTS);
+    // the 12 lowest make 6 points, each at the smaller of its two ages; the others are read one each
+    for (let j = 0; j < 6; j++) {
+      expect(x[j]).toBeCloseTo(Math.floor(ages[2 * j]! * 1000) / 1000, 2);
+      expect(w[j]).toBe(2);
+    }
+    for (let j = 6; j < n; j++) {
+      expect(x[j]).toBeLessThanOrEqual(ages[j + 6]!);
+      expect(x[j]).toBeGreaterThan(ages[j + 6]! * (15 / 16));
+      expect(w[j]).toBe(1);
+    }
+  });
+
+  it(`reads at most ${MAX_END_POINTS} points: past them, neighbours merge at the smallest age (property)`, () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0.001, max: 60_000, noNaN: true }), { minLength: 1, maxLength: 1024 }),
+        (agesMs) => {
+          const c = new WindowedCensored(60_000, 6, 60e6, 1024);
+          for (const ms of agesMs) c.record(ms * 1000, 1_000);
+          const { x, w, n } = c.pairs();
+          expect(n).toBeLessThanOrEqual(MAX_END_POINTS);
+          expect([...w.subarray(0, n)].reduce((a, b) => a + b, 0)).toBe(agesMs.length);
+          // each point is a lower bound of the ends it holds: at most as many ends lie below it as
+          // the points before it hold, and the first is at or below the smallest age
+          const sorted = [...agesMs].sort((a, b) => a - b);
+          let before = 0;
+          for (let k = 0; k < n; k++) {
+            if (k > 0) expect(x[k]!).toBeGreaterThan(x[k - 1]!);
+            expect(x[k]!).toBeLessThanOrEqual(sorted[before]!);
+            before += w[k]!;
+          }
+        },
+      ),
+      { numRuns: 300, seed: 13 },
+    );
   });
 
   it("keeps the newest maxEnds, dropping the oldest, and reads each bucket at its smallest age", () => {

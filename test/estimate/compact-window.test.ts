@@ -1,4 +1,6 @@
 import fc from "fast-check";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { LatencyBook } from "../../src/estimate/latency-book.js";
 import { resolveOptions } from "../../src/estimate/options.js";
@@ -46,21 +48,69 @@ describe("the compact window against the exact quantiles of the same samples", (
     );
   });
 
-  // estimatedFootprintInBytes counts the typed arrays (a lower bound); the heap a peer costs is measured
-  // by `npm run bench -- estimate` (14.8 KiB with 50 censored ends). This is the worst case: every ring
-  // full, 1,024 censored ends among them.
-  it("holds at most 24 KiB of arrays per tracked peer with every ring full and calls in flight", () => {
+  it("holds at most 16 KiB per tracked peer in the state that holds the most the defaults allow", () => {
     const clock = new ManualClock();
-    const book = new LatencyBook({ windowMs: 60_000 }, clock);
-    const rng = createRng(3);
-    for (let i = 0; i < 1_000; i++) book.record("p", logNormal(rng, 20, 0.8), clock.t);
-    const peer = book.peerOf("p");
-    for (let i = 0; i < 1_024; i++) peer.recordCensored(rng() * 60, clock.t);
-    for (let i = 0; i < 4; i++) book.begin("p", clock.t, clock.t + 1_000);
-    book.estimate("p", clock.t + 1);
-    expect(book.estimatedFootprintInBytes).toBeLessThanOrEqual(24 * 1024);
+    const book = worstCaseBook(1, clock);
+    const peer = book.peerOf(peerId(0));
+    const e = peer.estimate(clock.t);
+    expect(e.samples).toBe(book.options.maxSamplesPerPeer);
+    expect(e.censoredEnds).toBe(book.options.maxSamplesPerPeer);
+    expect(peer.inFlightCount).toBe(book.options.maxInFlightPerPeer);
+    expect(book.estimatedFootprintInBytes).toBeLessThanOrEqual(16 * 1024);
+  });
+
+  it("and the heap it takes, measured after a full collection, is at most 16 KiB a peer", () => {
+    const gc = collector();
+    const n = 1_000;
+    worstCaseBook(n, new ManualClock()); // compiled and warmed, then dropped
+    const before = heldBytes(gc);
+    const clock = new ManualClock();
+    const book = worstCaseBook(n, clock);
+    const perPeer = (heldBytes(gc) - before) / n;
+    // the book's own count is within a few percent below the heap (a peer's id and map entry are not in it)
+    expect(book.estimatedFootprintInBytes / n).toBeLessThanOrEqual(perPeer);
+    expect(book.estimatedFootprintInBytes / n).toBeGreaterThan(perPeer * 0.9);
+    expect(perPeer).toBeLessThanOrEqual(16 * 1024);
+    expect(book.peers()).toHaveLength(n);
   });
 });
+
+const peerId = (i: number): string => `peer-${i.toString().padStart(4, "0")}`;
+
+/**
+ * `n` peers in the state that holds the most at the defaults: the samples' and the ends' rings full, the
+ * ends spread over the whole trackable range (so the CDF merges every ended point it may), and
+ * `maxInFlightPerPeer` calls in flight; every CDF brought up to date.
+ */
+function worstCaseBook(n: number, clock: ManualClock): LatencyBook {
+  const book = new LatencyBook({ windowMs: 60_000 }, clock);
+  const { maxSamplesPerPeer, maxInFlightPerPeer, highestTrackableMs } = book.options;
+  const rng = createRng(3);
+  const logUniform = (): number => Math.exp(Math.log(0.001) + rng() * Math.log(highestTrackableMs / 0.001));
+  for (let p = 0; p < n; p++) {
+    const id = peerId(p);
+    for (let i = 0; i < maxSamplesPerPeer; i++) book.record(id, logUniform(), clock.t);
+    const peer = book.peerOf(id);
+    for (let i = 0; i < maxSamplesPerPeer; i++) peer.recordCensored(logUniform(), clock.t);
+    for (let i = 0; i < maxInFlightPerPeer; i++) book.begin(id, clock.t - rng() * 5_000, clock.t + 1_000);
+  }
+  clock.t += 1;
+  for (const id of book.peers()) book.estimate(id, clock.t);
+  return book;
+}
+
+function collector(): () => void {
+  setFlagsFromString("--expose-gc");
+  return runInNewContext("gc") as () => void;
+}
+
+/** Heap and ArrayBuffer bytes in use after two full collections. */
+function heldBytes(gc: () => void): number {
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
 
 describe("the active set", () => {
   it("a peer idle for activeIdleMs leaves (its estimate is dropped); one in use stays", () => {

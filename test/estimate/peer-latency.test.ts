@@ -51,11 +51,12 @@ describe("PeerLatency freshness", () => {
   it("in-flight calls count toward minSamples, but a window of only in-flight calls is never fresh", () => {
     const clock = new ManualClock();
     const p = peer(clock);
-    for (let i = 0; i < 25; i++) p.begin(clock.t);
+    // more than minSamples (20), fewer than the 24 tracked in flight by default
+    for (let i = 0; i < 22; i++) p.begin(clock.t);
     clock.t += 5;
-    expect(p.estimate(clock.t)).toMatchObject({ status: "unknown", reason: "too-few-samples", censored: 25 });
+    expect(p.estimate(clock.t)).toMatchObject({ status: "unknown", reason: "too-few-samples", censored: 22 });
     for (let i = 0; i < 5; i++) p.record(3, clock.t);
-    expect(p.estimate(clock.t)).toMatchObject({ status: "fresh", samples: 5, censored: 25 });
+    expect(p.estimate(clock.t)).toMatchObject({ status: "fresh", samples: 5, censored: 22 });
   });
 });
 
@@ -182,7 +183,9 @@ describe("PeerLatency censoring", () => {
 
   it("is Kaplan–Meier: young calls change nothing, calls beyond every completion hold their share as a lower bound", () => {
     const clock = new ManualClock();
-    const p = peer(clock, { minSamples: 1 });
+    // 100 calls in flight each, all tracked (the default tracks 24 a peer)
+    const options = { minSamples: 1, maxInFlightPerPeer: 100 };
+    const p = peer(clock, options);
     for (let i = 0; i < 50; i++) p.record(10, clock.t);
     for (let i = 0; i < 50; i++) p.record(30, clock.t);
     const plain50 = p.cdfAt(20, clock.t);
@@ -190,7 +193,7 @@ describe("PeerLatency censoring", () => {
     for (let i = 0; i < 100; i++) p.begin(clock.t - 5); // 5 ms old: below every completion
     expect(p.cdfAt(20, clock.t)).toBeCloseTo(0.5, 9);
     // 100 calls pending for 20 ms: at risk for the 10 ms bucket, gone before the 30 ms one
-    const q = peer(clock, { minSamples: 1 });
+    const q = peer(clock, options);
     for (let i = 0; i < 50; i++) q.record(10, clock.t);
     for (let i = 0; i < 50; i++) q.record(30, clock.t);
     for (let i = 0; i < 100; i++) q.begin(clock.t - 20);
@@ -198,7 +201,7 @@ describe("PeerLatency censoring", () => {
     expect(q.cdfAt(20, clock.t)).toBeCloseTo(0.25, 9);
     expect(q.cdfAt(31, clock.t)).toBe(1);
     // 100 calls pending for 40 ms, beyond every completion: S = 1 − 50/200 then × (1 − 50/150) = 0.5 at >= 40 ms
-    const r = peer(clock, { minSamples: 1 });
+    const r = peer(clock, options);
     for (let i = 0; i < 50; i++) r.record(10, clock.t);
     for (let i = 0; i < 50; i++) r.record(30, clock.t);
     for (let i = 0; i < 100; i++) r.begin(clock.t - 40);

@@ -249,7 +249,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(LATENCY_BOOK_DEFAULTS.maxSamplesPerPeer)
       .meta(
         doc(
-          "Completed samples (and, apart, censored ends) a peer's window holds; the oldest are dropped past it (2 and 4 bytes each).",
+          "Completed samples (and, apart, censored ends) a peer's window holds; the oldest are dropped past it (2 bytes each).",
         ),
       ),
     windowMinCompletions: rangeField(estimator.windowMinCompletions)
@@ -263,7 +263,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(LATENCY_BOOK_DEFAULTS.windowMaxStretch)
       .meta(
         doc(
-          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs); slices × windowMaxStretch <= 192. Each window of stretch adds slices × 8 bytes per peer and per observed fan-out set (a 4-byte count per slot in the samples and the ends ring): 96 bytes at the defaults (6 slices, 2 windows past windowMs), the rings at most 1,536 bytes (192 slots).",
+          "How far back, in windows, a peer's window may reach for windowMinCompletions (1: never past windowMs); slices × windowMaxStretch <= 192. Each window of stretch adds slices × 4 bytes per peer and per observed fan-out set (a 2-byte count per slot in the samples and the ends ring): 48 bytes at the defaults (6 slices, 2 windows past windowMs), the rings at most 768 bytes (192 slots).",
         ),
       ),
   }),
