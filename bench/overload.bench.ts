@@ -146,6 +146,60 @@ const coordinate = (
     giveUpMs: deadlineMs + 2_000,
   });
 
+/**
+ * Where the OK calls answered past deadline + 100 ms spent their time, by the reply's own timing:
+ * `before` the handler (the read stall the node took off the timeout, then the request read and
+ * decoded), `queued` for a slot, the `fanout` (decide and wait), building the `reply`, and `after`: what
+ * the node did not see — the request's wait before its headers were read beyond the stall it took off,
+ * and the reply's way out until the client read its status. `slack`: the time the node had left to its
+ * deadline for the call when it handed the reply to gRPC; `client`: the call's time as the client saw it.
+ */
+function printLateness(results: readonly RawStatus[]): void {
+  const late = results.filter((r) => r.code === OK && r.ms > DEADLINE_MS + 100);
+  if (late.length === 0) return;
+  const parts = late.map((r) => {
+    const reply = swarmService().Coordinate.responseDeserialize(r.body.subarray(5)) as {
+      elapsedMs: number;
+      timing?: {
+        arrivalLeftMs: number;
+        queuedMs: number;
+        replyMs: number;
+        reserveMs: number;
+        reserveLoopMs: number;
+      };
+    };
+    const t = reply.timing!;
+    const before = DEADLINE_MS - t.arrivalLeftMs;
+    const after = r.ms - before - t.queuedMs - reply.elapsedMs - t.replyMs;
+    const slack = t.arrivalLeftMs - t.queuedMs - reply.elapsedMs - t.replyMs;
+    return {
+      before,
+      queued: t.queuedMs,
+      fanout: reply.elapsedMs,
+      reply: t.replyMs,
+      after,
+      slack,
+      reserve: t.reserveMs,
+      loop: t.reserveLoopMs,
+      client: r.ms,
+    };
+  });
+  const row = (k: keyof (typeof parts)[number]): Record<string, string> => {
+    const v = parts.map((p) => p[k]).sort((a, b) => a - b);
+    return Object.fromEntries([0.5, 0.9, 1].map((q) => [`p${q * 100}`, quantile(v, q).toFixed(0)]));
+  };
+  console.log(
+    `late ok: ${late.length}, ms by part (reply timing; reserve kept, its event-loop lateness part):`,
+  );
+  console.table(
+    Object.fromEntries(
+      (["before", "queued", "fanout", "reply", "after", "slack", "reserve", "loop", "client"] as const).map(
+        (k) => [k, row(k)],
+      ),
+    ),
+  );
+}
+
 /** The coordinator's memory (bench/memory-probe.ts) just before the burst and at its highest RSS in it. */
 function printMemory(file: string, burstStart: number): void {
   const samples = readFileSync(file, "utf8")
@@ -227,9 +281,12 @@ export async function run(): Promise<void> {
     loop.enable();
     const cpu0 = { client: process.cpuUsage(), coordinator: cpuMs(coord) };
     const t0 = Date.now();
-    const results = await Promise.all(
-      Array.from({ length: CALLS }, (_, i) => coordinate(sessions[i % CONNECTIONS]!, frame, DEADLINE_MS)),
+    const calls = Array.from({ length: CALLS }, (_, i) =>
+      coordinate(sessions[i % CONNECTIONS]!, frame, DEADLINE_MS),
     );
+    // the client's own lag: no request leaves before every one is made
+    const issuedMs = Date.now() - t0;
+    const results = await Promise.all(calls);
     const wall = (Date.now() - t0) / 1000;
     loop.disable();
     const clientCpu = process.cpuUsage(cpu0.client);
@@ -289,6 +346,7 @@ export async function run(): Promise<void> {
         unit: "ms",
         note: "this process: issues the calls, reads the answers",
       },
+      "client time to issue the burst": { value: issuedMs, unit: "ms", note: "no request is sent before" },
       "client event-loop delay p99": { value: loop.percentile(99) / 1e6, unit: "ms" },
       "coordinator CPU per served call, sustainable phase": {
         value: served > 0 ? warmCpuMs / served : 0,
@@ -301,6 +359,7 @@ export async function run(): Promise<void> {
       "coordinator peak RSS (VmHWM)": { value: peak, unit: "MiB", target: 2 * Math.min(idle, idleAfterWarm) },
     };
     console.log(`codes: ${[...codes].map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    printLateness(results);
     if (MEMORY_FILE !== undefined) printMemory(MEMORY_FILE, burstStart);
     recordFigures(
       `overload (${CALLS} Coordinates at once, ${DEADLINE_MS} ms deadlines, ${PEERS} peers)`,

@@ -6,7 +6,10 @@
  * there), or when the queue holds `maxQueue` (a bound on memory). A refusal carries a retry hint (the
  * predicted wait, ms). While it refuses, the node is "shedding" until `shedHoldMs` after the last
  * refusal, so health does not flap with every call. A call is checked on its HTTP/2 headers
- * (`admitEarly`, ./header-admission.ts) and again when its handler takes a slot (`acquire`).
+ * (`admitEarly`, ./header-admission.ts) and again when its handler takes a slot (`acquire`). A queued
+ * call whose deadline comes before its slot (the service time grew after it was admitted) is refused
+ * the same way, never run — also when its slot comes after the deadline because the deadline's timer
+ * ran late on a busy event loop: started then, it could only answer late.
  *
  * The limit is fixed, not adaptive: a fan-out's latency is mostly its peers' time, so a gradient
  * limit on measured latency would shrink when peers are slow, not when this node is overloaded.
@@ -111,6 +114,11 @@ export class Admission {
     return this.#holdTimer !== undefined;
   }
 
+  /** Overloaded: shedding, or every slot taken (a call arriving now would wait). */
+  get saturated(): boolean {
+    return this.shedding || this.#ahead() >= this.#queue.capacity;
+  }
+
   /** Wait a call arriving now would spend in the queue, ms (0 while a slot is free or nothing is known). */
   predictedWaitMs(): number {
     const waiting = this.#ahead() - this.#queue.capacity;
@@ -149,13 +157,28 @@ export class Admission {
   /**
    * Takes a slot for a call with `remainingMs` to its deadline, or throws `AdmissionRefused` when the
    * queue is full or the predicted wait is past the deadline. The promise form rejects with the
-   * signal's reason when the call's deadline (or cancel) comes first: a queued call that expired is
-   * dropped, never run. Give every slot back with `release(serviceMs)`.
+   * signal's reason when the caller cancels, and with `AdmissionRefused` when the deadline comes first
+   * (the signal aborts with DEADLINE_EXCEEDED, or the slot comes at or after it): a queued call that
+   * expired is refused, never run. Give every slot back with `release(serviceMs)`.
    */
   acquire(signal: AbortSignal, remainingMs: number): true | Promise<void> {
     const refused = this.#check(remainingMs);
     if (refused !== undefined) throw new AdmissionRefused(refused);
-    return this.#queue.acquire(signal);
+    const slot = this.#queue.acquire(signal);
+    if (slot === true) return true;
+    const queuedAt = this.#clock.now();
+    const due = queuedAt + remainingMs;
+    return slot.then(
+      () => {
+        // the deadline's timer runs late on a busy loop: a slot can come after it, when the call could only answer late
+        if (this.#clock.now() < due) return;
+        this.#queue.release();
+        throw this.#expired(queuedAt);
+      },
+      (reason: unknown) => {
+        throw TailswarmError.is(reason, "DEADLINE_EXCEEDED") ? this.#expired(queuedAt) : reason;
+      },
+    );
   }
 
   /** Gives a slot back; `serviceMs` (how long the call held it) feeds the wait prediction. */
@@ -201,6 +224,18 @@ export class Admission {
       );
     }
     return undefined;
+  }
+
+  /** A queued call whose deadline came before its slot: refused (never run), like one refused at arrival. */
+  #expired(queuedAt: number): AdmissionRefused {
+    const waited = this.#clock.now() - queuedAt;
+    return new AdmissionRefused(
+      this.#refuse(
+        `${this.#what}: deadline came after ${waited.toFixed(0)} ms queued (${this.#queue.inFlight} running, ${this.#queue.queueDepth} queued); not started`,
+        this.predictedWaitMs(),
+        "expired-queued",
+      ),
+    );
   }
 
   #refuse(message: string, waitMs: number, cause: string): Refused {

@@ -78,7 +78,14 @@ export function makeCoordinateHandler(
             ? now + limits.defaultBudgetMs
             : Infinity,
       );
-      const reserve = core.replyReserve.current(now, incoming - now);
+      // While the node is overloaded (it sheds, or the call waits for a slot), its loop's lateness is the
+      // load, not a passing stall, and a reply must still arrive in time: replyReserveMaxMs does not cap
+      // the reserve then (the share still does).
+      const reserve = core.replyReserve.current(
+        now,
+        incoming - now,
+        core.coordinateAdmission.saturated ? Infinity : undefined,
+      );
       const deadline = workDeadline(incoming, reserve.ms, cap);
       if (!(deadline > now)) {
         throw invalid("deadline", ms1(incoming - now), `more than ${reserveText(reserve)}`, {

@@ -10,12 +10,17 @@
  * A call let through counts as arriving (`Admission.admitEarly`) until its request has been read or
  * its stream closed, so the calls of one burst, whose headers arrive before any handler runs, count
  * each other.
+ *
+ * A gated call's `grpc-timeout` counts from when the caller sent it, but grpc-js starts it when the
+ * node reads the headers: after an event-loop stall (a burst being refused) that is up to the stall
+ * later, and a reply in time by the node's clock reaches the caller late. So the timeout is first cut
+ * by how long the request may have waited unread (`readStallMs`), for admission and for grpc-js.
  */
 import * as http2 from "node:http2";
 import { TLSSocket } from "node:tls";
 import type { ServerInterceptingCallInterface } from "@grpc/grpc-js";
 import type { Admission } from "./admission.js";
-import { grpcTimeoutMs } from "./http2-servers.js";
+import { grpcTimeoutMs, timeoutHeader } from "./http2-servers.js";
 import type { AnyHttp2Server } from "./http2-servers.js";
 import type { Authorize, Refusal } from "./rpc-guard.js";
 import { refusedStatus } from "./status.js";
@@ -62,15 +67,21 @@ function respond(stream: http2.ServerHttp2Stream, r: Refusal): void {
 /**
  * Puts `gates` in front of grpc-js's handling of `h2`'s streams (grpc-js's "stream" listeners move
  * behind it). Install it before any listener that must run ahead of grpc-js is prepended.
+ * `readStallMs` says how long a request read now may have waited unread, ms (absent: 0).
  */
-export function admitOnHeaders(h2: AnyHttp2Server, gates: readonly Gate[], authorize?: Authorize): void {
+export function admitOnHeaders(
+  h2: AnyHttp2Server,
+  gates: readonly Gate[],
+  options: { authorize?: Authorize; readStallMs?: () => number } = {},
+): void {
+  const { authorize, readStallMs } = options;
   const byPath = new Map(gates.map((g) => [g.path, g]));
   const grpcListeners = h2.listeners("stream") as StreamListener[];
   h2.removeAllListeners("stream");
   h2.on("stream", function (this: AnyHttp2Server, stream, headers, ...rest) {
     const path = headers[http2.constants.HTTP2_HEADER_PATH];
     const gate = typeof path === "string" ? byPath.get(path) : undefined;
-    const remainingMs = grpcTimeoutMs(headers["grpc-timeout"]);
+    let remainingMs = grpcTimeoutMs(headers["grpc-timeout"]);
     const contentType = headers[http2.constants.HTTP2_HEADER_CONTENT_TYPE];
     if (
       gate !== undefined &&
@@ -80,6 +91,11 @@ export function admitOnHeaders(h2: AnyHttp2Server, gates: readonly Gate[], autho
       contentType.startsWith("application/grpc") &&
       authorize?.({ path: gate.path, call: { getAuthContext: () => authContextOf(stream) } }) === undefined
     ) {
+      const stall = remainingMs === Infinity ? 0 : (readStallMs?.() ?? 0);
+      if (stall >= 1) {
+        remainingMs = Math.max(0, remainingMs - stall);
+        headers["grpc-timeout"] = timeoutHeader(remainingMs);
+      }
       const admitted = gate.admission.admitEarly(remainingMs);
       if (typeof admitted !== "function") {
         respond(stream, refusedStatus(admitted));

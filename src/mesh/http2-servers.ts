@@ -33,7 +33,7 @@ const UNIT_MS: Readonly<Record<string, number>> = {
 const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
 
 /** `ms` as a `grpc-timeout` value (at most 8 digits: whole seconds beyond 99,999,999 ms). */
-function timeoutHeader(ms: number): string {
+export function timeoutHeader(ms: number): string {
   return ms < 1e8 ? `${Math.floor(ms)}m` : `${Math.floor(ms / 1_000)}S`;
 }
 

@@ -45,11 +45,12 @@ export interface ReplyReserveOptions {
   readonly maxMs: number;
   /** The reserve never takes more than this share, in [0, 1], of a call's time left on arrival. */
   readonly maxShare: number;
-  /** Called when the reserve wanted is above its cap and is capped (the reply may then miss). */
+  /** Called when the reserve wanted is above its cap and is capped (the reply may then miss), by which bound. */
   readonly onCapped?: (
     wantedMs: number,
     capMs: number,
     parts: { transitMs: number; overheadMs: number; loopMs: number },
+    bound: "maxMs" | "maxShare",
   ) => void;
   /**
    * How late the event loop runs a callback that becomes ready now, ms (a request's header read meets
@@ -99,9 +100,10 @@ export class ReplyReserve {
 
   /**
    * The reserve to keep now for a call with `leftMs` to its deadline; kind `measured` (a window p99) or
-   * `prior` (too few samples: the largest). At least `minMs`, even above the share.
+   * `prior` (too few samples: the largest). At least `minMs`, even above the share; at most `maxMs`
+   * unless the caller gives another bound (a node that sheds load lifts it: src/mesh/coordinate-service.ts).
    */
-  current(now: number, leftMs = Infinity): Reserve {
+  current(now: number, leftMs = Infinity, maxMs = this.#o.maxMs): Reserve {
     if (now - this.#cachedAt >= REFRESH_MS || now < this.#cachedAt) {
       this.#cached = this.#p99(now);
       this.#cachedAt = now;
@@ -111,8 +113,11 @@ export class ReplyReserve {
     const loop = o.loopLateMs?.() ?? 0;
     const loopMs = loop > 0 && Number.isFinite(loop) ? loop : 0;
     const wantedMs = o.transitMs + overheadMs + loopMs;
-    const capMs = Math.min(o.maxMs, o.maxShare * Math.max(0, leftMs));
-    if (wantedMs > capMs) o.onCapped?.(wantedMs, capMs, { transitMs: o.transitMs, overheadMs, loopMs });
+    const capMs = Math.min(maxMs, o.maxShare * Math.max(0, leftMs));
+    if (wantedMs > capMs) {
+      const bound = capMs < maxMs ? "maxShare" : "maxMs";
+      o.onCapped?.(wantedMs, capMs, { transitMs: o.transitMs, overheadMs, loopMs }, bound);
+    }
     return {
       ms: Math.max(o.minMs, Math.min(capMs, wantedMs)),
       wantedMs,

@@ -88,6 +88,11 @@ export interface SwarmServerOptions {
    * `lateMs`): a Coordinate's reply reserve keeps it for the lateness its header read met. Absent: 0.
    */
   readonly loopLateMs?: () => number;
+  /**
+   * How long a request read now may have waited unread, ms (a node gives its `EventLoopDelay`'s
+   * `readStallMs`): a Coordinate's gRPC timeout is cut by it on its headers. Absent: 0.
+   */
+  readonly readStallMs?: () => number;
   /** After an abort, how long to wait for the handler to stop before replying anyway, ms. */
   readonly abandonReplyGraceMs?: number;
   /**
@@ -201,8 +206,8 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
       maxMs: limits.replyReserveMaxMs,
       maxShare: limits.replyReserveMaxShare,
       ...(options.loopLateMs !== undefined && { loopLateMs: options.loopLateMs }),
-      onCapped: (wantedMs, capMs, parts) =>
-        limitLog.report(capMs < limits.replyReserveMaxMs ? "replyReserveMaxShare" : "replyReserveMaxMs", {
+      onCapped: (wantedMs, capMs, parts, bound) =>
+        limitLog.report(bound === "maxShare" ? "replyReserveMaxShare" : "replyReserveMaxMs", {
           wantedMs,
           capMs,
           ...parts,
@@ -367,7 +372,10 @@ export function createSwarmServer(options: SwarmServerOptions): SwarmServer {
               if (guarded.has(h2)) continue;
               guarded.add(h2);
               // first the gate (it moves grpc-js's listener behind it), then the cap, which runs before both
-              admitOnHeaders(h2, gates, options.authorize);
+              admitOnHeaders(h2, gates, {
+                ...(options.authorize !== undefined && { authorize: options.authorize }),
+                ...(options.readStallMs !== undefined && { readStallMs: options.readStallMs }),
+              });
               capIncomingDeadlines(h2, limits.maxDeadlineMs);
               stopLimits.push(limitConnections(h2, connectionLimits, limitLog));
             }

@@ -97,6 +97,16 @@ export class EventLoopDelay {
     return Math.max(this.#p99LateMs, turn);
   }
 
+  /**
+   * How long a request read now may have waited unread in this process, ms: the newest tick's lateness
+   * (the stall before this turn, during which it may have arrived) plus how far this turn has run past
+   * the next tick's time. A request whose headers are read after a stall starts its gRPC deadline that
+   * much late; the header gate takes it off the call's timeout (src/mesh/header-admission.ts).
+   */
+  readStallMs(): number {
+    return this.#tickLateMs + Math.max(0, performance.now() - this.#tickAt - this.resolutionMs);
+  }
+
   close(): void {
     clearInterval(this.#timer);
     clearInterval(this.#tick);

@@ -305,6 +305,7 @@ export class SwarmNode {
       replyReserveMaxMs: config.replyReserveMaxMs,
       replyReserveMaxShare: config.replyReserveMaxShare,
       loopLateMs: () => loop.monitor.lateMs(),
+      readStallMs: () => loop.monitor.readStallMs(),
       defaultBudgetMs: config.defaultBudgetMs,
       ...(telemetry?.sampling !== undefined && { sampling: telemetry.sampling }),
       ...(options.version !== undefined && { version: options.version }),

@@ -1,23 +1,26 @@
 /**
  * The deadline-aware queue of `Admission`, on a simulated clock: a call waits while its predicted
  * wait (place in the queue over capacity / mean service time) plus the mean service time fits its
- * remaining deadline, whatever the queue's length; `maxQueue` bounds it apart from time.
+ * remaining deadline, whatever the queue's length; `maxQueue` bounds it apart from time. A queued call
+ * whose deadline comes before its slot is refused, never run.
  */
 import { describe, expect, it } from "vitest";
 import { SimClock } from "../../src/clock/sim-clock.js";
-import { Admission } from "../../src/mesh/admission.js";
+import { Admission, AdmissionRefused } from "../../src/mesh/admission.js";
 import { LimitLog } from "../../src/mesh/limit-log.js";
+import { TailswarmError } from "../../src/errors.js";
 
-function admission(maxQueue: number): { a: Admission; limits: string[] } {
+function admission(maxQueue: number): { a: Admission; limits: string[]; clock: SimClock } {
   const limits: string[] = [];
+  const clock = new SimClock();
   const a = new Admission({
     what: "coordinate",
     limits: { maxConcurrent: 2, maxQueue, shedHoldMs: 0 },
-    clock: new SimClock(),
+    clock,
     log: new LimitLog((limit) => void limits.push(limit), 0),
     onShedding: () => undefined,
   });
-  return { a, limits };
+  return { a, limits, clock };
 }
 
 /** Fills both slots and teaches a mean service time of 100 ms. */
@@ -54,6 +57,17 @@ describe("Admission's deadline-aware queue", () => {
     expect(a.acquire(signal, 5_000)).toBeInstanceOf(Promise);
   });
 
+  it("is saturated while every slot is taken or it sheds", () => {
+    const { a } = admission(3);
+    const signal = new AbortController().signal;
+    expect(a.acquire(signal, 10_000)).toBe(true);
+    expect(a.saturated).toBe(false);
+    expect(a.acquire(signal, 10_000)).toBe(true);
+    expect(a.saturated).toBe(true);
+    a.release(100);
+    expect(a.saturated).toBe(false);
+  });
+
   it("maxQueue bounds the queue apart from time", () => {
     const { a } = admission(3);
     const signal = new AbortController().signal;
@@ -62,5 +76,44 @@ describe("Admission's deadline-aware queue", () => {
     expect(() => a.acquire(signal, 60_000)).toThrow(
       /^coordinate: 2 running, 3 queued, 0 arriving; limit is 2 running and 3 waiting \(coordinate\.maxQueue\)$/,
     );
+  });
+
+  it("refuses a queued call whose deadline aborts it, RESOURCE_EXHAUSTED with a retry hint", async () => {
+    const { a, limits, clock } = admission(10);
+    const signal = new AbortController().signal;
+    warm(a, signal);
+    const deadline = new AbortController();
+    const slot = a.acquire(deadline.signal, 1_000) as Promise<void>;
+    await clock.advance(1_000);
+    deadline.abort(new TailswarmError("DEADLINE_EXCEEDED", "coordinate: deadline passed"));
+    const refused = await slot.catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AdmissionRefused);
+    expect((refused as AdmissionRefused).code).toBe("RESOURCE_EXHAUSTED");
+    expect((refused as AdmissionRefused).message).toMatch(
+      /^coordinate: deadline came after 1000 ms queued \(2 running, 0 queued\); not started$/,
+    );
+    expect((refused as AdmissionRefused).retryAfterMs).toBeGreaterThan(0);
+    expect(limits).toEqual(["coordinate.admission"]);
+    // a cancel is not a refusal: its reason passes through
+    const cancel = new AbortController();
+    const cancelled = a.acquire(cancel.signal, 1_000) as Promise<void>;
+    cancel.abort(new TailswarmError("ABORTED", "cancelled"));
+    expect(await cancelled.catch((e: unknown) => e)).not.toBeInstanceOf(AdmissionRefused);
+  });
+
+  it("refuses a call whose slot comes after its deadline (its timer late) and passes the slot on", async () => {
+    const { a, clock } = admission(10);
+    const signal = new AbortController().signal;
+    warm(a, signal);
+    const late = a.acquire(signal, 200) as Promise<void>;
+    const next = a.acquire(signal, 10_000) as Promise<void>;
+    await clock.advance(250); // past the first waiter's deadline; its deadline timer (the handler's) has not run
+    a.release(100);
+    const refused = await late.catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AdmissionRefused);
+    expect((refused as Error).message).toMatch(/deadline came after 250 ms queued/);
+    await next; // the refused call's slot went to the next waiter
+    expect(a.running).toBe(2);
+    expect(a.queued).toBe(0);
   });
 });

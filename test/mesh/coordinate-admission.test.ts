@@ -1,6 +1,6 @@
 /**
  * Admission control of Coordinate on a real server on loopback: calls past the limit and queue are
- * RESOURCE_EXHAUSTED at once with a retry hint, a queued call whose deadline passes is never run,
+ * RESOURCE_EXHAUSTED at once with a retry hint, a queued call whose deadline passes is refused so and never run,
  * and health reads NOT_SERVING while the node sheds, SERVING again after the hold.
  */
 import * as http2 from "node:http2";
@@ -75,18 +75,35 @@ describe("Coordinate admission", () => {
     s.server.forceClose();
   });
 
-  it("a queued call whose deadline passes is answered DEADLINE_EXCEEDED and never runs", async () => {
+  it("a queued call whose deadline passes is refused RESOURCE_EXHAUSTED in time and never runs", async () => {
     const running = [coordinate(5_000), coordinate(5_000)];
     // the client's first calls also connect: wait for them to run rather than a fixed time
     for (let i = 0; i < 100 && started < 2; i++) await new Promise((r) => setTimeout(r, 20));
     expect(started).toBe(2);
-    // Nothing is known of service times yet, so the wait is not predicted: the call queues.
-    const queued = await coordinate(300);
-    expect(queued.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-    expect(queued.ms).toBeLessThan(400);
+    // Nothing is known of service times yet, so the wait is not predicted: the call queues. A raw
+    // HTTP/2 call: no client-side deadline to race the node's answer.
+    const session = http2.connect(`http://${s.address}`);
+    session.on("error", () => undefined);
+    try {
+      const frame = grpcFrame(
+        swarmService().Coordinate.requestSerialize({ kind: "vote", payload: Buffer.from("{}"), required: 1 }),
+      );
+      const queued = await rawUnary(session, swarmService().Coordinate.path, frame, {
+        timeoutMs: 300,
+        giveUpMs: 2_000,
+      });
+      expect(queued.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(queued.details).toMatch(/^coordinate: deadline came after \d+ ms queued .*; not started$/);
+      expect(Number(queued.headers["grpc-retry-pushback-ms"])).toBeGreaterThan(0);
+      expect(queued.ms).toBeLessThanOrEqual(300);
+    } finally {
+      session.destroy();
+    }
     expect(started).toBe(2);
     for (const r of release.splice(0)) r();
     await Promise.all(running);
+    // the refusal made the node shed: the next test starts from SERVING
+    await new Promise((r) => setTimeout(r, HOLD_MS + 200));
   });
 
   it("over the limit and queue → RESOURCE_EXHAUSTED within 1 s with grpc-retry-pushback-ms; health flips", async () => {

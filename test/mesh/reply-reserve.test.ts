@@ -97,6 +97,19 @@ describe("ReplyReserve", () => {
     expect(r.current(30, 1).ms).toBe(1);
   });
 
+  it("a caller's bound replaces maxMs (an overloaded node's), the share still caps, and the log names the bound", () => {
+    const bounds: string[] = [];
+    const r = withLoop(
+      () => 400,
+      (_w, cap, _parts, bound) => bounds.push(`${bound} ${cap}`),
+    );
+    for (let i = 0; i < 30; i++) r.record(10, i);
+    expect(r.current(30, 5_000).ms).toBe(100);
+    expect(r.current(30, 5_000, Infinity).ms).toBe(413);
+    expect(r.current(30, 600, Infinity).ms).toBe(300);
+    expect(bounds).toEqual(["maxMs 100", "maxShare 300"]);
+  });
+
   it("adds the loop's recent lateness, which the read of a late request met, under the same caps", () => {
     let late = 0;
     const capped: { wantedMs: number; capMs: number; loopMs: number }[] = [];

@@ -56,6 +56,42 @@ describe("EventLoopDelay", () => {
     }
   });
 
+  it("gives a request read after a stall, and handled later in that turn, the stall and the turn's time", async () => {
+    const m = new EventLoopDelay(10, 60_000);
+    open.push(m);
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    let quiet = NaN;
+    const seen = new Promise<{ quiet: number; stall: number; late: number }>((resolve) =>
+      server.once("connection", (s) =>
+        s.once("data", () => {
+          const stall = m.readStallMs();
+          // the same turn goes on (other requests of the read): 40 ms more
+          const spin = performance.now() + 40;
+          while (performance.now() < spin);
+          s.destroy();
+          resolve({ quiet, stall, late: m.readStallMs() });
+        }),
+      ),
+    );
+    const client = connect((server.address() as AddressInfo).port, "127.0.0.1");
+    try {
+      await new Promise<void>((r) => client.once("connect", r));
+      await sleep(100);
+      quiet = m.readStallMs();
+      client.write("x");
+      const spin = performance.now() + 60;
+      while (performance.now() < spin);
+      const r = await seen;
+      expect(r.quiet).toBeLessThan(25); // a tick's own lateness on a busy machine, no stall
+      expect(r.stall).toBeGreaterThanOrEqual(45);
+      expect(r.late).toBeGreaterThanOrEqual(r.stall + 35);
+    } finally {
+      client.destroy();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it("gives a callback queued behind a stall that stall's lateness", async () => {
     const m = new EventLoopDelay(10, 60_000);
     open.push(m);
