@@ -206,7 +206,7 @@ export const nodeConfigSchema = z.strictObject({
     .default(SERVER_DEFAULTS.replyReserveMaxMs)
     .meta(
       doc(
-        "Largest reserve a Coordinate keeps (deadlineReserveMs plus its measured decide-and-reply overhead p99 plus its event loop's lateness is capped at this; reaching it is logged), ms.",
+        "Largest reserve a Coordinate keeps while the node is not saturated (deadlineReserveMs plus its measured decide-and-reply overhead p99 plus its event loop's lateness is capped at this; reaching it is logged); while admission sheds or every slot is taken only replyReserveMaxShare caps it, ms.",
       ),
     ),
   replyReserveMaxShare: rangeField(server.replyReserveMaxShare)
