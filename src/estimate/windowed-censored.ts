@@ -3,7 +3,7 @@
  * kept in arrival order in a {@link SlotFifo} on the same slice ring as {@link WindowedHistogram}
  * (absolute epochs), so a censored end and a sample recorded at the same time leave together. An end is
  * kept in 16 bits, as its age's bucket in the finest log-linear layout whose index of the highest trackable
- * age fits them (`endSubBits`: 4,096 buckets per power of two up to 67 s, the default 60 s among them;
+ * age fits them (`endSubBits`: 4,096 buckets per power of two up to 134 s, the default 60 s among them;
  * 2,048 up to the options' 2,000 s): the age rounded down to its bucket's low edge, less than 1/4,096
  * (1/2,048) below it, exact below 8,192 (4,096) µs. These buckets nest in the histogram's, so the bucket
  * the CDF's Kaplan–Meier steps use is the age's own, and a lower bound stays one.
@@ -44,7 +44,7 @@ const BUCKETS_31_BITS = coarseIndexOf(0x7fffffff) + 1;
 
 /**
  * The finest log-linear layout (2^(bits − 1) buckets per power of two, at most 2^15) in which an age up to
- * `highestUs` has a 16-bit index. At 12 bits the index of 2^31 − 1 is 45,055, so it is at least 12.
+ * `highestUs` has a 16-bit index. At 12 bits the index of 2^31 − 1 is 43,007, so it is at least 12.
  */
 export function endSubBits(highestUs: number): number {
   let bits = 16;
@@ -204,25 +204,22 @@ export class WindowedCensored extends SliceRing {
 function noop(): void {}
 
 /**
- * Brings the first `k` grouped points (ascending) to at most MAX_END_POINTS: the lowest merge pairwise, each
- * pair read at its smaller age with both weights, as few as it takes, and again while too many remain; the
- * highest (the tail the lower bounds rest on) keep their places longest. Returns the count left.
+ * Brings the first `k` grouped points (ascending) to at most MAX_END_POINTS: the lowest fold into one,
+ * read at the smallest age with all their weight (each end is read at or below its age, so a quantile can
+ * only fall toward the completed-only one, never rise); the highest MAX_END_POINTS − 1, the tail the lower
+ * bounds rest on, keep their places. Returns the count left.
  */
 function mergeLowest(k: number): number {
-  let n = k;
-  while (n > MAX_END_POINTS) {
-    const merges = Math.min(n - MAX_END_POINTS, n >> 1);
-    for (let j = 0; j < merges; j++) {
-      GROUP_W[j] = (GROUP_W[2 * j] as number) + (GROUP_W[2 * j + 1] as number);
-      GROUP_X[j] = GROUP_X[2 * j] as number;
-    }
-    for (let j = 2 * merges; j < n; j++) {
-      GROUP_X[j - merges] = GROUP_X[j] as number;
-      GROUP_W[j - merges] = GROUP_W[j] as number;
-    }
-    n -= merges;
+  if (k <= MAX_END_POINTS) return k;
+  const folded = k - MAX_END_POINTS + 1;
+  let w = 0;
+  for (let j = 0; j < folded; j++) w += GROUP_W[j] as number;
+  GROUP_W[0] = w;
+  for (let j = folded; j < k; j++) {
+    GROUP_X[j - folded + 1] = GROUP_X[j] as number;
+    GROUP_W[j - folded + 1] = GROUP_W[j] as number;
   }
-  return n;
+  return MAX_END_POINTS;
 }
 
 /** Room for `length` pairs: their lower bounds and counts, two views of one buffer. */

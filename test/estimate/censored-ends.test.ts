@@ -79,21 +79,21 @@ describe("WindowedCensored", () => {
     );
   });
 
-  it("past the points it reads, the lowest merge pairwise; the highest stay as recorded", () => {
+  it("past the points it reads, the lowest fold into one at the smallest age; the highest stay as recorded", () => {
     const c = new WindowedCensored(60_000, 6, 60e6, 1024);
-    // one end in each of MAX_END_POINTS + 6 coarse buckets: 1, 2, 4, … ms apart by a power of 2^(1/4)
-    const ages = Array.from({ length: MAX_END_POINTS + 6 }, (_, i) => 2 ** (i / 4));
+    // one end in each of 2 × MAX_END_POINTS + 6 coarse buckets, a power of 2^(1/4) apart: enough that
+    // merging pairwise would reach the top
+    const ages = Array.from({ length: 2 * MAX_END_POINTS + 6 }, (_, i) => 2 ** (i / 4));
     for (const ms of ages) c.record(ms * 1000, 1_000);
     const { x, w, n } = c.pairs();
     expect(n).toBe(MAX_END_POINTS);
-    // the 12 lowest make 6 points, each at the smaller of its two ages; the others are read one each
-    for (let j = 0; j < 6; j++) {
-      expect(x[j]).toBeCloseTo(Math.floor(ages[2 * j]! * 1000) / 1000, 2);
-      expect(w[j]).toBe(2);
-    }
-    for (let j = 6; j < n; j++) {
-      expect(x[j]).toBeLessThanOrEqual(ages[j + 6]!);
-      expect(x[j]).toBeGreaterThan(ages[j + 6]! * (15 / 16));
+    const folded = ages.length - MAX_END_POINTS + 1;
+    expect(x[0]).toBeCloseTo(Math.floor(ages[0]! * 1000) / 1000, 2);
+    expect(w[0]).toBe(folded);
+    for (let j = 1; j < n; j++) {
+      const age = ages[folded + j - 1]!;
+      expect(x[j]).toBeLessThanOrEqual(age);
+      expect(x[j]).toBeGreaterThan(age * (15 / 16));
       expect(w[j]).toBe(1);
     }
   });
@@ -158,6 +158,21 @@ describe("PeerLatency — abandoned calls are right-censored observations", () =
     expect(p.estimate(clock.t)).toMatchObject({ samples: 10, censoredEnds: 2 });
     clock.t += 20_000; // past windowMaxStretch windows
     expect(p.estimate(clock.t)).toMatchObject({ samples: 0, censoredEnds: 0 });
+  });
+
+  it("calls cut far beyond every completion keep p99 a lower bound however many low ends there are", () => {
+    const clock = new ManualClock();
+    const p = peer(clock);
+    for (let i = 0; i < 200; i++) {
+      p.record(10, clock.t);
+      clock.t += 10;
+    }
+    // 47 ends abandoned early, each in a coarse bucket of its own below every completion, then 10 cut at 500 ms
+    for (let i = 0; i < 47; i++) p.begin(clock.t).abandoned(0.1 * 2 ** (i / 8));
+    for (let i = 0; i < 10; i++) p.begin(clock.t).abandoned(500);
+    const e = p.estimate(clock.t);
+    expect(e).toMatchObject({ status: "fresh", censoredEnds: 57, p99Kind: "lower-bound" });
+    expect(e.p99Ms).toBeGreaterThanOrEqual(500 * (15 / 16));
   });
 
   it("a tail that is abandoned raises p99 to at least (about) the abandon age", () => {
