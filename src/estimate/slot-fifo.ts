@@ -18,10 +18,11 @@ export class SlotFifo {
   /** Samples dropped because the buffer was full (the window's count bound triggered). */
   dropped = 0;
 
-  constructor(
-    readonly capacity: number,
-    slices: number,
-  ) {
+  /** At most 65,535 (`capacity` is clamped to it): a slice's count is 16-bit. */
+  readonly capacity: number;
+
+  constructor(capacity: number, slices: number) {
+    this.capacity = Math.min(capacity, 0xffff);
     this.values = new Uint16Array(0);
     this.perSlot = new Uint16Array(slices);
   }

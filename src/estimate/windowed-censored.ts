@@ -195,8 +195,10 @@ export class WindowedCensored extends SliceRing {
       view.x = arrays.x;
       view.w = arrays.w;
     }
-    view.x.set(GROUP_X.subarray(0, n));
-    view.w.set(GROUP_W.subarray(0, n));
+    for (let j = 0; j < n; j++) {
+      view.x[j] = GROUP_X[j] as number;
+      view.w[j] = GROUP_W[j] as number;
+    }
     view.n = n;
   }
 }

@@ -73,7 +73,7 @@ export class WindowedHistogram extends SliceRing {
     this.buckets = bucketIndexOf(this.highestUs) + 1;
     this.tree = new Uint16Array(this.buckets + 1);
     this.topBit = 1 << (31 - Math.clz32(this.buckets));
-    this.samples = new SlotFifo(Math.min(maxSamples, 0xffff), this.slots);
+    this.samples = new SlotFifo(maxSamples, this.slots);
   }
 
   /** Samples in the window as of the last `advance`/`record`. */
