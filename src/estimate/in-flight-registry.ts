@@ -2,8 +2,10 @@ import { arrayBytes } from "./footprint.js";
 
 /**
  * A bounded set of calls in flight to one peer: the start time of each, in fixed slots. A slot is claimed by
- * `add` (or none when full: the call then simply is not censored) and released by `remove` with the token it
- * was given, so a late `remove` for a slot that has been expired and reused is ignored. A slot is its start
+ * `add` and released by `remove` with the token it was given, so a late `remove` for a slot that has been
+ * expired and reused is ignored. Calls past `capacity` are untracked: only their count and the latest start
+ * among them are kept, and each counts as censored at that youngest one's age, at most its own (a lower
+ * bound stays one); `removeUntracked` ends one. A slot is its start
  * and token (12 bytes, no free or used lists): `add` and `ages` scan the slots, at most `capacity` (24 by
  * default) a peer.
  *
@@ -26,8 +28,12 @@ export class InFlightRegistry {
   agesMs: Float64Array = new Float64Array(0);
   /** The latest start among the calls `ages` kept (−Infinity when none). */
   newestStartMs = -Infinity;
-  /** Calls that found the registry full since the last reset. */
+  /** Calls in flight that found the registry full (past `capacity`). */
   untracked = 0;
+  /** The latest start among the untracked calls (−Infinity when none): no untracked call started later. */
+  untrackedNewestStartMs = -Infinity;
+  /** Untracked calls started before this were dropped from the count (expired or reset): their ends are ignored. */
+  private untrackedFromMs = -Infinity;
 
   constructor(readonly capacity: number) {
     this.start = new Float64Array(0);
@@ -36,10 +42,10 @@ export class InFlightRegistry {
 
   /**
    * Heap bytes: the slot arrays (they grow with the concurrency actually seen, up to `capacity`), the ages
-   * and the object (`footprint.ts`).
+   * and the object with the untracked calls' two bounds it boxes (16 each; `footprint.ts`).
    */
   get estimatedFootprintInBytes(): number {
-    return arrayBytes(this.allocated * SLOT_BYTES + this.agesMs.byteLength, 3, 3) + 104;
+    return arrayBytes(this.allocated * SLOT_BYTES + this.agesMs.byteLength, 3, 3) + 112 + 2 * 16;
   }
 
   get size(): number {
@@ -50,6 +56,7 @@ export class InFlightRegistry {
   add(startMs: number): number {
     if (this.usedCount === this.allocated && !this.grow()) {
       this.untracked++;
+      if (startMs > this.untrackedNewestStartMs) this.untrackedNewestStartMs = startMs;
       return -1;
     }
     const tokens = this.tokens;
@@ -74,14 +81,25 @@ export class InFlightRegistry {
   }
 
   /**
+   * Ends an untracked call started at `startMs`. The latest start stays a bound for the rest (none started
+   * later); it is cleared with the last one.
+   */
+  removeUntracked(startMs: number): void {
+    if (this.untracked === 0 || startMs < this.untrackedFromMs) return;
+    if (--this.untracked === 0) this.untrackedNewestStartMs = -Infinity;
+  }
+
+  /**
    * Drops calls started more than `windowMs` before `nowMs` and writes the ages (`nowMs − start`, >= 0) of
    * the others into `agesMs`, sorted ascending, and the latest start among them into `newestStartMs`
    * (−Infinity when none); returns their count. Nothing is allocated unless the calls outgrow the array:
    * the window, not its start, is passed and the newest start is a field, not a return, as V8 boxes a
-   * number computed for, or returned by, a call it does not inline, once per peer and estimate.
+   * number computed for, or returned by, a call it does not inline, once per peer and estimate. The
+   * untracked calls are dropped too once the latest of them started before the window.
    */
   ages(nowMs: number, windowMs: number): number {
     const oldestStartMs = nowMs - windowMs;
+    if (this.untracked > 0 && this.untrackedNewestStartMs < oldestStartMs) this.dropUntracked(oldestStartMs);
     if (this.agesMs.length < this.usedCount) {
       this.agesMs = new Float64Array(
         Math.min(Math.max(this.usedCount, this.agesMs.length * 2, 4), this.capacity),
@@ -107,12 +125,19 @@ export class InFlightRegistry {
     return n;
   }
 
-  /** Forgets every call (peer restart); their later `remove`s are ignored. */
+  /** Forgets every call (peer restart); their later `remove`s are ignored (the owner ignores untracked ones). */
   reset(): void {
     this.tokens.fill(0);
     this.usedCount = 0;
     this.freeFrom = 0;
+    this.dropUntracked(-Infinity);
+  }
+
+  /** Forgets the untracked calls; the ends of those started before `fromMs` are ignored. */
+  private dropUntracked(fromMs: number): void {
     this.untracked = 0;
+    this.untrackedNewestStartMs = -Infinity;
+    this.untrackedFromMs = fromMs;
   }
 
   private grow(): boolean {

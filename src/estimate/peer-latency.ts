@@ -54,6 +54,8 @@ export class PeerLatency {
   /** Clock time of the newest censored end that was at or beyond the last completed bucket when it ended. */
   private lastTailEndAt = -Infinity;
   private newestInFlight = -Infinity;
+  /** Untracked calls in flight the last `cdf` put in the tail (the CDF counts them among its ended points). */
+  private untrackedTail = 0;
   /** Both windows' versions and slices when `advance` last trimmed them (nothing to trim until one changes). */
   private trimmedVersion = -1;
   private trimmedEpoch = -Infinity;
@@ -91,7 +93,8 @@ export class PeerLatency {
       slots,
     );
     this.inFlight = new InFlightRegistry(options.maxInFlightPerPeer);
-    this.snapshot = new CensoredCdf(options.maxInFlightPerPeer + MAX_END_POINTS);
+    // the untracked calls in flight are one more point among the ended ones (`cdf`)
+    this.snapshot = new CensoredCdf(options.maxInFlightPerPeer + MAX_END_POINTS + 1);
     this.ended = new WindowedCensored(
       options.windowMs,
       options.slices,
@@ -137,7 +140,7 @@ export class PeerLatency {
     this.everSampled = true;
     this.used(nowMs);
     const slot = this.inFlight.add(nowMs);
-    if (slot >= 0) this.flightVersion++;
+    this.flightVersion++;
     return new InFlightCall(
       this,
       nowMs,
@@ -148,9 +151,14 @@ export class PeerLatency {
     );
   }
 
-  /** Calls in flight tracked now (a peer with calls in flight is never idle). */
+  /** Calls in flight now, untracked ones included (a peer with calls in flight is never idle). */
   get inFlightCount(): number {
-    return this.inFlight.size;
+    return this.inFlight.size + this.inFlight.untracked;
+  }
+
+  /** Calls in flight past `maxInFlightPerPeer`: each counts as censored at the youngest one's age. */
+  get untrackedInFlight(): number {
+    return this.inFlight.untracked;
   }
 
   /** How the CDF has been refreshed so far: whole rebuilds and in-place moves (`CensoredCdf.stats`). */
@@ -206,7 +214,7 @@ export class PeerLatency {
     this.advance(nowMs);
     const windowVersion = this.window.version;
     const endedVersion = this.ended.version;
-    const hasFlights = this.inFlight.size > 0;
+    const hasFlights = this.inFlightCount > 0;
     if (
       windowVersion === this.snapshotWindowVersion &&
       endedVersion === this.snapshotEndedVersion &&
@@ -219,9 +227,18 @@ export class PeerLatency {
     this.newestInFlight = -Infinity;
     if (hasFlights) {
       count = this.inFlight.ages(nowMs, this.options.windowMs);
-      this.newestInFlight = this.inFlight.newestStartMs;
+      this.newestInFlight = Math.max(this.inFlight.newestStartMs, this.inFlight.untrackedNewestStartMs);
     }
-    this.censored = count;
+    // the untracked calls as one weighted censored point at the youngest one's age (<= each one's own)
+    const untracked = this.inFlight.untracked;
+    const untrackedUs = untracked > 0 ? Math.floor((nowMs - this.inFlight.untrackedNewestStartMs) * 1000) : 0;
+    this.ended.setExtra(untrackedUs, untracked);
+    this.untrackedTail =
+      untracked > 0 &&
+      bucketIndexOf(Math.min(Math.max(untrackedUs, 0), MAX_TRACKABLE_US)) >= this.window.highBucket()
+        ? untracked
+        : 0;
+    this.censored = count + untracked;
     this.censoredEnds = this.ended.totalCount;
     this.snapshot.update(this.window, this.inFlight.agesMs, count, this.ended);
     this.snapshotWindowVersion = windowVersion;
@@ -250,7 +267,8 @@ export class PeerLatency {
     this.ageMs = newest === -Infinity ? NEVER_MS : Math.max(0, nowMs - newest);
     const o = this.options;
     // The freshness rule above.
-    const tailEnds = cdf.endedTailWeight;
+    // the CDF reads the untracked calls as an ended point: in the tail, they are calls in flight here
+    const tailEnds = cdf.endedTailWeight - this.untrackedTail;
     const innerEnds = this.censoredEnds - tailEnds;
     this.counted = this.samples + this.censored + tailEnds + Math.min(innerEnds, this.samples);
     const ended = this.samples + this.censoredEnds;
@@ -277,8 +295,8 @@ export class PeerLatency {
       this.ended.estimatedFootprintInBytes +
       this.inFlight.estimatedFootprintInBytes +
       this.snapshot.estimatedFootprintInBytes +
-      // this object (272 bytes) and the 10 numbers it boxes (16 each)
-      272 +
+      // this object (276 bytes) and the 10 numbers it boxes (16 each)
+      276 +
       10 * 16
     );
   }
@@ -318,11 +336,10 @@ export class PeerLatency {
   /** @internal Ends a call begun by this peer: a sample, a censored observation, or nothing. */
   end(call: InFlightCall, latencyMs: number | undefined, censoredAgeMs?: number): void {
     if (call.generation !== this.generation) return;
-    if (call.slot >= 0) {
-      this.inFlight.remove(call.slot, call.token);
-      this.flightVersion++;
-      this.version++;
-    }
+    if (call.slot >= 0) this.inFlight.remove(call.slot, call.token);
+    else this.inFlight.removeUntracked(call.start);
+    this.flightVersion++;
+    this.version++;
     if (latencyMs !== undefined) this.record(latencyMs, this.clock.now());
     else if (censoredAgeMs !== undefined) this.recordCensored(censoredAgeMs, this.clock.now());
   }

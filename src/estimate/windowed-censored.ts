@@ -80,8 +80,11 @@ export class WindowedCensored extends SliceRing {
   /** The window's (lower bound ms, count) pairs as of `pairsVersion`. */
   private readonly view: { x: Float64Array; w: Float64Array; n: number };
   private pairsVersion = -1;
-  /** Bumped whenever the content changes (record, eviction, reset). */
+  /** Bumped whenever the content changes (record, eviction, reset, the extra point). */
   version = 0;
+  /** One more (lower bound µs, count) pair the pairs carry, not in the window: the owner's untracked calls in flight. */
+  private extraUs = 0;
+  private extraCount = 0;
 
   constructor(windowMs: number, slices: number, highestTrackableUs: number, maxEnds = 1024, slots = slices) {
     super(windowMs, slices, slots);
@@ -116,12 +119,24 @@ export class WindowedCensored extends SliceRing {
   }
 
   /**
+   * Sets the extra pair: `count` observations censored at `ageUs` µs (floored: a lower bound stays one),
+   * merged into `pairs` (so one past MAX_END_POINTS) but not into `totalCount`. 0 removes it.
+   */
+  setExtra(ageUs: number, count: number): void {
+    const us = count > 0 ? Math.max(0, Math.floor(ageUs)) : 0;
+    if (us === this.extraUs && count === this.extraCount) return;
+    this.extraUs = us;
+    this.extraCount = count;
+    this.version++;
+  }
+
+  /**
    * The window's censored observations as (lower bound in ms, count) pairs in ascending order: the first
-   * `n` of `x` and `w`. The object and its arrays are the window's own, valid until it changes: read them, do not keep or
+   * `n` of `x` and `w`, the extra pair (`setExtra`) among them. The object and its arrays are the window's own, valid until it changes: read them, do not keep or
    * write them. Call `advance` first.
    */
   pairs(): CensoredPairs {
-    if (this.total === 0) return NO_PAIRS;
+    if (this.total === 0 && this.extraCount === 0) return NO_PAIRS;
     this.materialize();
     return this.view;
   }
@@ -188,10 +203,11 @@ export class WindowedCensored extends SliceRing {
       GROUP_COUNT[i] = 0;
       GROUP_MIN[i] = Infinity;
     }
-    const n = mergeLowest(k);
+    let n = mergeLowest(k);
+    if (this.extraCount > 0) n = insertPair(n, this.extraUs / 1000, this.extraCount);
     const view = this.view;
     if (view.x.length < n) {
-      const arrays = pairArrays(Math.min(Math.max(n, view.x.length * 2, 4), MAX_END_POINTS));
+      const arrays = pairArrays(Math.min(Math.max(n, view.x.length * 2, 4), MAX_END_POINTS + 1));
       view.x = arrays.x;
       view.w = arrays.w;
     }
@@ -222,6 +238,19 @@ function mergeLowest(k: number): number {
     GROUP_W[j - folded + 1] = GROUP_W[j] as number;
   }
   return MAX_END_POINTS;
+}
+
+/** Inserts (x, w) among the first `n` grouped points in ascending order; returns the count. */
+function insertPair(n: number, x: number, w: number): number {
+  let j = n;
+  while (j > 0 && (GROUP_X[j - 1] as number) > x) {
+    GROUP_X[j] = GROUP_X[j - 1] as number;
+    GROUP_W[j] = GROUP_W[j - 1] as number;
+    j--;
+  }
+  GROUP_X[j] = x;
+  GROUP_W[j] = w;
+  return n + 1;
 }
 
 /** Room for `length` pairs: their lower bounds and counts, two views of one buffer. */

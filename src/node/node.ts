@@ -17,7 +17,6 @@ import { Coordinator } from "../engine/coordinator.js";
 import { TailswarmError } from "../errors.js";
 import type { FanoutObserver } from "../engine/outcome.js";
 import type { PeerTransport } from "../engine/transport.js";
-import { LatencyBook } from "../estimate/latency-book.js";
 import { ChannelPool } from "../mesh/channel-pool.js";
 import { GrpcTransport } from "../mesh/grpc-transport.js";
 import { HandlerRegistry } from "../mesh/handler.js";
@@ -34,6 +33,7 @@ import { makeCoordinate } from "./coordinate-fn.js";
 import { NodeHedging } from "./hedging.js";
 import type { HedgeObserver } from "../engine/hedge-outcome.js";
 import { LimitLog } from "../mesh/limit-log.js";
+import { LoggedLatencyBook } from "./logged-book.js";
 import { silentLogger } from "./logger.js";
 import type { Logger } from "./logger.js";
 import { createNodeMembership } from "./node-membership.js";
@@ -172,12 +172,20 @@ export class SwarmNode {
         channelOptions: { "grpc.ssl_target_name_override": config.tls.serverName },
       }),
     });
+    const limitLog = log.child("limits");
+    const onLimit = (limit: string, fields: Record<string, unknown>): void =>
+      limitLog.warn("limit reached", { limit, ...fields });
+    // one rate limit per limit name, shared by the estimator, the coordinator's horizon probes and the hedging
+    const engineLimits = new LimitLog(onLimit);
     // The estimator and activeSet keys are the LatencyBook's own options (their defaults and ranges are its).
-    const book = new LatencyBook({
-      ...config.estimator,
-      maxActivePeers: config.activeSet.maxPeers,
-      ...(config.activeSet.idleMs !== undefined && { activeIdleMs: config.activeSet.idleMs }),
-    });
+    const book = new LoggedLatencyBook(
+      {
+        ...config.estimator,
+        maxActivePeers: config.activeSet.maxPeers,
+        ...(config.activeSet.idleMs !== undefined && { activeIdleMs: config.activeSet.idleMs }),
+      },
+      (limit, fields) => engineLimits.report(limit, fields),
+    );
     book.onLeave = (peer, cause) => {
       if (cause === "full") {
         nodeLog.warn("active set full: least recently used peer's estimates dropped", {
@@ -250,11 +258,6 @@ export class SwarmNode {
     // Answered branches teach the routing's Learn-MABP (when it learns; otherwise the transport as is).
     const learning = routing.wrapTransport(transport);
     const fanoutTransport = telemetry?.wrapTransport?.(learning) ?? learning;
-    const limitLog = log.child("limits");
-    const onLimit = (limit: string, fields: Record<string, unknown>): void =>
-      limitLog.warn("limit reached", { limit, ...fields });
-    // one rate limit per limit name, shared by the coordinator's horizon probes and the hedging
-    const engineLimits = new LimitLog(onLimit);
     const coordinator = new Coordinator({
       transport: fanoutTransport,
       book,

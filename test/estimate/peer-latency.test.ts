@@ -91,15 +91,18 @@ describe("PeerLatency call ends", () => {
     expect(p.estimate(clock.t).p50Ms).toBeCloseTo(40, 0);
   });
 
-  it("bounds in-flight tracking; untracked calls still record when they complete", () => {
+  it("bounds in-flight tracking; untracked calls stay censored while out and record when they complete", () => {
     const clock = new ManualClock();
     const p = peer(clock, { maxInFlightPerPeer: 4, minSamples: 1 });
     const calls = Array.from({ length: 10 }, () => p.begin(clock.t));
     clock.t += 1;
-    expect(p.estimate(clock.t).censored).toBe(4);
+    expect(p.estimate(clock.t).censored).toBe(10);
+    expect(p.untrackedInFlight).toBe(6);
+    expect(p.inFlightCount).toBe(10);
     clock.t += 1;
     for (const c of calls) c.complete(7);
     expect(p.estimate(clock.t)).toMatchObject({ samples: 10, censored: 0 });
+    expect(p.inFlightCount).toBe(0);
   });
 
   it("stops censoring calls older than the window", () => {

@@ -23,6 +23,7 @@ describe("node config", () => {
       observedFanoutSets: 64,
       observedMinSamples: 10,
       maxSamplesPerPeer: 1024,
+      maxInFlightPerPeer: 24,
       windowMinCompletions: 100,
       windowMaxStretch: 3,
     });

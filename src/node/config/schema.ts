@@ -252,6 +252,13 @@ export const nodeConfigSchema = z.strictObject({
           "Completed samples (and, apart, censored ends) a peer's window holds; the oldest are dropped past it (2 bytes each).",
         ),
       ),
+    maxInFlightPerPeer: rangeField(estimator.maxInFlightPerPeer)
+      .default(LATENCY_BOOK_DEFAULTS.maxInFlightPerPeer)
+      .meta(
+        doc(
+          "Calls in flight to one peer whose start the estimator keeps (each counts as censored at its age; about 60 bytes each, so a peer holds at most 16 KiB at the default); calls past it count as censored at the youngest one's age, a lower bound of each (logged). Not horizonProbe.maxInFlightPerPeer (probes).",
+        ),
+      ),
     windowMinCompletions: rangeField(estimator.windowMinCompletions)
       .default(LATENCY_BOOK_DEFAULTS.windowMinCompletions)
       .meta(
