@@ -1,5 +1,6 @@
 import { systemClock } from "../clock/clock.js";
 import type { Clock } from "../clock/clock.js";
+import type { LimitListener } from "../engine/limit-listener.js";
 import {
   checkRequirement,
   fanoutHorizon,
@@ -99,6 +100,11 @@ export class LatencyBook implements LatencySource {
   private leftFull = 0;
   /** Called when a peer leaves the active set. */
   onLeave: ((peer: PeerId, cause: ActiveSetLeave) => void) | undefined;
+  /**
+   * Called when a call begins to a peer past `maxInFlightPerPeer` (limit `estimator.maxInFlightPerPeer`, the
+   * node's config key): such a call still counts as censored while out, at the youngest untracked one's age.
+   */
+  onLimit: LimitListener | undefined;
 
   /** @throws TailswarmError INVALID_CONFIG naming the bad key, its value and what was expected. */
   constructor(
@@ -127,7 +133,16 @@ export class LatencyBook implements LatencySource {
   /** Starts tracking a call to `peer` issued at `nowMs` with an absolute deadline (epoch ms). */
   begin(peer: PeerId, nowMs: number, deadlineMs?: number): InFlight {
     if (nowMs >= this.nextSweepAt) this.sweep(nowMs);
-    return this.peerOf(peer).begin(nowMs, deadlineMs);
+    const p = this.peerOf(peer);
+    const call = p.begin(nowMs, deadlineMs);
+    if (p.untrackedInFlight > 0 && this.onLimit !== undefined) {
+      this.onLimit("estimator.maxInFlightPerPeer", {
+        peer,
+        inFlight: p.inFlightCount,
+        max: this.options.maxInFlightPerPeer,
+      });
+    }
+    return call;
   }
 
   /** Records a completed call's latency measured by the caller. */

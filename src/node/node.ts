@@ -15,6 +15,7 @@
 import { combineObservers } from "../engine/combine-observers.js";
 import { Coordinator } from "../engine/coordinator.js";
 import { TailswarmError } from "../errors.js";
+import { LatencyBook } from "../estimate/latency-book.js";
 import type { FanoutObserver } from "../engine/outcome.js";
 import type { PeerTransport } from "../engine/transport.js";
 import { ChannelPool } from "../mesh/channel-pool.js";
@@ -33,7 +34,6 @@ import { makeCoordinate } from "./coordinate-fn.js";
 import { NodeHedging } from "./hedging.js";
 import type { HedgeObserver } from "../engine/hedge-outcome.js";
 import { LimitLog } from "../mesh/limit-log.js";
-import { LoggedLatencyBook } from "./logged-book.js";
 import { silentLogger } from "./logger.js";
 import type { Logger } from "./logger.js";
 import { createNodeMembership } from "./node-membership.js";
@@ -178,14 +178,12 @@ export class SwarmNode {
     // one rate limit per limit name, shared by the estimator, the coordinator's horizon probes and the hedging
     const engineLimits = new LimitLog(onLimit);
     // The estimator and activeSet keys are the LatencyBook's own options (their defaults and ranges are its).
-    const book = new LoggedLatencyBook(
-      {
-        ...config.estimator,
-        maxActivePeers: config.activeSet.maxPeers,
-        ...(config.activeSet.idleMs !== undefined && { activeIdleMs: config.activeSet.idleMs }),
-      },
-      (limit, fields) => engineLimits.report(limit, fields),
-    );
+    const book = new LatencyBook({
+      ...config.estimator,
+      maxActivePeers: config.activeSet.maxPeers,
+      ...(config.activeSet.idleMs !== undefined && { activeIdleMs: config.activeSet.idleMs }),
+    });
+    book.onLimit = (limit, fields) => engineLimits.report(limit, fields);
     book.onLeave = (peer, cause) => {
       if (cause === "full") {
         nodeLog.warn("active set full: least recently used peer's estimates dropped", {

@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { LimitLog } from "../../src/mesh/limit-log.js";
-import { LoggedLatencyBook } from "../../src/node/logged-book.js";
+import { LatencyBook } from "../../src/estimate/latency-book.js";
 
-describe("LoggedLatencyBook", () => {
+describe("LatencyBook.onLimit", () => {
   it("reports estimator.maxInFlightPerPeer when a peer is past it, rate-limited by the node's LimitLog", () => {
     const lines: [string, Record<string, unknown>][] = [];
     const limits = new LimitLog((limit, fields) => lines.push([limit, fields]), 1_000);
-    const book = new LoggedLatencyBook({ maxInFlightPerPeer: 2 }, (limit, fields) =>
-      limits.report(limit, fields, 0),
-    );
+    const book = new LatencyBook({ maxInFlightPerPeer: 2 });
+    book.onLimit = (limit, fields) => limits.report(limit, fields, 0);
     const now = Date.now();
     const calls = [book.begin("a", now), book.begin("a", now)];
     expect(lines).toEqual([]);
