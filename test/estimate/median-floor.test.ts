@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LatencyBook } from "../../src/estimate/latency-book.js";
-import { P50_FLOOR_ALPHA } from "../../src/estimate/median-bound.js";
+import { medianAbove, P50_FLOOR_ALPHA } from "../../src/estimate/median-bound.js";
 import { resolveOptions } from "../../src/estimate/options.js";
 import { PeerLatency } from "../../src/estimate/peer-latency.js";
 import { decide } from "../../src/policy/decide.js";
@@ -83,6 +83,20 @@ describe("the p50 floor", () => {
         expect(signTestP(above, above + below)).toBeLessThanOrEqual(P50_FLOOR_ALPHA);
       }),
     );
+  });
+
+  it("places the median above t exactly when the sign test's p-value is at most P50_FLOOR_ALPHA", () => {
+    for (let n = 0; n <= 60; n++) {
+      for (let above = 0; above <= n; above++) {
+        expect(medianAbove(above, n - above)).toBe(signTestP(above, n) <= P50_FLOOR_ALPHA);
+      }
+    }
+    // 4 all reaching t is the least that does (0.5^4 = 0.0625; 3 of 3 is 0.125)
+    expect(medianAbove(3, 0)).toBe(false);
+    expect(medianAbove(4, 0)).toBe(true);
+    // past 1,024 observations the counts are scaled down: the same share decides, never a smaller one
+    expect(medianAbove(2_000, 2_000)).toBe(false);
+    expect(medianAbove(2_200, 1_800)).toBe(true);
   });
 
   it("holds whatever the calls cut short would have taken, when none was cut below it", () => {
