@@ -16,27 +16,30 @@ export const P50_FLOOR_ALPHA = 0.1;
 /** Observations past which the counts are scaled down to this many: a weaker test, still a valid one. */
 const MAX_EXACT = 1024;
 
-/** critical[n]: the fewest of n observations reaching t that place the median above t (n + 1: none). */
-let critical: Int32Array | undefined;
+/**
+ * critical[n]: the fewest of n observations reaching t that place the median above t (n + 1: none); 0
+ * where not yet computed. Each is computed on first use (up to n / 2 terms), not all at once: the whole
+ * table takes tens of ms, a stall a 20 ms budget would miss.
+ */
+const critical = new Int32Array(MAX_EXACT + 1);
 
-function criticalCounts(): Int32Array {
-  const c = new Int32Array(MAX_EXACT + 1);
+function criticalCount(n: number): number {
+  const known = critical[n] as number;
+  if (known > 0) return known;
   const logAlpha = Math.log(P50_FLOOR_ALPHA);
-  for (let n = 0; n <= MAX_EXACT; n++) {
-    // sum P(X = i) from i = n down, in logs: P(X = n) = 2^-n underflows past n = 1074
-    let logTerm = -n * Math.LN2;
-    let logTail = logTerm;
-    let a = n + 1;
-    for (let i = n; i >= 0 && logTail <= logAlpha; i--) {
-      a = i;
-      if (i === 0) break;
-      logTerm += Math.log(i / (n - i + 1));
-      const hi = Math.max(logTail, logTerm);
-      logTail = hi + Math.log(Math.exp(logTail - hi) + Math.exp(logTerm - hi));
-    }
-    c[n] = a;
+  // sum P(X = i) from i = n down, in logs: P(X = n) = 2^-n underflows past n = 1074
+  let logTerm = -n * Math.LN2;
+  let logTail = logTerm;
+  let a = n + 1;
+  for (let i = n; i >= 0 && logTail <= logAlpha; i--) {
+    a = i;
+    if (i === 0) break;
+    logTerm += Math.log(i / (n - i + 1));
+    const hi = Math.max(logTail, logTerm);
+    logTail = hi + Math.log(Math.exp(logTail - hi) + Math.exp(logTerm - hi));
   }
-  return c;
+  critical[n] = a;
+  return a;
 }
 
 /**
@@ -50,6 +53,5 @@ export function medianAbove(above: number, below: number): boolean {
     a = Math.floor((a * MAX_EXACT) / n);
     n = MAX_EXACT;
   }
-  critical ??= criticalCounts();
-  return a >= (critical[n] as number);
+  return a >= criticalCount(n);
 }
