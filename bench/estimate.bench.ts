@@ -431,12 +431,33 @@ function benchMemory(figures: Record<string, Figure>): void {
   };
 }
 
+/**
+ * An unknown estimate of 1,000 members, uncached: every one needed and one never seen, so the estimate
+ * reads each member's p50 floor (`LatencyBook.fanout`'s p50Floor) on top of the quantile search. Warmed on
+ * a twin book first, as `benchScale`.
+ */
+function benchUnknownScale(figures: Record<string, Figure>): void {
+  const twin = populatedBook(1_000, 997);
+  const twinIds = [...twin.ids, "never-seen"];
+  let t = clock.t;
+  for (let i = 0; i < 100; i++) sink += twin.book.fanout(twinIds, ALL, (t += 1.01)).p50FloorMs ?? 0;
+  const { book, ids } = populatedBook(1_000, 998);
+  const unknown = [...ids, "never-seen"];
+  settleHeap();
+  t = clock.t;
+  const d = perCall(200, () => {
+    sink += book.fanout(unknown, ALL, (t += 1.01)).p50FloorMs ?? 0;
+  });
+  perCallFigures(figures, "fan-out uncached, unknown all of 1,000", d);
+}
+
 export function run(): void {
   const figures: Record<string, Figure> = {};
   benchReference(figures);
   benchRecord(figures);
   benchDecision(figures);
   benchScale(figures);
+  benchUnknownScale(figures);
   benchMemory(figures);
   recordFigures("estimate", figures);
   if (sink === 42) console.log("");

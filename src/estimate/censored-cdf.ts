@@ -3,6 +3,7 @@ import { arrayBytes } from "./footprint.js";
 import { bucketIndexOf, MAX_TRACKABLE_US } from "./windowed-histogram.js";
 import type { BucketTable, WindowedHistogram } from "./windowed-histogram.js";
 import type { WindowedCensored } from "./windowed-censored.js";
+import { medianAbove } from "./median-bound.js";
 
 /**
  * Scratch of `update` only (the merged censoring points before they are reduced to buckets): shared by every CDF, since `update` runs to completion
@@ -243,6 +244,7 @@ export class CensoredCdf implements CdfLike {
     this.window = window;
     this.table = window.table;
     this.total = window.totalCount;
+    this.floorMemo = undefined;
     if (this.rangeWindow !== window || this.rangeVersion !== window.version) {
       const r = window.range();
       this.rangeLo = r.lo;
@@ -551,36 +553,43 @@ export class CensoredCdf implements CdfLike {
     return !(this.hi >= 0 && (q <= 1 - this.tailS || this.tailCount === 0));
   }
 
+  /** `p50FloorMs` as of the last `update` (undefined: not yet read since). */
+  private floorMemo: number | undefined;
+
   /**
-   * The median floor, ms: the largest t (a bucket's low edge) that a strict majority of the observations
-   * that decide it take at least — NaN when there is none above 0. A completion decides every t; a
-   * censored observation decides the t at or below its age (the call took longer than that) and is set
-   * aside above it: a call cut before t is no evidence either way. Counting only what is known, the
-   * floor holds whatever the censored calls would have taken. Taking censoring independent of latency, as
-   * this CDF does, it is cautious: a call cut early can count only against t (if it finished first).
-   * At least 2 observations must decide t (`tooFewFor`, as for a known p50): one alone is not a median.
+   * The p50 floor, ms: the largest t (a bucket's low edge) that the observations deciding it place the
+   * median above at confidence 1 − `P50_FLOOR_ALPHA` (`medianAbove`, a one-sided sign test) — NaN when
+   * there is none above 0. A completion decides every t; a censored observation decides the t at or below
+   * its age (the call took longer than that) and is set aside above it. When none was set aside below t,
+   * counting only what is known makes the floor hold whatever the censored calls would have taken. When
+   * some were, they may have been the fast ones, so the floor is capped at this CDF's own p50, which counts
+   * them (Kaplan–Meier, censoring taken independent of latency). Memoized until the next `update`.
    */
-  medianFloorMs(): number {
-    if (this.empty) return NaN;
-    const window = this.window as WindowedHistogram;
+  p50FloorMs(): number {
+    if (this.floorMemo !== undefined) return this.floorMemo;
+    if (this.empty) return (this.floorMemo = NaN);
     const last = Math.max(this.hi, this.m > 0 ? (this.beta[this.m - 1] as number) : -1);
-    // above and below bucket k: both fall as k rises, so the largest k that holds is a binary search
-    const holds = (k: number): boolean => {
-      const below = window.countAtOrBelow(k - 1);
-      const censored = this.segC[this.segmentOf(k)] as number;
-      const above = this.total - below + censored;
-      return above > below && !tooFewFor(0.5, above + below);
-    };
+    // the test's p-value rises with k (fewer above, as many or more below), so the largest k that holds
+    // is a binary search
     let a = 0;
     let b = last;
-    if (!holds(a)) return NaN;
+    if (!this.floorHolds(a)) return (this.floorMemo = NaN);
     while (a < b) {
       const mid = (a + b + 1) >>> 1;
-      if (holds(mid)) a = mid;
+      if (this.floorHolds(mid)) a = mid;
       else b = mid - 1;
     }
-    const floor = ((this.table as BucketTable).lowUs[a] as number) / 1000;
-    return floor > 0 ? floor : NaN;
+    let floor = ((this.table as BucketTable).lowUs[a] as number) / 1000;
+    const setAside = (this.segC[0] as number) - (this.segC[this.segmentOf(a)] as number);
+    if (setAside > 0) floor = Math.min(floor, this.quantile(0.5));
+    return (this.floorMemo = floor > 0 ? floor : NaN);
+  }
+
+  /** `p50FloorMs`'s test at bucket k: completions below it against those and censored calls at or beyond it. */
+  private floorHolds(k: number): boolean {
+    const below = (this.window as WindowedHistogram).countAtOrBelow(k - 1);
+    const censored = this.segC[this.segmentOf(k)] as number;
+    return medianAbove(this.total - below + censored, below);
   }
 
   /** Completed samples in the window (probe completions among them). */

@@ -9,7 +9,8 @@ import {
   fanoutQuantiles,
   quantileKind,
 } from "./fanout.js";
-import type { CdfLike, QuantileHint } from "./fanout.js";
+import type { CensoredCdf } from "./censored-cdf.js";
+import type { QuantileHint } from "./fanout.js";
 import type { LatencySource } from "./latency-source.js";
 import { ObservedFanouts, observedSetKey } from "./observed-fanouts.js";
 import type { ObservedFanout } from "./observed-fanouts.js";
@@ -39,6 +40,7 @@ interface CacheEntry {
 }
 
 const NO_PEERS: readonly PeerId[] = Object.freeze([]);
+const NO_MEMBERS: readonly (PeerLatency | undefined)[] = Object.freeze([]);
 
 /** The pair the policy reads, as `fanoutQuantiles` gives it. */
 type Quantiles = ReturnType<typeof fanoutQuantiles>;
@@ -93,7 +95,7 @@ export class LatencyBook implements LatencySource {
    * 1,000 members does not grow a new array: it holds the last set's CDFs (its members' own objects)
    * until the next estimate.
    */
-  private readonly cdfs: CdfLike[] = [];
+  private readonly cdfs: CensoredCdf[] = [];
   private membership = 0;
   private nextSweepAt = -Infinity;
   private leftIdle = 0;
@@ -298,9 +300,10 @@ export class LatencyBook implements LatencySource {
         horizonMs: Math.min(own.horizonMs, memberHorizon),
       };
     } else q = complete ? fanoutQuantiles(cdfs, requirement, hint) : UNKNOWN_QUANTILES;
-    // the floor, unless the set's own measured (known) median is below it: then trust the set
-    let floor = unknown !== undefined ? p50Floor(members, requirement, observed, nowMs) : NaN;
-    if (useObserved && q.p50Kind === "known" && q.p50Ms < floor) floor = NaN;
+    let floor = unknown !== undefined ? this.p50Floor(members, requirement, observed, nowMs) : NaN;
+    // the set's own measured (known) median below the floor: trust the set, and its own floor
+    if (useObserved && q.p50Kind === "known" && q.p50Ms < floor)
+      floor = this.p50Floor(NO_MEMBERS, requirement, observed, nowMs);
     const result: FanoutEstimate = {
       status: unknown === undefined ? "fresh" : "unknown",
       unknownPeers: unknown ?? NO_PEERS,
@@ -340,6 +343,34 @@ export class LatencyBook implements LatencySource {
       });
     }
     return result;
+  }
+
+  /**
+   * A floor of a set's fan-out p50 (NaN: none): the largest `p50FloorMs` of the set's own observed
+   * fan-outs and, when it waits for every answer, of its members — a fan-out that waits for every member is
+   * done no sooner than any one of them, whatever their latencies' dependence (P(max <= t) <= min F_i(t)).
+   * A source whose newest observation is older than `maxSampleAgeMs` counts for nothing: a degrade issues
+   * no branch, so a floor from before a stall would otherwise hold until the window forgets it. Reads the
+   * members' CDFs from `cdfs` (in `members` order, the absent skipped), as `fanout` left them.
+   */
+  private p50Floor(
+    members: readonly (PeerLatency | undefined)[],
+    requirement: Requirement,
+    observed: PeerLatency | undefined,
+    nowMs: number,
+  ): number {
+    const maxAgeMs = this.options.maxSampleAgeMs;
+    let floor = observed === undefined || observed.ageMs > maxAgeMs ? NaN : observed.cdf(nowMs).p50FloorMs();
+    if (requirement.kind !== "all") return floor;
+    let j = 0;
+    for (const p of members) {
+      if (p === undefined) continue;
+      const cdf = this.cdfs[j++] as CensoredCdf;
+      if (p.ageMs > maxAgeMs) continue;
+      const m = cdf.p50FloorMs();
+      if (m > floor || Number.isNaN(floor)) floor = m;
+    }
+    return floor;
   }
 
   private leave(peer: PeerId, cause: ActiveSetLeave): void {
@@ -455,24 +486,4 @@ function neverSampled(peer: PeerId): PeerEstimate {
     censoredEnds: 0,
     ageMs: Infinity,
   };
-}
-
-/**
- * A floor of a set's fan-out p50 (NaN: none): the largest `medianFloorMs` of the set's own observed
- * fan-outs and, when it waits for every answer, of its members — a fan-out that waits for every member is
- * done no sooner than any one of them, whatever their latencies' dependence (P(max <= t) <= min F_i(t)).
- */
-function p50Floor(
-  members: readonly (PeerLatency | undefined)[],
-  requirement: Requirement,
-  observed: PeerLatency | undefined,
-  nowMs: number,
-): number {
-  let floor = observed === undefined ? NaN : observed.cdf(nowMs).medianFloorMs();
-  if (requirement.kind !== "all") return floor;
-  for (const p of members) {
-    const m = p === undefined ? NaN : p.cdf(nowMs).medianFloorMs();
-    if (m > floor || Number.isNaN(floor)) floor = m;
-  }
-  return floor;
 }

@@ -102,12 +102,12 @@ export interface FanoutEstimate {
   /** Fan-outs to this set completed in the window (0 when none was observed). */
   readonly observedSamples?: number;
   /**
-   * On an unknown estimate: a floor of the set's p50, ms — the largest median floor
-   * (`CensoredCdf.medianFloorMs`: what a strict majority of at least 2 observations are known to take at
-   * least, calls cut short counted only up to their age) of the set's own observed fan-outs and, when it
-   * needs every answer, of each member, thin or fresh (the fan-out waits for each of them, whatever their
-   * dependence). Absent otherwise, or where the set's own known median is below it. The one number the
-   * rule degrades an unknown estimate on.
+   * On an unknown estimate: a floor of the set's p50, ms — the largest p50 floor (`CensoredCdf.p50FloorMs`:
+   * a 90 % lower confidence bound of the median by the sign test, calls cut short counted only up to their
+   * age) of the set's own observed fan-outs and, when it needs every answer, of each member, thin or fresh
+   * (the fan-out waits for each of them, whatever their dependence); a source last heard from over
+   * `maxSampleAgeMs` ago gives none. Where the set's own known median is below it, the set's own floor.
+   * Absent when there is none. The one number the rule degrades an unknown estimate on.
    */
   readonly p50FloorMs?: number;
 }

@@ -57,8 +57,8 @@ export interface DecideInput {
  *      lower-bound p50 below the budget is `p50-lower-bound`, a lower-bound p99 that the budget exceeds
  *      (with the cost) is `p99-lower-bound`, and one it does not is still `budget-between-…`; on an
  *      unknown estimate, never speculate — `p99 < p50` when both are numbers is a violation, a budget
- *      at or below the estimate's p50 floor (`p50FloorMs`, a lower bound however thin the data)
- *      degrades on that floor, otherwise `estimate-unknown`;
+ *      at or below the estimate's p50 floor (`p50FloorMs`, a lower bound at 90% confidence per source)
+ *      degrades on that floor, otherwise `estimate-unknown`, which carries the floor it was above;
  *    - `naive-p50` (the failure the rule avoids): speculate whenever `budget > p50`, ignoring p99,
  *      abandon cost, relevance and freshness; degrade at or below p50; `estimate-unknown` with no p50;
  *    - `always-sync`: synchronous;
@@ -87,7 +87,7 @@ export function decide(input: DecideInput): Classification {
   requireBoolean("hasFallback", input.hasFallback);
   requireEstimate(estimate);
 
-  const { reason, p50Ms, p50Kind } = reasonOf(input);
+  const { reason, p50Ms, p50Kind, p50FloorMs } = reasonOf(input);
   const c: Classification = {
     mode: REASONS[reason].mode,
     reason,
@@ -96,6 +96,7 @@ export function decide(input: DecideInput): Classification {
     fanoutP99Ms: estimate.p99Ms,
     ...(p50Kind !== undefined && { fanoutP50Kind: p50Kind }),
     ...(estimate.p99Kind !== undefined && { fanoutP99Kind: estimate.p99Kind }),
+    ...(p50FloorMs !== undefined && { p50FloorMs }),
     abandonCostMs,
     relevant,
     policy,
@@ -104,11 +105,15 @@ export function decide(input: DecideInput): Classification {
   return c;
 }
 
-/** A reason and the p50 it was decided on, with that p50's kind (absent: known). */
+/**
+ * A reason and the p50 it was decided on, with that p50's kind (absent: known); an unknown estimate the
+ * rule left synchronous carries the p50 floor the budget was above (absent: it had none).
+ */
 interface Verdict {
   readonly reason: Reason;
   readonly p50Ms: number;
   readonly p50Kind: QuantileKind | undefined;
+  readonly p50FloorMs?: number;
 }
 
 /** A reason decided on the estimate's own p50. */
@@ -161,7 +166,9 @@ function boundaryVerdict(i: DecideInput): Verdict {
       if (floor !== undefined && i.budgetMs <= floor) {
         return { reason: "budget-at-or-below-p50", p50Ms: floor, p50Kind: "lower-bound" };
       }
-      return onEstimate(i, "estimate-unknown");
+      return floor === undefined
+        ? onEstimate(i, "estimate-unknown")
+        : { ...onEstimate(i, "estimate-unknown"), p50FloorMs: floor };
     }
   }
 }
@@ -193,7 +200,7 @@ function requireEstimate(e: DecideInput["estimate"]): void {
       requireKnownOrMissing("estimate.p99Ms", e.p99Ms);
       return;
     default: {
-      const status: never = e.status; // a new kind of estimate is a new case here and in boundaryReason
+      const status: never = e.status; // a new kind of estimate is a new case here and in boundaryVerdict
       throw invalid("estimate.status", status, '"fresh" or "unknown"');
     }
   }

@@ -75,9 +75,11 @@ export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   },
   "estimate-unknown": {
     mode: "synchronous",
-    when: "the estimate is unknown (stale, under-sampled, a peer never seen) and the budget is above its p50 floor (what a majority of the set's, or of a member's when every answer is needed, observations took at least), or it has none",
+    when: "the estimate is unknown (stale, under-sampled, a peer never seen) and the budget is above its p50 floor (a 90% lower confidence bound of the median of the set's own recent fan-outs, or of a member's when every answer is needed), or it has none",
     inequality: (c) =>
-      `fan-out estimate unknown (stale or under-sampled) and not (${budget(c)} <= ${p50(c)})`,
+      `fan-out estimate unknown (stale or under-sampled) and ${
+        c.p50FloorMs === undefined ? "no p50 floor" : `${budget(c)} > p50 floor ${ms(c.p50FloorMs)}`
+      }`,
     effect: "issue synchronously: an unknown estimate never speculates",
   },
   "policy-always-sync": {
@@ -88,7 +90,7 @@ export const REASONS: { readonly [R in Reason]: ReasonSpec } = {
   },
   "budget-at-or-below-p50": {
     mode: "degrade",
-    when: "`0 < budget <= p50` (a lower-bound p50 too: the true median is at least that); under the rule, on an unknown estimate, only its p50 floor, a lower bound: what a majority of the set's, or of a member's when every answer is needed, observations took at least",
+    when: "`0 < budget <= p50` (a lower-bound p50 too: the true median is at least that); under the rule, on an unknown estimate, only its p50 floor, a lower bound: a 90% lower confidence bound of the median of the set's own recent fan-outs, or of a member's when every answer is needed",
     inequality: (c) => `${budget(c)} <= ${p50(c)}`,
     effect:
       "degrade: not even a median round trip fits; use the local or cached decision (none: a `SpeculationBudgetViolation` is thrown)",

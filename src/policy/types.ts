@@ -36,6 +36,11 @@ export interface Classification {
    */
   readonly fanoutP50Kind?: QuantileKind;
   readonly fanoutP99Kind?: QuantileKind;
+  /**
+   * On `estimate-unknown` under the rule: the estimate's p50 floor, which the budget was above (absent:
+   * it had none). A degrade on the floor shows it as its p50 instead.
+   */
+  readonly p50FloorMs?: number;
   readonly abandonCostMs: number;
   readonly relevant: boolean;
   /** The policy that decided; a coordinator's abandonCostMs comes from this policy's own ledger. */

@@ -108,15 +108,50 @@ describe("LatencyBook.fanout", () => {
     expect(book.fanout(["a", "b", "c"], { kind: "quorum", k: 2 }, clock.t).p50FloorMs).toBeUndefined();
     expect(book.fanout(["a", "b"], { kind: "all" }, clock.t).p50FloorMs).toBeUndefined();
     expect(book.fanout(["d", "e"], { kind: "all" }, clock.t).p50FloorMs).toBeUndefined();
-    // a thin member whose calls were cut at 60 ms, and one answer: 60 ms at least, as the majority says
-    for (let i = 0; i < 3; i++) book.peerOf("e").recordCensored(60, clock.t);
+    // a thin member whose calls were cut at 60 ms, and one answer: 60 ms at least, as six of seven say
+    for (let i = 0; i < 6; i++) book.peerOf("e").recordCensored(60, clock.t);
     book.peerOf("e").record(5, clock.t);
     const cut = book.fanout(["a", "e"], { kind: "all" }, clock.t).p50FloorMs;
     expect(cut).toBeGreaterThanOrEqual(59);
     expect(cut).toBeLessThanOrEqual(60);
-    // one cut call alone decides nothing (a median needs two observations)
+    // one cut call alone decides nothing
     book.peerOf("g").recordCensored(60, clock.t);
     expect(book.fanout(["a", "g"], { kind: "all" }, clock.t).p50FloorMs).toBeCloseTo(10, 0);
+  });
+
+  it("takes no p50 floor from a source whose newest observation is older than maxSampleAgeMs", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({ fanoutTickMs: 0, windowMs: 10_000, maxSampleAgeMs: 2_000 }, clock);
+    feed(book, "c", 100, 5, clock.t); // too few to be fresh, five answers at 100 ms
+    expect(book.fanout(["c", "never-seen"], { kind: "all" }, clock.t).p50FloorMs).toBeGreaterThanOrEqual(
+      98.4,
+    );
+    // a degrade issues no branch: after a stall the old answers must not keep the set degraded
+    clock.t += 2_001;
+    expect(book.fanout(["c", "never-seen"], { kind: "all" }, clock.t).p50FloorMs).toBeUndefined();
+    book.peerOf("c").record(100, clock.t);
+    expect(book.fanout(["c", "never-seen"], { kind: "all" }, clock.t).p50FloorMs).toBeGreaterThanOrEqual(
+      98.4,
+    );
+  });
+
+  it("falls back to the set's own p50 floor when its known p50 is below a member's", () => {
+    const clock = new ManualClock();
+    const book = new LatencyBook({ fanoutTickMs: 0, minSamples: 10 }, clock);
+    feed(book, "a", 20, 30, clock.t);
+    feed(book, "c", 100, 5, clock.t); // thin: its floor is about 100 ms
+    for (let i = 0; i < 30; i++) {
+      const f = book.beginFanout(["a", "c"], { kind: "all" }, clock.t, clock.t + 1_000);
+      f?.answered(clock.t + 20);
+      f?.answered(clock.t + 20);
+    }
+    clock.t += 21;
+    const e = book.fanout(["a", "c"], { kind: "all" }, clock.t);
+    expect(e).toMatchObject({ status: "unknown", basis: "observed", p50Kind: "known" });
+    expect(e.p50Ms).toBeLessThan(21);
+    // the set's measured median stands against the member's floor, and bounds the floor it keeps
+    expect(e.p50FloorMs).toBeGreaterThan(19);
+    expect(e.p50FloorMs).toBeLessThanOrEqual(e.p50Ms);
   });
 
   it("gives the smallest completed sample count apart from the calls in flight", () => {

@@ -1,11 +1,12 @@
 /**
- * The median floor (`CensoredCdf.medianFloorMs`): the one p50 the rule degrades an unknown estimate on.
- * It must be a true lower bound — never above the Kaplan–Meier median of the same observations, and a
- * strict majority of those that decide it at or beyond it — however few and however censored they are.
+ * The p50 floor (`CensoredCdf.p50FloorMs`): the one p50 the rule degrades an unknown estimate on. A
+ * lower confidence bound of the median — never above the Kaplan–Meier median of the same observations,
+ * and as many of those that decide it at or beyond it as a one-sided sign test at `P50_FLOOR_ALPHA` asks.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LatencyBook } from "../../src/estimate/latency-book.js";
+import { medianAbove, P50_FLOOR_ALPHA } from "../../src/estimate/median-bound.js";
 import { resolveOptions } from "../../src/estimate/options.js";
 import { PeerLatency } from "../../src/estimate/peer-latency.js";
 import { decide } from "../../src/policy/decide.js";
@@ -44,6 +45,17 @@ function kaplanMeierMedian(o: Observations): number {
   return Infinity;
 }
 
+/** P(Bin(n, ½) >= a), summed term by term (n stays small here). */
+function signTestP(a: number, n: number): number {
+  let p = 0;
+  let choose = 1; // C(n, i), from i = 0
+  for (let i = 0; i <= n; i++) {
+    if (i >= a) p += choose / 2 ** n;
+    choose = (choose * (n - i)) / (i + 1);
+  }
+  return p;
+}
+
 const msArb = fc.double({ min: 0.5, max: 400, noNaN: true });
 const observationsArb: fc.Arbitrary<Observations> = fc.record({
   completed: fc.array(msArb, { maxLength: 12 }),
@@ -53,13 +65,13 @@ const observationsArb: fc.Arbitrary<Observations> = fc.record({
 /** A completion is kept in whole µs: within this of the value recorded. */
 const US = 0.001;
 
-describe("the median floor", () => {
-  it("is never above the Kaplan–Meier median, and a strict majority of at least two deciding observations reach it", () => {
+describe("the p50 floor", () => {
+  it("is never above the Kaplan–Meier median, and enough deciding observations reach it for the sign test", () => {
     fc.assert(
       fc.property(observationsArb, (o) => {
         const clock = new ManualClock();
         clock.t = 1_000;
-        const floor = peerWith(o, clock).cdf(clock.t).medianFloorMs();
+        const floor = peerWith(o, clock).cdf(clock.t).p50FloorMs();
         if (Number.isNaN(floor)) return;
         expect(floor).toBeGreaterThan(0);
         expect(floor).toBeLessThanOrEqual(kaplanMeierMedian(o) + US);
@@ -68,10 +80,23 @@ describe("the median floor", () => {
         const above =
           o.completed.filter((c) => c >= floor - US).length + censored.filter((c) => c >= floor).length;
         const below = o.completed.filter((c) => c < floor - US).length;
-        expect(above).toBeGreaterThan(below);
-        expect(above + below).toBeGreaterThanOrEqual(2);
+        expect(signTestP(above, above + below)).toBeLessThanOrEqual(P50_FLOOR_ALPHA);
       }),
     );
+  });
+
+  it("places the median above t exactly when the sign test's p-value is at most P50_FLOOR_ALPHA", () => {
+    for (let n = 0; n <= 60; n++) {
+      for (let above = 0; above <= n; above++) {
+        expect(medianAbove(above, n - above)).toBe(signTestP(above, n) <= P50_FLOOR_ALPHA);
+      }
+    }
+    // 4 all reaching t is the least that does (0.5^4 = 0.0625; 3 of 3 is 0.125)
+    expect(medianAbove(3, 0)).toBe(false);
+    expect(medianAbove(4, 0)).toBe(true);
+    // past 1,024 observations the counts are scaled down: the same share decides, never a smaller one
+    expect(medianAbove(2_000, 2_000)).toBe(false);
+    expect(medianAbove(2_200, 1_800)).toBe(true);
   });
 
   it("holds whatever the calls cut short would have taken, when none was cut below it", () => {
@@ -79,7 +104,7 @@ describe("the median floor", () => {
       fc.property(observationsArb, fc.array(fc.double({ min: 0, max: 1e4, noNaN: true })), (o, extra) => {
         const clock = new ManualClock();
         clock.t = 1_000;
-        const floor = peerWith(o, clock).cdf(clock.t).medianFloorMs();
+        const floor = peerWith(o, clock).cdf(clock.t).p50FloorMs();
         const censored = [...o.cut, ...o.inFlight];
         if (Number.isNaN(floor) || censored.some((c) => c < floor)) return;
         // any completion of the censored calls: each took longer than its age, by any amount
@@ -90,25 +115,40 @@ describe("the median floor", () => {
     );
   });
 
-  it("reads a thin member cut short of the budget, with answers beyond it, as at least the budget", () => {
-    // the 20 ms coordinator's picture: branches cut at 7–10 ms, two horizon-probe answers at 31 and 40
+  it("reads a thin member cut short of the budget, with answers beyond it, as far as four of them reach", () => {
+    // the 20 ms coordinator's picture: branches cut at 7–10 ms, horizon-probe answers at 31 and 40
     const clock = new ManualClock();
     clock.t = 1_000;
     const thin = { completed: [31.5, 40.4], cut: [7.3, 8.3, 8.9, 8.9, 8.9, 9.4, 10.3], inFlight: [] };
     const p = peerWith(thin, clock);
     p.refresh(clock.t);
     expect(p.status).toBe("unknown");
-    const floor = p.cdf(clock.t).medianFloorMs();
-    expect(floor).toBeGreaterThanOrEqual(31);
-    expect(floor).toBeLessThanOrEqual(31.5);
+    // two answers are a sample median, not a bound: 4 observations reach 9.4 ms (the bucket below it)
+    const floor = p.cdf(clock.t).p50FloorMs();
+    expect(floor).toBeGreaterThanOrEqual(9.3);
+    expect(floor).toBeLessThanOrEqual(9.4);
+    // four answers beyond the cuts: at least 31 ms, at or below the p50 that counts the cuts
+    const four = peerWith({ ...thin, completed: [31.5, 33, 36, 40.4] }, clock).cdf(clock.t);
+    expect(four.p50FloorMs()).toBeGreaterThanOrEqual(31);
+    expect(four.p50FloorMs()).toBeLessThanOrEqual(Math.min(31.5, four.quantile(0.5)));
     // answers below the cuts count against it: a member that answers in 2 ms has no floor past 2 ms
     const fast = peerWith({ completed: [2, 2.1, 2.2], cut: [9, 9], inFlight: [] }, clock);
-    expect(fast.cdf(clock.t).medianFloorMs()).toBeLessThanOrEqual(2.2);
+    expect(fast.cdf(clock.t).p50FloorMs()).toBeLessThanOrEqual(2.2);
+    // calls cut below the floor may have been the fast ones: it is capped at the p50 that counts them
+    const cutEarly = peerWith(
+      { completed: [1], cut: [2, 2, 2, 2, 2, 2], inFlight: [100, 100, 100, 100, 100, 100] },
+      clock,
+    ).cdf(clock.t);
+    expect(cutEarly.quantile(0.5)).toBeLessThanOrEqual(2);
+    expect(cutEarly.p50FloorMs()).toBe(cutEarly.quantile(0.5));
+    // without them, six of seven at 100 ms place it there
+    const kept = peerWith({ completed: [1], cut: [], inFlight: [100, 100, 100, 100, 100, 100] }, clock);
+    expect(kept.cdf(clock.t).p50FloorMs()).toBeGreaterThanOrEqual(98.4);
     // one observation decides nothing
     expect(
       peerWith({ completed: [], cut: [50], inFlight: [] }, clock)
         .cdf(clock.t)
-        .medianFloorMs(),
+        .p50FloorMs(),
     ).toBeNaN();
   });
 
@@ -128,7 +168,7 @@ describe("the median floor", () => {
         const floors = members.map((o) =>
           peerWith({ ...o, inFlight: [] }, clock)
             .cdf(clock.t)
-            .medianFloorMs(),
+            .p50FloorMs(),
         );
         const largest = Math.max(...floors.filter((f) => !Number.isNaN(f)));
         if (Number.isFinite(largest)) expect(e.p50FloorMs).toBe(largest);

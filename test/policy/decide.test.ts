@@ -413,8 +413,19 @@ function conditionHolds(i: DecideInput, c: Classification): boolean {
       return live && fresh && relevant && p50Bound && b > p50;
     case "not-decision-relevant":
       return live && fresh && !relevant && b > p50;
-    case "estimate-unknown":
+    case "estimate-unknown": {
+      // the reply prints the floor the budget was above, or that there was none: both must be so
+      const printed = describeClassification(c).inequality;
+      if (c.p50FloorMs === undefined) {
+        expect(printed).toMatch(/and no p50 floor$/);
+        if (i.policy === "p99-boundary") expect(floor).toBeUndefined();
+      } else {
+        expect(printed).toContain(` > p50 floor `);
+        expect(c.p50FloorMs).toBe(floor);
+        expect(b).toBeGreaterThan(c.p50FloorMs);
+      }
       return live && !fresh && !onItsFloor;
+    }
     case "policy-always-sync":
       return live && i.policy === "always-sync" && b > 0;
     case "budget-at-or-below-p50":
@@ -448,13 +459,10 @@ const kindsArb = fc
     p50Kind,
     p99Kind: p50Kind === "lower-bound" ? ("lower-bound" as const) : p99Kind,
   }))
-  .chain(({ p50Kind, p99Kind }) =>
-    fc.option(fc.oneof(msArb, fc.constant(Infinity)), { nil: undefined }).map((horizonMs) => ({
-      ...(p50Kind !== undefined && { p50Kind }),
-      ...(p99Kind !== undefined && { p99Kind }),
-      ...(horizonMs !== undefined && { horizonMs }),
-    })),
-  );
+  .map(({ p50Kind, p99Kind }) => ({
+    ...(p50Kind !== undefined && { p50Kind }),
+    ...(p99Kind !== undefined && { p99Kind }),
+  }));
 const estimateArb: fc.Arbitrary<DecideInput["estimate"]> = fc.oneof(
   fc
     .tuple(fc.record({ status: fc.constant("fresh" as const), p50Ms: msArb, p99Ms: msArb }), kindsArb)

@@ -1,6 +1,7 @@
 /** What the reply, the fan-out span and the flight recorder show beside a decision's p50 and p99. */
 import { describe, expect, it } from "vitest";
 import { decide } from "../../src/policy/decide.js";
+import { describeClassification } from "../../src/policy/describe.js";
 import { shownKinds } from "../../src/policy/shown-kinds.js";
 import type { FanoutEstimate } from "../../src/estimate/types.js";
 
@@ -38,6 +39,10 @@ describe("shownKinds", () => {
     const s = decideOn(50, unknown);
     expect(s).toMatchObject({ mode: "synchronous", reason: "estimate-unknown", fanoutP50Ms: 9.3 });
     expect(shownKinds(s, unknown)).toEqual({ p50: "unknown", p99: "unknown" });
+    // its reason prints the floor the budget was above, not the estimate's own p50
+    expect(describeClassification(s).inequality).toBe(
+      "fan-out estimate unknown (stale or under-sampled) and budget 50 ms > p50 floor 41 ms",
+    );
   });
 
   it("shows an unknown estimate's own lower-bound p50 as unknown: it is not degraded on", () => {
@@ -45,6 +50,10 @@ describe("shownKinds", () => {
     const c = decideOn(9, censored);
     expect(c).toMatchObject({ mode: "synchronous", reason: "estimate-unknown", fanoutP50Ms: 9.3 });
     expect(shownKinds(c, censored)).toEqual({ p50: "unknown", p99: "unknown" });
+    // which reads true: the budget is not weighed against that p50, and there is no floor
+    expect(describeClassification(c).inequality).toBe(
+      "fan-out estimate unknown (stale or under-sampled) and no p50 floor",
+    );
   });
 
   it("shows a fresh estimate's own kinds", () => {

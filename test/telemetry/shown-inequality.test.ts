@@ -21,8 +21,8 @@ describe("shownInequality", () => {
     );
     const unknown = {
       ...classify(500, 10, 20, 0, true),
-      reason: "estimate-unknown",
-      mode: "synchronous",
+      reason: "naive-budget-exceeds-p50",
+      mode: "speculate",
       fanoutP50Ms: NaN,
     } as const;
     expect(shownInequality(unknown)).toContain("p50 unknown");
