@@ -3,9 +3,13 @@
  * RESOURCE_EXHAUSTED (trailers only, with its retry hint) before grpc-js builds a call for it, so
  * under a flood a refusal costs an HTTP/2 stream and one HEADERS frame, no call object, no decoding,
  * no interceptor and no handler. What can be judged from the headers is judged first: a call with a
- * malformed `grpc-timeout` or content type, or one the caller is not authorized to make, goes on to
- * grpc-js, which answers it with its own status; its body is never read, so a malformed request is
- * refused, not diagnosed, while the node sheds (reading it would cost what shedding saves).
+ * malformed content type, or one the caller is not authorized to make, goes on to grpc-js, which answers
+ * it with its own status; its body is never read, so a malformed request is refused, not diagnosed, while
+ * the node sheds (reading it would cost what shedding saves).
+ *
+ * A `grpc-timeout` that is not the spec's 1 to 8 digits and a unit is refused here, INVALID_ARGUMENT, on
+ * every RPC: grpc-js reads it leniently (`5000 m`, or a value past its 32-bit range that it wraps), so
+ * such a timeout would escape the node's cap on deadlines and the read-stall cut below.
  *
  * A call let through counts as arriving (`Admission.admitEarly`) until its request has been read or
  * its stream closed, so the calls of one burst, whose headers arrive before any handler runs, count
@@ -18,9 +22,11 @@
  */
 import * as http2 from "node:http2";
 import { TLSSocket } from "node:tls";
+import { status } from "@grpc/grpc-js";
 import type { ServerInterceptingCallInterface } from "@grpc/grpc-js";
+import { expectation } from "../errors.js";
 import type { Admission } from "./admission.js";
-import { grpcTimeoutMs, timeoutHeader } from "./http2-servers.js";
+import { grpcTimeoutMs, TIMEOUT_FORM, timeoutHeader } from "./http2-servers.js";
 import type { AnyHttp2Server } from "./http2-servers.js";
 import type { Authorize, Refusal } from "./rpc-guard.js";
 import { refusedStatus } from "./status.js";
@@ -79,14 +85,20 @@ export function admitOnHeaders(
   const grpcListeners = h2.listeners("stream") as StreamListener[];
   h2.removeAllListeners("stream");
   h2.on("stream", function (this: AnyHttp2Server, stream, headers, ...rest) {
+    let remainingMs = grpcTimeoutMs(headers["grpc-timeout"]);
+    if (remainingMs === undefined) {
+      respond(stream, {
+        code: status.INVALID_ARGUMENT,
+        details: expectation("grpc-timeout", headers["grpc-timeout"], TIMEOUT_FORM, "request header"),
+      });
+      return;
+    }
     const path = headers[http2.constants.HTTP2_HEADER_PATH];
     const gate = typeof path === "string" ? byPath.get(path) : undefined;
-    let remainingMs = grpcTimeoutMs(headers["grpc-timeout"]);
     const contentType = headers[http2.constants.HTTP2_HEADER_CONTENT_TYPE];
     if (
       gate !== undefined &&
       gate.open() &&
-      remainingMs !== undefined &&
       typeof contentType === "string" &&
       contentType.startsWith("application/grpc") &&
       authorize?.({ path: gate.path, call: { getAuthContext: () => authContextOf(stream) } }) === undefined

@@ -31,6 +31,8 @@ const UNIT_MS: Readonly<Record<string, number>> = {
   n: 1e-6,
 };
 const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
+/** What a `grpc-timeout` value must be (gRPC over HTTP/2: TimeoutValue TimeoutUnit). */
+export const TIMEOUT_FORM = "1 to 8 digits and a unit (H, M, S, m, u or n), such as 250m";
 
 /** `ms` as a `grpc-timeout` value (at most 8 digits: whole seconds beyond 99,999,999 ms). */
 export function timeoutHeader(ms: number): string {
@@ -38,8 +40,8 @@ export function timeoutHeader(ms: number): string {
 }
 
 /**
- * A `grpc-timeout` header's value in ms: Infinity when absent, undefined when malformed (grpc-js
- * answers that itself).
+ * A `grpc-timeout` header's value in ms: Infinity when absent, undefined when malformed (not
+ * `TIMEOUT_FORM`, or given twice; the header gate refuses it).
  */
 export function grpcTimeoutMs(raw: string | string[] | undefined): number | undefined {
   if (raw === undefined) return Infinity;
@@ -55,7 +57,7 @@ export function grpcTimeoutMs(raw: string | string[] | undefined): number | unde
 export function capIncomingDeadlines(h2: AnyHttp2Server, maxMs: number): void {
   h2.prependListener("stream", (_stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
     const ms = grpcTimeoutMs(headers["grpc-timeout"]);
-    // absent, or malformed (grpc-js answers that itself)
+    // absent, or malformed (the header gate refuses it)
     if (ms === undefined || ms === Infinity) return;
     if (ms > maxMs) headers["grpc-timeout"] = timeoutHeader(maxMs);
   });

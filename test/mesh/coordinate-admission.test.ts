@@ -95,7 +95,9 @@ describe("Coordinate admission", () => {
       expect(queued.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
       expect(queued.details).toMatch(/^coordinate: deadline came after \d+ ms queued .*; not started$/);
       expect(Number(queued.headers["grpc-retry-pushback-ms"])).toBeGreaterThan(0);
-      expect(queued.ms).toBeLessThanOrEqual(300);
+      // refused at the work deadline (the call's less the reply reserve); a busy loop's timers run a few
+      // ms late, and the status is what shows it was not the call's own deadline
+      expect(queued.ms).toBeLessThanOrEqual(350);
     } finally {
       session.destroy();
     }
@@ -204,13 +206,18 @@ describe("Coordinate admission", () => {
     try {
       const junk = grpcFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]));
       const path = swarmService().Coordinate.path;
-      // a malformed grpc-timeout is grpc-js's to answer, ahead of admission
-      const badTimeout = await rawUnary(session, path, junk, {
-        giveUpMs: 1_000,
-        headers: { "grpc-timeout": "soon" },
-      });
-      expect(badTimeout.code).toBe(grpc.status.INTERNAL);
-      expect(badTimeout.details).toMatch(/Invalid grpc-timeout value "soon"/);
+      // a grpc-timeout out of the spec's form is refused ahead of admission, named, even one grpc-js
+      // would read (`5000 m`) and so escape the cap on deadlines
+      for (const value of ["soon", "5000 m", "123456789m"]) {
+        const badTimeout = await rawUnary(session, path, junk, {
+          giveUpMs: 1_000,
+          headers: { "grpc-timeout": value },
+        });
+        expect(badTimeout.code, value).toBe(grpc.status.INVALID_ARGUMENT);
+        expect(badTimeout.details).toBe(
+          `grpc-timeout: got ${JSON.stringify(value)} (from request header), expected 1 to 8 digits and a unit (H, M, S, m, u or n), such as 250m`,
+        );
+      }
       // an undecodable body is refused with the rest: reading it would cost what shedding saves
       const badBody = await rawUnary(session, path, junk, { giveUpMs: 1_000, timeoutMs: 5_000 });
       expect(badBody.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
