@@ -28,7 +28,7 @@ const NEAR_STEPS = 4;
 
 /**
  * The window bucket of a censoring time in ms (floored to µs: a lower bound stays one). A whole µs count
- * divided by 1,000 can read a rounding error below it times 1,000 (32.768 · 1000 = 32767.999…): the
+ * divided by 1,000 can read a rounding error below it times 1,000 (1.001 · 1000 = 1000.999…): the
  * 1e-6 µs added (more than that error, up to 2^31 µs) keeps such a time in its own bucket.
  */
 function bucketOfMs(x: number): number {

@@ -1,3 +1,4 @@
+import { TailswarmError } from "../errors.js";
 import { arrayBytes } from "./footprint.js";
 
 /**
@@ -61,7 +62,10 @@ export class InFlightRegistry {
     }
     const tokens = this.tokens;
     let slot = this.freeFrom;
-    while (tokens[slot] !== 0) slot++;
+    // a free slot lies at or past freeFrom while usedCount < allocated; the bound guards a count gone wrong
+    while (slot < this.allocated && tokens[slot] !== 0) slot++;
+    if (slot === this.allocated)
+      throw new TailswarmError("INTERNAL", "InFlightRegistry: no free slot below its count");
     this.freeFrom = slot + 1;
     this.start[slot] = startMs;
     tokens[slot] = this.nextToken;
