@@ -101,7 +101,8 @@ export class ReplyReserve {
   /**
    * The reserve to keep now for a call with `leftMs` to its deadline; kind `measured` (a window p99) or
    * `prior` (too few samples: the largest). At least `minMs`, even above the share; at most `maxMs`
-   * unless the caller gives another bound (a node that sheds load lifts it: src/mesh/coordinate-service.ts).
+   * unless the caller gives another bound (a node whose admission is saturated, shedding or every slot
+   * taken, lifts it: src/mesh/coordinate-service.ts).
    */
   current(now: number, leftMs = Infinity, maxMs = this.#o.maxMs): Reserve {
     if (now - this.#cachedAt >= REFRESH_MS || now < this.#cachedAt) {
