@@ -1,6 +1,6 @@
 import type { CdfLike } from "./fanout.js";
 import { arrayBytes } from "./footprint.js";
-import { bucketIndexOf, MAX_TRACKABLE_US } from "./windowed-histogram.js";
+import { bucketIndexOf, bucketOfUs } from "./windowed-histogram.js";
 import type { BucketTable, WindowedHistogram } from "./windowed-histogram.js";
 import type { WindowedCensored } from "./windowed-censored.js";
 import { medianAbove } from "./median-bound.js";
@@ -32,7 +32,7 @@ const NEAR_STEPS = 4;
  * 1e-6 µs added (more than that error, up to 2^31 µs) keeps such a time in its own bucket.
  */
 function bucketOfMs(x: number): number {
-  return bucketIndexOf(Math.min(Math.max(Math.floor(x * 1000 + 1e-6), 0), MAX_TRACKABLE_US));
+  return bucketOfUs(x * 1000 + 1e-6);
 }
 
 /** A CDF's per-point arrays for `size` points, views of one buffer (doubles first, then 4-, 2- and 1-byte ones). */

@@ -4,7 +4,7 @@ import { InFlightRegistry } from "./in-flight-registry.js";
 import type { LatencyBookOptions } from "./options.js";
 import type { InFlight, PeerEstimate, PeerId, UnknownReason } from "./types.js";
 import { MAX_END_POINTS, WindowedCensored } from "./windowed-censored.js";
-import { bucketIndexOf, MAX_TRACKABLE_US, WindowedHistogram } from "./windowed-histogram.js";
+import { bucketOfUs, WindowedHistogram } from "./windowed-histogram.js";
 
 /**
  * The age of a peer never heard from. A module constant, not the global `Infinity`: V8 reads a global in
@@ -126,8 +126,7 @@ export class PeerLatency {
     const us = Math.max(0, ageMs) * 1000;
     this.ended.record(us, nowMs);
     this.window.advance(nowMs);
-    const bucket = bucketIndexOf(Math.min(Math.floor(us), MAX_TRACKABLE_US));
-    if (bucket >= this.window.highBucket() && nowMs > this.lastTailEndAt) this.lastTailEndAt = nowMs;
+    if (bucketOfUs(us) >= this.window.highBucket() && nowMs > this.lastTailEndAt) this.lastTailEndAt = nowMs;
     this.everSampled = true;
     this.version++;
   }
@@ -233,11 +232,7 @@ export class PeerLatency {
     const untracked = this.inFlight.untracked;
     const untrackedUs = untracked > 0 ? Math.floor((nowMs - this.inFlight.untrackedNewestStartMs) * 1000) : 0;
     this.ended.setExtra(untrackedUs, untracked);
-    this.untrackedTail =
-      untracked > 0 &&
-      bucketIndexOf(Math.min(Math.max(untrackedUs, 0), MAX_TRACKABLE_US)) >= this.window.highBucket()
-        ? untracked
-        : 0;
+    this.untrackedTail = untracked > 0 && bucketOfUs(untrackedUs) >= this.window.highBucket() ? untracked : 0;
     this.censored = count + untracked;
     this.censoredEnds = this.ended.totalCount;
     this.snapshot.update(this.window, this.inFlight.agesMs, count, this.ended);

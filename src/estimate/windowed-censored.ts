@@ -132,8 +132,8 @@ export class WindowedCensored extends SliceRing {
 
   /**
    * The window's censored observations as (lower bound in ms, count) pairs in ascending order: the first
-   * `n` of `x` and `w`, the extra pair (`setExtra`) among them. The object and its arrays are the window's own, valid until it changes: read them, do not keep or
-   * write them. Call `advance` first.
+   * `n` of `x` and `w`, the extra pair (`setExtra`) among them. The object and its arrays are the window's
+   * own, valid until it changes: read them, do not keep or write them. Call `advance` first.
    */
   pairs(): CensoredPairs {
     if (this.total === 0 && this.extraCount === 0) return NO_PAIRS;

@@ -23,6 +23,11 @@ export function bucketIndexOf(v: number): number {
   return logLinearIndex(v, SUB_BITS);
 }
 
+/** The bucket of a time in µs, floored and clamped to [0, MAX_TRACKABLE_US]: a lower bound stays one. */
+export function bucketOfUs(us: number): number {
+  return bucketIndexOf(Math.min(Math.max(Math.floor(us), 0), MAX_TRACKABLE_US));
+}
+
 const ALL_BUCKETS = bucketIndexOf(MAX_TRACKABLE_US) + 1;
 const TABLE: BucketTable = {
   lowUs: Float64Array.from({ length: ALL_BUCKETS }, (_, i) => logLinearLow(i, SUB_BITS)),
