@@ -10,21 +10,18 @@
  * Self time, not inclusive: a frame that wraps a call (a context manager's `with`) is charged only
  * for its own work, not for the call it runs. Inlined functions are charged to the frame they were
  * inlined into, so single frames move between runs; sums over a pattern are steadier.
+ *
+ *   npx tsx bench/profile-summary.ts --rounds <dir>
+ *
+ * The per-round profiles of an interleaved telemetry-grpc run (TELEMETRY_BENCH_PROFILE_DIR without
+ * _ONLY): each variant's µs per fan-out by category (profile-categories.ts), its rounds pooled, beside
+ * "off"'s and as the difference.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { categoryTotals } from "./profile-categories.js";
+import type { CallFrame, Profile } from "./profile-categories.js";
 import { pathToFileURL } from "node:url";
-
-interface CallFrame {
-  readonly functionName: string;
-  readonly url: string;
-  readonly lineNumber: number;
-}
-
-interface Profile {
-  readonly nodes: readonly { readonly id: number; readonly callFrame: CallFrame }[];
-  readonly samples: readonly number[];
-  readonly timeDeltas: readonly number[];
-}
 
 export interface Summary {
   /** µs per fan-out not idle (including GC and "(program)"). */
@@ -66,7 +63,43 @@ export function summarize(profile: Profile, fanouts: number, pattern?: RegExp): 
   return { busy: busy / fanouts, gc: gc / fanouts, matching, frames };
 }
 
+/** `--rounds <dir>`: each variant's categories against "off"'s, pooled over its rounds. */
+function rounds(dir: string): void {
+  const fanouts = JSON.parse(readFileSync(join(dir, "fanouts.json"), "utf8")) as Record<string, number>;
+  const pooled = new Map<string, { n: number; us: Map<string, number> }>();
+  for (const file of readdirSync(dir)) {
+    const m = /^coordinator-(\w+)-\d+\.cpuprofile$/.exec(file);
+    const n = fanouts[file.replace(/\.cpuprofile$/, "")];
+    if (m === null || n === undefined) continue;
+    const p = pooled.get(m[1]!) ?? { n: 0, us: new Map<string, number>() };
+    for (const [k, us] of categoryTotals(JSON.parse(readFileSync(join(dir, file), "utf8")) as Profile))
+      p.us.set(k, (p.us.get(k) ?? 0) + us);
+    p.n += n;
+    pooled.set(m[1]!, p);
+  }
+  const off = pooled.get("off");
+  if (off === undefined) throw new Error(`${dir}: no profiles of "off" rounds`);
+  const per = (p: { n: number; us: Map<string, number> }, k: string): number => (p.us.get(k) ?? 0) / p.n;
+  for (const [name, p] of pooled) {
+    if (name === "off") continue;
+    console.log(
+      `\n${name} (${p.n} fan-outs) against off (${off.n}), µs per fan-out: off, ${name}, difference`,
+    );
+    const keys = [...new Set([...off.us.keys(), ...p.us.keys()])];
+    const rows = keys
+      .map((k) => [k, per(off, k), per(p, k)] as const)
+      .sort((a, b) => Math.abs(b[2] - b[1]) - Math.abs(a[2] - a[1]));
+    for (const [k, a, b] of rows) {
+      if (Math.max(a, b) < 0.5) continue;
+      console.log(
+        `${a.toFixed(1).padStart(8)} ${b.toFixed(1).padStart(8)} ${(b - a).toFixed(1).padStart(7)}  ${k}`,
+      );
+    }
+  }
+}
+
 function main(argv: readonly string[]): void {
+  if (argv[0] === "--rounds" && argv[1] !== undefined) return rounds(argv[1]);
   const topAt = argv.indexOf("--top");
   const top = topAt >= 0 ? Number(argv[topAt + 1]) : 25;
   const args = topAt >= 0 ? [...argv.slice(0, topAt), ...argv.slice(topAt + 2)] : [...argv];

@@ -59,9 +59,15 @@
  * profile: `node --cpu-prof --import tsx bench/telemetry-grpc.bench.ts`, with
  * TELEMETRY_BENCH_CHILD_ARGS="--cpu-prof --cpu-prof-dir=d" for the peers; or
  * TELEMETRY_BENCH_PROFILE_DIR=d, which profiles the coordinator and every peer over the measured part
- * only, where --cpu-prof's profiles of a peer are mostly its start-up).
+ * only, where --cpu-prof's profiles of a peer are mostly its start-up). With TELEMETRY_BENCH_PROFILE_DIR
+ * and no _ONLY, each measured round of the coordinator is profiled on its own (its fan-outs in
+ * d/fanouts.json): `npx tsx bench/profile-summary.ts --rounds d` prices each variant's categories
+ * against "off"'s, interleaved as the costs are. The peers share a core, so a profile of one is wall
+ * time, not its CPU.
  */
 import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -116,7 +122,8 @@ const CONTROL_SPIN_US = Number(process.env.TELEMETRY_BENCH_CONTROL_SPIN_US ?? 0)
  * peers' alone.
  */
 const CONTROL_PEER_SPIN_US = Number(process.env.TELEMETRY_BENCH_CONTROL_PEER_SPIN_US ?? 0);
-const profiler = windowProfiler(process.env.TELEMETRY_BENCH_PROFILE_DIR);
+const PROFILE_DIR = process.env.TELEMETRY_BENCH_PROFILE_DIR;
+const profiler = windowProfiler(PROFILE_DIR);
 const SCRIPT = fileURLToPath(new URL("./telemetry-peer.ts", import.meta.url));
 
 interface Child {
@@ -232,18 +239,21 @@ function off(
 function wire(transport: GrpcTransport, book: LatencyBook, peers: string[]): Variant {
   let lastFanout = "";
   let lastCtx: Context = ROOT_CONTEXT;
-  const hex = (n: number): string => {
-    let s = "";
-    for (let i = 0; i < n; i++) s += ((Math.random() * 16) | 0).toString(16);
-    return s;
+  // Random ids made as the node's tracer makes them (sampling-hints.ts): random words written into a
+  // buffer and read out as hex, so that the variant prices the trace context, not the 48 one-character
+  // strings a fan-out's ids cost when built a digit at a time.
+  const buffer = Buffer.allocUnsafe(16);
+  const hex = (bytes: 8 | 16): string => {
+    for (let i = 0; i < bytes; i += 4) buffer.writeUInt32BE((Math.random() * 0x1_0000_0000) >>> 0, i);
+    return buffer.toString("hex", 0, bytes);
   };
   const wrapped: PeerTransport = {
     branch(peer, req, opts) {
       if (req.fanoutId !== lastFanout) {
         lastFanout = req.fanoutId;
         lastCtx = trace.setSpanContext(ROOT_CONTEXT, {
-          traceId: hex(32),
-          spanId: hex(16),
+          traceId: hex(16),
+          spanId: hex(8),
           traceFlags: TraceFlags.NONE,
         });
       }
@@ -453,6 +463,12 @@ export async function run(): Promise<void> {
       );
       return;
     }
+    /**
+     * With TELEMETRY_BENCH_PROFILE_DIR, each measured round's coordinator profile, with its fan-outs in
+     * fanouts.json (bench/profile-summary.ts --rounds reads them by variant).
+     */
+    let roundNo = 0;
+    const profiledFanouts: Record<string, number> = {};
     /** One round of `name`, measured: fan-outs/s, coordinator and peers' CPU per fan-out. */
     const measure = async (name: Name): Promise<Figures> => {
       const v = variants[name];
@@ -464,6 +480,8 @@ export async function run(): Promise<void> {
         settleRate = (ns / (now() - s0)) * 1000;
       }
       const p0 = await peersCpu();
+      const profiled = `coordinator-${name}-${++roundNo}`;
+      profiler.start();
       const c0 = process.cpuUsage();
       const t0 = now();
       const n = await closedLoop(v.fanOut, ROUND_MS);
@@ -471,6 +489,8 @@ export async function run(): Promise<void> {
       // Spans still batched are exported now, in their own round (peers: before they report CPU).
       await v.flush();
       const c1 = process.cpuUsage(c0);
+      profiler.stop(profiled);
+      profiledFanouts[profiled] = n;
       const p1 = await peersCpu();
       v.deactivate();
       const tot = totals[name];
@@ -516,6 +536,10 @@ export async function run(): Promise<void> {
         rounds[name].push({ ...x, base });
         before = after;
       }
+    }
+    if (PROFILE_DIR !== undefined && PROFILE_DIR !== "") {
+      mkdirSync(PROFILE_DIR, { recursive: true });
+      writeFileSync(join(PROFILE_DIR, "fanouts.json"), JSON.stringify(profiledFanouts, null, 1));
     }
   } finally {
     for (const v of Object.values(variants)) await v.close();

@@ -92,8 +92,7 @@ export class FanoutTracer implements FanoutObserver {
     const open = this.#open.get(fanoutId);
     // One attribute pass: a new span gets them at creation (where a sampler can see them); one opened
     // by a violation gets them now; a fan-out the sampler would not sample never builds them.
-    if (open === undefined)
-      this.#start(fanoutId, undefined, () => decisionAttributes(fanoutId, c, e)).decided = true;
+    if (open === undefined) this.#start(fanoutId, undefined, c, e).decided = true;
     else {
       open.decided = true;
       if (open.span.isRecording()) open.span.setAttributes(decisionAttributes(fanoutId, c, e));
@@ -263,11 +262,19 @@ export class FanoutTracer implements FanoutObserver {
     return open?.span.isRecording() === true ? open.span.spanContext().traceId : undefined;
   }
 
-  #start(fanoutId: string, startTime?: number, attributes?: () => Attributes): OpenFanout {
+  /** With the decision (`c`, `e`), a new span gets its attributes at creation, where a sampler sees them. */
+  #start(fanoutId: string, startTime?: number, c?: Classification, e?: FanoutEstimate): OpenFanout {
     if (this.#open.size >= this.#max) this.#evictOldest();
     const parent = context.active();
     const { span, ctx } =
-      unsampledSpan(parent, this.#sampling) ?? this.#startSpan(fanoutId, parent, startTime, attributes);
+      unsampledSpan(parent, this.#sampling) ??
+      this.#startSpan(
+        parent,
+        startTime,
+        c === undefined || e === undefined
+          ? { [ATTR.fanoutId]: fanoutId }
+          : decisionAttributes(fanoutId, c, e),
+      );
     const open: OpenFanout = {
       span,
       ctx,
@@ -282,18 +289,13 @@ export class FanoutTracer implements FanoutObserver {
 
   /** Starts the fan-out's span through the SDK (its sampler decides) and the context it is active in. */
   #startSpan(
-    fanoutId: string,
     parent: Context,
-    startTime?: number,
-    attributes?: () => Attributes,
+    startTime: number | undefined,
+    attributes: Attributes,
   ): { span: Span; ctx: Context } {
     const span = this.#tracer.startSpan(
       SPAN_FANOUT,
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: attributes === undefined ? { [ATTR.fanoutId]: fanoutId } : attributes(),
-        startTime,
-      },
+      { kind: SpanKind.INTERNAL, attributes, startTime },
       parent,
     );
     return { span, ctx: trace.setSpan(parent, span) };

@@ -81,8 +81,52 @@ export interface FlightRecorderOptions {
 
 const NONE: readonly string[] = Object.freeze([]);
 
-/** A decision as kept, without `because`: that is built when read (see `#because`). */
-type Kept = Omit<DecisionRecord, "because"> & { lostWorkMs: number };
+/**
+ * A decision as kept, without `because`: that is built when read (see `#because`). Each slot of the
+ * ring is one object, written over in place by the fan-out that takes it: a record lives for
+ * `capacity` fan-outs, long enough for the collector to promote it, so a new one per fan-out would
+ * fill the old generation (and its branch tally, on the gRPC coordinator's hot path) for nothing.
+ */
+type Kept = {
+  -readonly [K in keyof Omit<DecisionRecord, "because" | "branches">]: DecisionRecord[K];
+} & { readonly branches: Record<BranchOutcome, number> };
+
+/** A slot's record before its first fan-out; every field is written before it is read. */
+function blank(): Kept {
+  return {
+    fanoutId: "",
+    atUnixMs: 0,
+    mode: "",
+    reason: "",
+    budgetMs: null,
+    fanoutP50Ms: null,
+    fanoutP99Ms: null,
+    abandonCostMs: null,
+    policy: "",
+    decisionRelevant: false,
+    size: 0,
+    requirement: "all",
+    estimateStatus: "unknown",
+    p50Kind: "unknown",
+    p99Kind: "unknown",
+    horizonMs: null,
+    unknownPeers: NONE,
+    estimateAgeMs: null,
+    minSamples: 0,
+    estimateBasis: "independent",
+    branches: { committed: 0, partial: 0, abandoned: 0, late: 0, failed: 0 },
+    answered: 0,
+    lostWorkMs: 0,
+    decisionChanged: false,
+    degraded: false,
+    deadlineMissed: false,
+    elapsedMs: 0,
+    infoGainPerCommitted: null,
+    violation: null,
+    traceId: null,
+    hedges: undefined,
+  };
+}
 
 function num(v: number): number | null {
   return Number.isFinite(v) ? v : null;
@@ -136,84 +180,75 @@ export class FlightRecorder implements FanoutObserver {
     const c = o.classification;
     const e = o.estimate;
     const kinds = shownKinds(c, e);
-    const { branches, unsettled } = tallyBranches(o.branches);
-    const decision: Kept = {
-      fanoutId: o.fanoutId,
-      atUnixMs: this.#clock.now(),
-      mode: c.mode,
-      reason: c.reason,
-      budgetMs: num(c.budgetMs),
-      fanoutP50Ms: num(c.fanoutP50Ms),
-      fanoutP99Ms: num(c.fanoutP99Ms),
-      abandonCostMs: num(c.abandonCostMs),
-      policy: c.policy ?? "",
-      decisionRelevant: c.relevant,
-      size: e.size,
-      requirement: e.requirement.kind === "quorum" ? `quorum:${e.requirement.k}` : "all",
-      estimateStatus: e.status,
-      p50Kind: kinds.p50,
-      p99Kind: kinds.p99,
-      horizonMs: num(e.horizonMs ?? Infinity),
-      unknownPeers: e.unknownPeers.length === 0 ? NONE : [...e.unknownPeers],
-      estimateAgeMs: num(e.maxAgeMs),
-      minSamples: e.minSamples,
-      estimateBasis: e.basis ?? "independent",
-      branches,
-      answered: o.answered,
-      lostWorkMs: o.abandonCostMs,
-      decisionChanged: o.decisionChanged,
-      degraded: o.degraded,
-      deadlineMissed: o.deadlineMissed,
-      elapsedMs: o.elapsedMs,
-      infoGainPerCommitted: o.infoGainPerCommitted === null ? null : num(o.infoGainPerCommitted),
-      violation: o.violation === undefined ? null : { code: o.violation.code, message: o.violation.message },
-      traceId: this.#traceIdOf?.(o.fanoutId) ?? null,
-    };
-    this.#push(decision, c, unsettled);
+    const d = this.#take(o.fanoutId, c, o.branches);
+    d.atUnixMs = this.#clock.now();
+    d.mode = c.mode;
+    d.reason = c.reason;
+    d.budgetMs = num(c.budgetMs);
+    d.fanoutP50Ms = num(c.fanoutP50Ms);
+    d.fanoutP99Ms = num(c.fanoutP99Ms);
+    d.abandonCostMs = num(c.abandonCostMs);
+    d.policy = c.policy ?? "";
+    d.decisionRelevant = c.relevant;
+    d.size = e.size;
+    d.requirement = e.requirement.kind === "quorum" ? `quorum:${e.requirement.k}` : "all";
+    d.estimateStatus = e.status;
+    d.p50Kind = kinds.p50;
+    d.p99Kind = kinds.p99;
+    d.horizonMs = num(e.horizonMs ?? Infinity);
+    d.unknownPeers = e.unknownPeers.length === 0 ? NONE : [...e.unknownPeers];
+    d.estimateAgeMs = num(e.maxAgeMs);
+    d.minSamples = e.minSamples;
+    d.estimateBasis = e.basis ?? "independent";
+    d.answered = o.answered;
+    d.lostWorkMs = o.abandonCostMs;
+    d.decisionChanged = o.decisionChanged;
+    d.degraded = o.degraded;
+    d.deadlineMissed = o.deadlineMissed;
+    d.elapsedMs = o.elapsedMs;
+    d.infoGainPerCommitted = o.infoGainPerCommitted === null ? null : num(o.infoGainPerCommitted);
+    d.violation = o.violation === undefined ? null : { code: o.violation.code, message: o.violation.message };
+    d.traceId = this.#traceIdOf?.(o.fanoutId) ?? null;
+    d.hedges = undefined;
   }
 
   /** A replicated (hedged) fan-out: its hedge decisions, as a HedgeObserver. */
   onHedgedFanoutEnd(o: HedgedOutcome): void {
-    const { branches, unsettled } = tallyBranches(o.branches);
     const won = o.backups.filter((b) => b.won).length;
     const refused = o.decisions.filter((d) => d.decision.action === "refuse").length;
-    const decision: Kept = {
-      fanoutId: o.fanoutId,
-      atUnixMs: this.#clock.now(),
-      mode: "replicated",
-      reason: o.policy,
-      policy: o.policy,
-      budgetMs: num(o.budgetMs),
-      fanoutP50Ms: null,
-      fanoutP99Ms: null,
-      abandonCostMs: null,
-      decisionRelevant: false,
-      size: o.replicas,
-      requirement: `quorum:${o.k}`,
-      estimateStatus: "unknown",
-      p50Kind: "unknown",
-      p99Kind: "unknown",
-      horizonMs: null,
-      unknownPeers: NONE,
-      estimateAgeMs: null,
-      minSamples: 0,
-      estimateBasis: "independent",
-      branches,
-      answered: o.answers.size,
-      lostWorkMs: o.branches.reduce((sum, b) => sum + b.lostWorkMs, 0),
-      decisionChanged: false,
-      degraded: false,
-      deadlineMissed: o.deadlineMissed,
-      elapsedMs: o.elapsedMs,
-      infoGainPerCommitted: null,
-      violation: null,
-      traceId: null,
-      hedges: o.decisions.map(describeHedgeDecision),
-    };
     const because =
       `any ${o.k} of ${o.replicas} replicas under ${o.policy}: ${o.backups.length} backup(s) sent (${won} won), ` +
       `${refused} refused`;
-    this.#push(decision, because, unsettled);
+    const d = this.#take(o.fanoutId, because, o.branches);
+    d.atUnixMs = this.#clock.now();
+    d.mode = "replicated";
+    d.reason = o.policy;
+    d.budgetMs = num(o.budgetMs);
+    d.fanoutP50Ms = null;
+    d.fanoutP99Ms = null;
+    d.abandonCostMs = null;
+    d.policy = o.policy;
+    d.decisionRelevant = false;
+    d.size = o.replicas;
+    d.requirement = `quorum:${o.k}`;
+    d.estimateStatus = "unknown";
+    d.p50Kind = "unknown";
+    d.p99Kind = "unknown";
+    d.horizonMs = null;
+    d.unknownPeers = NONE;
+    d.estimateAgeMs = null;
+    d.minSamples = 0;
+    d.estimateBasis = "independent";
+    d.answered = o.answers.size;
+    d.lostWorkMs = o.branches.reduce((sum, b) => sum + b.lostWorkMs, 0);
+    d.decisionChanged = false;
+    d.degraded = false;
+    d.deadlineMissed = o.deadlineMissed;
+    d.elapsedMs = o.elapsedMs;
+    d.infoGainPerCommitted = null;
+    d.violation = null;
+    d.traceId = null;
+    d.hedges = o.decisions.map(describeHedgeDecision);
   }
 
   /** The losers' lost work, as the peers reported it, once every branch has settled. */
@@ -224,15 +259,22 @@ export class FlightRecorder implements FanoutObserver {
     this.#pending.delete(fanoutId);
   }
 
-  #push(record: Kept, because: Classification | string, unsettled: Set<string> | undefined): void {
-    const evicted = this.#ring[this.#next];
-    if (evicted !== undefined) this.#pending.delete(evicted.fanoutId);
-    this.#ring[this.#next] = record;
+  /**
+   * The next slot's record for `fanoutId`, its branches tallied, for the caller to write the rest over
+   * (the fan-out the slot held leaves the ring and stops waiting for late reports); `because` is kept
+   * beside it. A fan-out with branches still unsettled waits for their late reports.
+   */
+  #take(fanoutId: string, because: Classification | string, branches: readonly BranchRef[]): Kept {
+    let record = this.#ring[this.#next];
+    if (record === undefined) this.#ring[this.#next] = record = blank();
+    else this.#pending.delete(record.fanoutId);
     this.#because[this.#next] = because;
     this.#next = (this.#next + 1) % this.capacity;
     this.#recorded++;
-    if (unsettled !== undefined)
-      this.#pending.set(record.fanoutId, { decision: record, branchIds: unsettled });
+    record.fanoutId = fanoutId;
+    const unsettled = tallyBranches(branches, record.branches);
+    if (unsettled !== undefined) this.#pending.set(fanoutId, { decision: record, branchIds: unsettled });
+    return record;
   }
 
   /** The last `n` decisions (default: all kept), newest first. */
@@ -244,10 +286,12 @@ export class FlightRecorder implements FanoutObserver {
       const record = this.#ring[at];
       const because = this.#because[at];
       if (record === undefined || because === undefined) continue;
+      const { hedges, ...rest } = record;
       out.push({
-        ...record,
+        ...rest,
         because: typeof because === "string" ? because : shownInequality(because),
         branches: { ...record.branches },
+        ...(hedges !== undefined && { hedges }),
       });
     }
     return out;
@@ -261,25 +305,27 @@ export class FlightRecorder implements FanoutObserver {
   }
 }
 
-/** How many branches ended each way, and the ids of those a transport never settled. */
+/** What the tally reads of a branch report. */
+interface BranchRef {
+  readonly outcome: BranchOutcome;
+  readonly unsettled?: boolean;
+  readonly branchId: string;
+}
+
+/** Counts into `branches` how many ended each way; returns the ids of those a transport never settled. */
 function tallyBranches(
-  records: readonly {
-    readonly outcome: BranchOutcome;
-    readonly unsettled?: boolean;
-    readonly branchId: string;
-  }[],
-): { branches: Record<BranchOutcome, number>; unsettled: Set<string> | undefined } {
-  const branches: Record<BranchOutcome, number> = {
-    committed: 0,
-    partial: 0,
-    abandoned: 0,
-    late: 0,
-    failed: 0,
-  };
+  records: readonly BranchRef[],
+  branches: Record<BranchOutcome, number>,
+): Set<string> | undefined {
+  branches.committed = 0;
+  branches.partial = 0;
+  branches.abandoned = 0;
+  branches.late = 0;
+  branches.failed = 0;
   let unsettled: Set<string> | undefined;
   for (const b of records) {
     branches[b.outcome]++;
     if (b.unsettled === true) (unsettled ??= new Set()).add(b.branchId);
   }
-  return { branches, unsettled };
+  return unsettled;
 }

@@ -120,6 +120,24 @@ describe("FlightRecorder", () => {
       requirement: "quorum:1",
       estimateAgeMs: null,
     });
+
+    // The ring writes each slot over in place: a decision read earlier keeps its numbers, and a late
+    // report of a fan-out that left the ring adds nothing to the one that took its slot.
+    const small = new FlightRecorder({ capacity: 1 });
+    small.onFanoutEnd({ ...outcome, fanoutId: "g1", elapsedMs: 7 });
+    const read = small.last(1)[0]!;
+    small.onFanoutEnd({ ...outcome, fanoutId: "g2", elapsedMs: 9, branches: [] });
+    small.onBranchEnd("g1", { ...placeholder, unsettled: false, lostWorkMs: 42 });
+    expect(read).toMatchObject({ fanoutId: "g1", elapsedMs: 7, branches: { abandoned: 1 } });
+    expect(small.last()).toEqual([
+      expect.objectContaining({
+        fanoutId: "g2",
+        elapsedMs: 9,
+        lostWorkMs: 0,
+        branches: expect.objectContaining({ abandoned: 0 }),
+      }),
+    ]);
+    expect(small.last()[0]).not.toHaveProperty("hedges");
   });
 
   it("shows a lower-bound quantile and the horizon as such", () => {
