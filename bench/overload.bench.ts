@@ -23,7 +23,7 @@
  * otherwise (TAILSWARM_V8_FLAGS= for V8's defaults); MALLOC_ARENA_MAX and GLIBC_TUNABLES are passed
  * through, so that glibc's arena limit can be compared (MALLOC_ARENA_MAX=2 against unset).
  * OVERLOAD_MEMORY=1 preloads bench/memory-probe.ts in the coordinator and prints what its RSS is made
- * of 2 s after the sustainable phase and at the burst's highest RSS (the probe costs CPU: its runs'
+ * of idle (before any call), 2 s after the sustainable phase and at the burst's highest RSS (the probe costs CPU: its runs'
  * CPU figures do not count).
  * OVERLOAD_PROFILE_DIR=dir writes the coordinator's CPU profile of the whole run there (it is stopped
  * with SIGTERM, then); read it with bench/profile-summary.ts.
@@ -200,12 +200,16 @@ function printLateness(results: readonly RawStatus[]): void {
   );
 }
 
-/** The coordinator's memory (bench/memory-probe.ts) just before the burst and at its highest RSS in it. */
-function printMemory(file: string, burstStart: number): void {
+/**
+ * The coordinator's memory (bench/memory-probe.ts) idle before any call, just before the burst and at
+ * its highest RSS in it.
+ */
+function printMemory(file: string, idleAt: number, burstStart: number): void {
   const samples = readFileSync(file, "utf8")
     .split("\n")
     .filter((l) => l !== "")
     .map((l) => JSON.parse(l) as MemorySample);
+  const idle = samples.filter((s) => s.at <= idleAt).at(-1);
   const before = samples.filter((s) => s.at < burstStart).at(-1);
   const peak = samples
     .filter((s) => s.at >= burstStart)
@@ -215,7 +219,11 @@ function printMemory(file: string, burstStart: number): void {
       ? {}
       : Object.fromEntries(Object.entries(s).flatMap(([k, v]) => (k === "at" ? [] : [[k, v.toFixed(1)]])));
   console.log("coordinator memory, MiB (bench/memory-probe.ts says what each is):");
-  console.table({ "after the sustainable phase": row(before), "burst, highest RSS": row(peak) });
+  console.table({
+    "idle, before any call": row(idle),
+    "after the sustainable phase": row(before),
+    "burst, highest RSS": row(peak),
+  });
 }
 
 export async function run(): Promise<void> {
@@ -255,6 +263,7 @@ export async function run(): Promise<void> {
     console.log(`peers up; idle`);
     await sleep(3_000);
     const idle = rssMiB(coord, "VmRSS");
+    const idleAt = Date.now();
 
     // Sustainable rate: as many callers as the coordinator runs at once, back to back.
     let served = 0;
@@ -360,7 +369,7 @@ export async function run(): Promise<void> {
     };
     console.log(`codes: ${[...codes].map(([k, v]) => `${k}=${v}`).join(" ")}`);
     printLateness(results);
-    if (MEMORY_FILE !== undefined) printMemory(MEMORY_FILE, burstStart);
+    if (MEMORY_FILE !== undefined) printMemory(MEMORY_FILE, idleAt, burstStart);
     recordFigures(
       `overload (${CALLS} Coordinates at once, ${DEADLINE_MS} ms deadlines, ${PEERS} peers)`,
       figures,

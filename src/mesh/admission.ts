@@ -213,14 +213,14 @@ export class Admission {
       return this.#refuse(
         `${this.#what}: predicted wait ${wait.toFixed(0)} ms (${state}) and service ${service.toFixed(0)} ms are past the ${remainingMs.toFixed(0)} ms left to the deadline`,
         wait,
-        "predicted-wait",
+        "predictedWait",
       );
     }
     if (this.#ahead() - q.capacity >= q.maxQueue) {
       return this.#refuse(
         `${this.#what}: ${state}; limit is ${q.capacity} running and ${q.maxQueue} waiting (${this.#what}.maxQueue)`,
         wait,
-        "queue-full",
+        "maxQueue",
       );
     }
     return undefined;
@@ -233,15 +233,18 @@ export class Admission {
       this.#refuse(
         `${this.#what}: deadline came after ${waited.toFixed(0)} ms queued (${this.#queue.inFlight} running, ${this.#queue.queueDepth} queued); not started`,
         this.predictedWaitMs(),
-        "expired-queued",
+        "expiredQueued",
       ),
     );
   }
 
-  #refuse(message: string, waitMs: number, cause: string): Refused {
+  /**
+   * Refuses a call, logged under its cause's own key (`coordinate.maxQueue`, `coordinate.predictedWait`,
+   * `coordinate.expiredQueued`), so that one cause's flood does not hide another's line.
+   */
+  #refuse(message: string, waitMs: number, cause: "maxQueue" | "predictedWait" | "expiredQueued"): Refused {
     const retryAfterMs = Math.max(1, Math.ceil(waitMs > 0 ? waitMs : (this.#meanServiceMs ?? 100)));
-    this.#log.report(`${this.#what}.admission`, {
-      cause,
+    this.#log.report(`${this.#what}.${cause}`, {
       running: this.#queue.inFlight,
       queued: this.#queue.queueDepth,
       arriving: this.#arriving,

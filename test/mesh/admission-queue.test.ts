@@ -52,7 +52,7 @@ describe("Admission's deadline-aware queue", () => {
       }
     }
     expect(queued).toBe(18);
-    expect(limits).toEqual(["coordinate.admission"]);
+    expect(limits).toEqual(["coordinate.predictedWait"]);
     // a call with more time left still waits: the bound is each call's deadline, not a length
     expect(a.acquire(signal, 5_000)).toBeInstanceOf(Promise);
   });
@@ -69,13 +69,37 @@ describe("Admission's deadline-aware queue", () => {
   });
 
   it("maxQueue bounds the queue apart from time", () => {
-    const { a } = admission(3);
+    const { a, limits } = admission(3);
     const signal = new AbortController().signal;
     warm(a, signal);
     for (let i = 0; i < 3; i++) void (a.acquire(signal, 60_000) as Promise<void>).catch(() => undefined);
     expect(() => a.acquire(signal, 60_000)).toThrow(
       /^coordinate: 2 running, 3 queued, 0 arriving; limit is 2 running and 3 waiting \(coordinate\.maxQueue\)$/,
     );
+    expect(limits).toEqual(["coordinate.maxQueue"]);
+  });
+
+  it("logs each cause under its own key, so a flood of one does not hide another within the interval", async () => {
+    const limits: string[] = [];
+    const clock = new SimClock();
+    const a = new Admission({
+      what: "coordinate",
+      limits: { maxConcurrent: 2, maxQueue: 2, shedHoldMs: 0 },
+      clock,
+      // one line per key per second, as the node logs
+      log: new LimitLog((limit) => void limits.push(limit), 1_000),
+      onShedding: () => undefined,
+    });
+    const signal = new AbortController().signal;
+    warm(a, signal);
+    const queued = a.acquire(signal, 150) as Promise<void>;
+    void (a.acquire(signal, 60_000) as Promise<void>).catch(() => undefined);
+    for (let i = 0; i < 5; i++) expect(() => a.acquire(signal, 60_000)).toThrow(/coordinate\.maxQueue/);
+    for (let i = 0; i < 5; i++) expect(() => a.acquire(signal, 10)).toThrow(/predicted wait/);
+    await clock.advance(200);
+    a.release(100);
+    await expect(queued).rejects.toThrow(/deadline came after/);
+    expect(limits).toEqual(["coordinate.maxQueue", "coordinate.predictedWait", "coordinate.expiredQueued"]);
   });
 
   it("refuses a queued call whose deadline aborts it, RESOURCE_EXHAUSTED with a retry hint", async () => {
@@ -93,7 +117,7 @@ describe("Admission's deadline-aware queue", () => {
       /^coordinate: deadline came after 1000 ms queued \(2 running, 0 queued\); not started$/,
     );
     expect((refused as AdmissionRefused).retryAfterMs).toBeGreaterThan(0);
-    expect(limits).toEqual(["coordinate.admission"]);
+    expect(limits).toEqual(["coordinate.expiredQueued"]);
     // a cancel is not a refusal: its reason passes through
     const cancel = new AbortController();
     const cancelled = a.acquire(cancel.signal, 1_000) as Promise<void>;

@@ -129,7 +129,7 @@ describe("Coordinate admission", () => {
       expect(Number(r.trailer?.get("grpc-retry-pushback-ms")[0])).toBeGreaterThan(0);
     }
     expect(started).toBe(2);
-    expect(limits).toContain("coordinate.admission");
+    expect(limits).toContain("coordinate.maxQueue");
     expect(await health()).toBe(2);
     for (const r of release.splice(0)) r();
     // The two queued calls run once slots free; release them too.
