@@ -93,9 +93,10 @@ export class ObservedFanouts {
  * One fan-out being observed; the branch set reports each branch's end, horizon probes' late ends too.
  * The fan-out takes T = the k-th smallest of its branches' latencies (a branch that failed never answers).
  * Each ended branch gives a lower bound of its latency: an answer (in time, late, or a probe's), exactly
- * its time; a branch cut or abandoned at age a, a; a failure, its age (it never answers). The observation
- * records the k-th smallest of those bounds — never above T, whatever the dependence between peers:
- * - while fewer than k branches have ended it is a call in flight at its age (T > age: at most k − 1
+ * its time; a branch cut or abandoned at age a (a probe: expired), a; a failure, none finite. The
+ * observation records the k-th smallest of those bounds — never above T, whatever the dependence between
+ * peers:
+ * - until k branches have answered or been cut it is a call in flight at its age (T > age: at most k − 1
  *   branches can have answered by now, the ones still out answer later);
  * - once k have, the k-th smallest bound no longer grows (each is at most its end's age, the branches
  *   still out are older): it ends, a completed sample when it is the k-th answer and no cut branch's bound
@@ -136,7 +137,7 @@ export class ObservedFanout {
 
   /**
    * A branch ended without an answer: cut at its deadline or abandoned at `ageMs` after the fan-out began
-   * (a probe: at its own end), or failed (it never answers; `ageMs` unused).
+   * (a probe: at its own end), or failed (it never answers); `ageMs` is the branch's age at its end.
    */
   ended(how: "deadline" | "abandoned" | "failed", ageMs: number): void {
     if (this.done || this.endedCount >= this.bounds.length) return;
@@ -166,21 +167,18 @@ export class ObservedFanout {
       return;
     }
     // the branches still out are at least as old as this end: at `ageMs` they bound nothing lower
-    const bound = kthSmallest(this.bounds, this.endedCount, this.k, open, Math.max(0, ageMs));
+    const bound = kthSmallest(this.bounds.fill(Math.max(0, ageMs), this.endedCount), this.k);
     const exact =
-      this.answerCount >= this.k && kthSmallest(this.answerTimes, this.answerCount, this.k, 0, 0) === bound;
+      this.answerCount >= this.k &&
+      kthSmallest(this.answerTimes.subarray(0, this.answerCount), this.k) === bound;
     if (exact) this.call.complete(bound);
     else this.call.abandoned(bound);
   }
 }
 
-/** The k-th smallest of `values[0..n)` and `extra` copies of `extraValue` (k <= n + extra). */
-function kthSmallest(values: Float64Array, n: number, k: number, extra: number, extraValue: number): number {
-  const all = new Float64Array(n + extra);
-  all.set(values.subarray(0, n));
-  all.fill(extraValue, n);
-  all.sort();
-  return all[k - 1] as number;
+/** The k-th smallest of `values` (sorts them in place). */
+function kthSmallest(values: Float64Array, k: number): number {
+  return values.sort()[k - 1] as number;
 }
 
 function largestFinite(values: Float64Array): number {
