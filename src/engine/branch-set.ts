@@ -7,7 +7,8 @@
  * Every end teaches the latency book (the slow calls are the tail): an answer, in time or not, is a
  * sample; a deadline, or our abandon at it, is censored at the deadline; an earlier abandon is censored
  * at its age; a failure only stops the censoring. A `detach`ed measurement branch runs on to its answer
- * or deadline; a horizon `probe` carried a longer deadline, so its late answer is a sample.
+ * or deadline; a horizon `probe` carried a longer deadline, so its late answer is a sample (for the fan-out
+ * observed too).
  *
  * The branches share one abort signal (an AbortSignal per branch was the engine's largest cost per
  * fan-out); only a measurement candidate gets its own, since it may be detached while the others are
@@ -306,13 +307,13 @@ export class BranchSet<Answer> {
 
   /**
    * Lets a candidate branch cut at the deadline run on as a horizon probe: a measurement branch (the
-   * fan-out does not wait for it, its answer is not used) whose end the fan-out's own observed completion
-   * time reads as a cut at the deadline now. False when it was not a candidate or is no longer out.
+   * fan-out does not wait for it, its answer is not used) whose late end the fan-out's own observed
+   * completion time reads too (its exact latency, or a cut at its real age: `ObservedFanout`). False when
+   * it was not a candidate or is no longer out.
    */
   probe(branch: Branch<Answer>): boolean {
     if (!branch.probeCandidate || !this.detach(branch)) return false;
     branch.probe = true;
-    this.#observed?.ended("deadline", branch.deadline - this.#startedAt);
     return true;
   }
 
@@ -364,16 +365,24 @@ export class BranchSet<Answer> {
 
   /** One end, read once, taught to the peer's estimate and to the fan-out's observed completion time. */
   #learn(branch: Branch<Answer>, end: LatencyEnd, now: number): void {
-    if (branch.probe) {
-      // The fan-out's observation already ended at the cut (see `probe`); the peer's estimate learns the
-      // late completion as a sample, and an expired probe as censored at its real age.
-      if (end === "answer") branch.inFlight.complete(now - branch.issuedAt);
-      else if (end === "failed") branch.inFlight.failed();
-      else branch.inFlight.abandoned(Math.max(0, now - branch.issuedAt));
-      return;
-    }
     const observed = this.#observed;
     const start = this.#startedAt;
+    if (branch.probe) {
+      // A probe's late completion is a sample, an expired or stopped probe censored at its real age: for
+      // the peer's estimate and the fan-out's observation alike.
+      if (end === "answer") {
+        branch.inFlight.complete(now - branch.issuedAt);
+        observed?.answered(now);
+      } else if (end === "failed") {
+        branch.inFlight.failed();
+        observed?.ended("failed", now - start);
+      } else {
+        const at = branch.abandonedAt ?? now;
+        branch.inFlight.abandoned(Math.max(0, at - branch.issuedAt));
+        observed?.ended("abandoned", at - start);
+      }
+      return;
+    }
     switch (end) {
       case "answer":
         branch.inFlight.complete(now - branch.issuedAt);

@@ -90,21 +90,32 @@ export class ObservedFanouts {
 }
 
 /**
- * One fan-out being observed; the branch set reports each branch's end. While out, the fan-out is a call
- * in flight (a stuck fan-out raises the set's p99 before it ends). It ends as:
- * - the k-th answer (measurement branches' too: they say when the requirement *would* have been met):
- *   a completed sample at its time;
- * - every branch ended without it, one at its deadline: `timedOut()`, censored at deadline − start;
- * - otherwise one abandoned: `abandoned(age)`, censored at the largest age any branch was seen at;
- * - only failures: `failed()`, not a latency.
+ * One fan-out being observed; the branch set reports each branch's end, horizon probes' late ends too.
+ * The fan-out takes T = the k-th smallest of its branches' latencies (a branch that failed never answers).
+ * Each ended branch gives a lower bound of its latency: an answer (in time, late, or a probe's), exactly
+ * its time; a branch cut or abandoned at age a (a probe: expired), a; a failure, none finite. The
+ * observation records the k-th smallest of those bounds — never above T, whatever the dependence between
+ * peers:
+ * - until k branches have answered or been cut it is a call in flight at its age (T > age: at most k − 1
+ *   branches can have answered by now, the ones still out answer later);
+ * - once k have, the k-th smallest bound no longer grows (each is at most its end's age, the branches
+ *   still out are older): it ends, a completed sample when it is the k-th answer and no cut branch's bound
+ *   lies below it, else censored there. For all of n that is once every branch ended: a fan-out whose cut
+ *   branches ran on as probes is censored at the latest probe completion, or complete if every one did;
+ * - a fan-out whose branches only answered or failed without meeting the requirement: `failed()`, not a
+ *   latency.
  */
 export class ObservedFanout {
-  private answers = 0;
-  private open: number;
+  /** Ended branches' lower bounds, ms after the fan-out began (a failure: Infinity, it never answers). */
+  private readonly bounds: Float64Array;
+  /** Answer times, ms after the fan-out began. */
+  private readonly answerTimes: Float64Array;
+  private endedCount = 0;
+  private answerCount = 0;
+  /** Ended with a finite bound (answered or cut). */
+  private finite = 0;
+  private sawCut = false;
   private done = false;
-  private sawDeadline = false;
-  private sawAbandon = false;
-  private maxAgeMs = 0;
 
   constructor(
     private readonly call: InFlight,
@@ -112,45 +123,68 @@ export class ObservedFanout {
     private readonly k: number,
     branches: number,
   ) {
-    this.open = branches;
+    this.bounds = new Float64Array(branches);
+    this.answerTimes = new Float64Array(branches);
   }
 
-  /** A branch answered at `nowMs` (in time or not). */
+  /** A branch answered at `nowMs` (in time or not, a probe's late answer too). */
   answered(nowMs: number): void {
-    if (this.done) return;
-    this.open--;
-    this.answers++;
+    if (this.done || this.endedCount >= this.bounds.length) return;
     const age = Math.max(0, nowMs - this.startMs);
-    if (age > this.maxAgeMs) this.maxAgeMs = age;
-    if (this.answers >= this.k) {
-      this.done = true;
-      this.call.complete(age);
-      return;
-    }
-    this.maybeEnd();
+    this.answerTimes[this.answerCount++] = age;
+    this.end(age, age);
   }
 
   /**
-   * A branch ended without an answer: at its deadline, abandoned at `ageMs` after the fan-out began, or
-   * failed (not a latency).
+   * A branch ended without an answer: cut at its deadline or abandoned at `ageMs` after the fan-out began
+   * (a probe: at its own end), or failed (it never answers); `ageMs` is the branch's age at its end.
    */
   ended(how: "deadline" | "abandoned" | "failed", ageMs: number): void {
-    if (this.done) return;
-    this.open--;
-    if (how === "deadline") this.sawDeadline = true;
-    else if (how === "abandoned") this.sawAbandon = true;
-    if (how !== "failed" && ageMs > this.maxAgeMs) this.maxAgeMs = ageMs;
-    this.maybeEnd();
+    if (this.done || this.endedCount >= this.bounds.length) return;
+    if (how === "failed") {
+      this.bounds[this.endedCount++] = Infinity;
+      this.maybeEnd(ageMs);
+      return;
+    }
+    this.sawCut = true;
+    this.end(Math.max(0, ageMs), ageMs);
   }
 
-  private maybeEnd(): void {
-    // Wait for the last branch: while one is out at age c, the set needs longer than c (its latency does).
-    if (this.open > 0) return;
-    this.done = true;
-    if (this.sawDeadline) this.call.timedOut();
-    else if (this.sawAbandon) this.call.abandoned(this.maxAgeMs);
-    else this.call.failed();
+  private end(bound: number, ageMs: number): void {
+    this.bounds[this.endedCount++] = bound;
+    this.finite++;
+    this.maybeEnd(ageMs);
   }
+
+  private maybeEnd(ageMs: number): void {
+    const open = this.bounds.length - this.endedCount;
+    if (this.finite < this.k && open > 0) return; // fewer than k ended: in flight, T > its age
+    this.done = true;
+    if (this.finite < this.k) {
+      // every branch ended, too few answered or were cut (failures): the requirement was never met
+      if (!this.sawCut) this.call.failed();
+      else this.call.abandoned(largestFinite(this.bounds));
+      return;
+    }
+    // the branches still out are at least as old as this end: at `ageMs` they bound nothing lower
+    const bound = kthSmallest(this.bounds.fill(Math.max(0, ageMs), this.endedCount), this.k);
+    const exact =
+      this.answerCount >= this.k &&
+      kthSmallest(this.answerTimes.subarray(0, this.answerCount), this.k) === bound;
+    if (exact) this.call.complete(bound);
+    else this.call.abandoned(bound);
+  }
+}
+
+/** The k-th smallest of `values` (sorts them in place). */
+function kthSmallest(values: Float64Array, k: number): number {
+  return values.sort()[k - 1] as number;
+}
+
+function largestFinite(values: Float64Array): number {
+  let max = 0;
+  for (const v of values) if (v !== Infinity && v > max) max = v;
+  return max;
 }
 
 /** The key of a required set: requirement and sorted peer ids (the same set in any order is one set). */

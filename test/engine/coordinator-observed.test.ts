@@ -31,8 +31,8 @@ describe("Coordinator: the fan-out's own completion time feeds step 4", () => {
     expect(h.seen.decisions.at(-1)?.estimate.basis).toBe("observed");
   });
 
-  it("a fan-out cut at its deadline is a timeout of the set at the budget", async () => {
-    const h = harness();
+  it("a fan-out cut at its deadline (no probes) is a timeout of the set at the budget", async () => {
+    const h = harness({ coordinator: { horizonProbe: { share: 0 } } });
     h.transport.addPeer("a", { latency: 10, handler: () => "a" });
     h.transport.addPeer("b", { latency: 500, handler: () => "b" });
     h.warm("a", 10, 30);
@@ -54,5 +54,27 @@ describe("Coordinator: the fan-out's own completion time feeds step 4", () => {
     expect(e.p50Ms).toBeLessThanOrEqual(101);
     // The set does not answer within the budget: at or below its p50 the rule degrades.
     expect(h.seen.decisions.at(-1)?.classification.mode).toBe("degrade");
+  });
+
+  it("a cut branch that completes as a horizon probe ends the set's observation at its completion", async () => {
+    const h = harness();
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.transport.addPeer("b", { latency: 500, handler: () => "b" });
+    h.warm("a", 10, 30);
+    h.warm("b", [10, 10, 10, 500], 40);
+    const fanOut = () =>
+      h.clock.runUntilSettled(
+        h.coordinator.fanOut(task, { peers: ["a", "b"], budgetMs: 100, model: collectModel() }),
+      );
+    const observedSamples = () => h.book.fanout(["a", "b"], { kind: "all" }, h.clock.now()).observedSamples;
+    await fanOut();
+    expect(h.coordinator.stats().horizonProbes.issued).toBe(1);
+    // cut at 100 ms for the caller, but its probe is still out: the fan-out is still in flight
+    await h.clock.advance(300);
+    expect(observedSamples()).toBe(0);
+    await h.clock.advance(300);
+    // a answered, b's probe completed at 500 ms: every branch's latency is known, so the fan-out's is
+    expect(h.coordinator.stats().horizonProbes.completed).toBe(1);
+    expect(observedSamples()).toBe(1);
   });
 });

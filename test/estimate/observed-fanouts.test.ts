@@ -1,8 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LatencyBook } from "../../src/estimate/latency-book.js";
-import { ObservedFanouts, observedSetKey } from "../../src/estimate/observed-fanouts.js";
+import { ObservedFanout, ObservedFanouts, observedSetKey } from "../../src/estimate/observed-fanouts.js";
 import { resolveOptions } from "../../src/estimate/options.js";
-import type { PeerId } from "../../src/estimate/types.js";
+import type { InFlight, PeerId } from "../../src/estimate/types.js";
 import { ManualClock } from "./helpers.js";
 
 const ALL = { kind: "all" } as const;
@@ -80,6 +81,37 @@ describe("ObservedFanout: what one fan-out teaches", () => {
     g?.ended("failed", 2);
     expect(t?.estimate(clock.t + 100).censoredEnds).toBe(1);
     expect(t?.estimate(clock.t + 100).censored).toBe(0);
+  });
+
+  it("all of n: a cut branch's probe completion raises the censored end; every cut one completed: a sample", () => {
+    const { clock, observed } = setup();
+    const f = observed.begin(["a", "b", "c"], ALL, clock.t, clock.t + 10);
+    f?.answered(clock.t + 5);
+    f?.ended("deadline", 9); // c cut, b cut but left running as a probe
+    f?.answered(clock.t + 30); // b's probe
+    const set = observed.get(observedSetKey(["a", "b", "c"], ALL));
+    expect(set?.estimate(clock.t + 40)).toMatchObject({ samples: 0, censored: 0, censoredEnds: 1 });
+    expect(set?.estimate(clock.t + 40).p50Ms).toBeGreaterThanOrEqual(29); // T >= 30, not just > 9
+    const g = observed.begin(["a", "b", "c"], ALL, clock.t, clock.t + 10);
+    g?.answered(clock.t + 5);
+    g?.answered(clock.t + 25); // both cut branches ran on as probes and completed
+    expect(set?.estimate(clock.t + 40)).toMatchObject({ samples: 0, censoredEnds: 1, censored: 1 });
+    g?.answered(clock.t + 35);
+    expect(set?.estimate(clock.t + 40)).toMatchObject({ samples: 1, censoredEnds: 1, censored: 0 });
+  });
+
+  it("k of n: ends at the k-th smallest bound once k branches ended, not at a later answer", () => {
+    const ends: string[] = [];
+    const f = new ObservedFanout(recorder(ends), 0, 2, 3);
+    f.answered(5);
+    f.ended("deadline", 9); // cut: it may have answered at 9.1
+    expect(ends).toEqual(["censored 9"]); // no longer in flight: a third branch out cannot raise it
+    f.answered(40); // a measurement branch's or probe's late answer: T <= 40, not = 40
+    expect(ends).toEqual(["censored 9"]);
+    const g = new ObservedFanout(recorder(ends), 0, 2, 3);
+    g.answered(5);
+    g.answered(7);
+    expect(ends.at(-1)).toBe("complete 7");
   });
 
   it("keys a set by its members, in any order, and keeps at most maxSets", () => {
@@ -160,5 +192,70 @@ describe("LatencyBook.fanout with observed completion times", () => {
     expect(e.status).toBe("unknown");
     expect(e.basis).toBe("independent");
     expect(e.observedSamples).toBe(0);
+  });
+});
+
+/** An InFlight that writes how it ended. */
+function recorder(ends: string[]): InFlight {
+  return {
+    complete: (ms) => ends.push(`complete ${ms}`),
+    timedOut: () => ends.push("timedOut"),
+    abandoned: (ms) => ends.push(`censored ${ms}`),
+    failed: () => ends.push("failed"),
+  };
+}
+
+describe("ObservedFanout: never above the fan-out's true time (property)", () => {
+  // Each branch has a true latency (Infinity: it fails at `failAt`); the coordinator cuts it at `cutAt`
+  // unless it answered by then, and a probe runs on to `probeMs` at most. The ends are reported in time
+  // order; the recorded end (and the age it was in flight to) is at most T = the k-th smallest latency.
+  const branch = fc.record({
+    latency: fc.oneof(fc.double({ min: 0, max: 200, noNaN: true }), fc.constant(Infinity)),
+    failAt: fc.double({ min: 0, max: 200, noNaN: true }),
+    cutAt: fc.double({ min: 0, max: 200, noNaN: true }),
+    probe: fc.boolean(),
+  });
+  it("holds for random latencies, cuts, probes and failures, any k", () => {
+    fc.assert(
+      fc.property(
+        fc.array(branch, { minLength: 1, maxLength: 8 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 400, noNaN: true }),
+        (bs, kShare, probeMs) => {
+          const k = 1 + Math.min(bs.length - 1, Math.floor(kShare * bs.length));
+          const events: { at: number; end: (f: ObservedFanout) => void }[] = [];
+          for (const b of bs) {
+            if (b.latency === Infinity) {
+              const at = b.probe ? b.failAt : Math.min(b.failAt, b.cutAt);
+              if (b.failAt <= at) events.push({ at, end: (f) => f.ended("failed", at) });
+              else events.push({ at, end: (f) => f.ended("deadline", at) });
+            } else if (b.latency <= b.cutAt || (b.probe && b.latency <= Math.max(b.cutAt, probeMs))) {
+              events.push({ at: b.latency, end: (f) => f.answered(b.latency) });
+            } else {
+              const at = b.probe ? Math.max(b.cutAt, probeMs) : b.cutAt;
+              events.push({ at, end: (f) => f.ended("abandoned", at) });
+            }
+          }
+          events.sort((x, y) => x.at - y.at);
+          const sorted = bs.map((b) => b.latency).sort((x, y) => x - y);
+          const truth = sorted[k - 1] as number;
+          const ends: string[] = [];
+          const f = new ObservedFanout(recorder(ends), 0, k, bs.length);
+          let endedAt = NaN;
+          for (const e of events) {
+            e.end(f);
+            if (ends.length > 0 && Number.isNaN(endedAt)) endedAt = e.at;
+          }
+          expect(ends.length).toBe(1);
+          const [how, value] = (ends[0] as string).split(" ");
+          if (how === "failed") return;
+          // in flight up to its end: T was above every age it was seen at
+          expect(endedAt).toBeLessThanOrEqual(truth);
+          expect(Number(value)).toBeLessThanOrEqual(truth);
+          if (how === "complete") expect(Number(value)).toBe(truth);
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
