@@ -10,7 +10,10 @@ const round = (v: number, digits: number): number => (Number.isFinite(v) ? Numbe
 
 export function shownInequality(c: Classification): string {
   const tail = c.fanoutP99Ms + c.abandonCostMs;
-  const raw = [c.budgetMs, c.fanoutP50Ms, c.fanoutP99Ms, c.abandonCostMs, tail].filter(Number.isFinite);
+  const floor = c.p50FloorMs ?? NaN;
+  const raw = [c.budgetMs, c.fanoutP50Ms, c.fanoutP99Ms, c.abandonCostMs, tail, floor].filter(
+    Number.isFinite,
+  );
   const distinct = new Set(raw).size;
   const digits = [1, 2, 3, 6].find((d) => new Set(raw.map((v) => round(v, d))).size === distinct) ?? 6;
   const shown: Classification = {
@@ -19,6 +22,7 @@ export function shownInequality(c: Classification): string {
     fanoutP50Ms: round(c.fanoutP50Ms, digits),
     fanoutP99Ms: round(c.fanoutP99Ms, digits),
     abandonCostMs: round(c.abandonCostMs, digits),
+    ...(c.p50FloorMs !== undefined && { p50FloorMs: round(c.p50FloorMs, digits) }),
   };
   // A sum of rounded numbers can carry binary noise (0.1 + 0.2): shown at the same precision. A
   // number the estimate did not have reads "unknown", not NaN.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classify } from "../../src/policy/classify.js";
+import { decide } from "../../src/policy/decide.js";
 import { shownInequality } from "../../src/telemetry/shown-inequality.js";
 
 describe("shownInequality", () => {
@@ -26,5 +27,34 @@ describe("shownInequality", () => {
       fanoutP50Ms: NaN,
     } as const;
     expect(shownInequality(unknown)).toContain("p50 unknown");
+  });
+
+  it("rounds the p50 floor an unknown estimate was weighed against, as it does the other numbers", () => {
+    const c = decide({
+      policy: "p99-boundary",
+      budgetMs: 9.87654,
+      estimate: {
+        status: "unknown",
+        unknownPeers: ["thin"],
+        p50Ms: 9.3,
+        p99Ms: 80,
+        p50Kind: "lower-bound",
+        p99Kind: "lower-bound",
+        requirement: { kind: "all" },
+        size: 40,
+        maxAgeMs: 100,
+        minSamples: 3,
+        p50FloorMs: 9.47213,
+      },
+      abandonCostMs: 0,
+      relevant: true,
+      speculationFeasible: true,
+      anyPeerLive: true,
+      hasFallback: true,
+    });
+    expect(c.reason).toBe("estimate-unknown");
+    expect(shownInequality(c)).toBe(
+      "fan-out estimate unknown (stale or under-sampled) and budget 9.9 ms > p50 floor 9.5 ms",
+    );
   });
 });
