@@ -333,21 +333,19 @@ export class BranchSet<Answer> {
       this.#sharedLive--;
       this.#abortSharedWhenDone();
     }
-    this.#learn(branch, endOf(branch, result, now), now);
+    let invalid: string | undefined;
     if (result.kind === "answer") {
       try {
         branch.answer = { value: this.#ctx.model.parseAnswer(result.answer) };
       } catch (error) {
-        branch.result = {
-          kind: "failed",
-          code: "INVALID_ANSWER",
-          message: error instanceof Error ? error.message : String(error),
-        };
+        invalid = error instanceof Error ? error.message : String(error);
       }
-      if (branch.answer !== undefined && this.#open && !branch.abandonedByUs) {
-        branch.inTime = true;
-        this.answers.set(branch.peer, branch.answer.value);
-      }
+    }
+    this.#learn(branch, endOf(branch, result, now), now, invalid === undefined);
+    if (invalid !== undefined) branch.result = { kind: "failed", code: "INVALID_ANSWER", message: invalid };
+    if (branch.answer !== undefined && this.#open && !branch.abandonedByUs) {
+      branch.inTime = true;
+      this.answers.set(branch.peer, branch.answer.value);
     }
     if (!this.#open) this.onSettledAfterClose?.(branch);
     this.wake();
@@ -363,19 +361,26 @@ export class BranchSet<Answer> {
     }
   }
 
-  /** One end, read once, taught to the peer's estimate and to the fan-out's observed completion time. */
-  #learn(branch: Branch<Answer>, end: LatencyEnd, now: number): void {
+  /**
+   * One end, read once, taught to the peer's estimate and to the fan-out's observed completion time. An
+   * answer the model rejected (`valid` false) is the peer's latency all the same, but it never meets the
+   * fan-out's requirement: for the fan-out that branch never answers.
+   */
+  #learn(branch: Branch<Answer>, end: LatencyEnd, now: number, valid: boolean): void {
     const observed = this.#observed;
     const start = this.#startedAt;
     if (branch.probe) {
-      // A probe's late completion is a sample, an expired or stopped probe censored at its real age: for
-      // the peer's estimate and the fan-out's observation alike.
+      // A probe's late completion is a sample, an expired or stopped probe censored at its real age, for
+      // the peer's estimate and the fan-out's observation alike. A probe that failed or answered what the
+      // model rejects had not answered by then: the fan-out, cut already, is censored at that age too
+      // (recording it as failed would drop a fan-out that missed its deadline from the set's estimate).
       if (end === "answer") {
         branch.inFlight.complete(now - branch.issuedAt);
-        observed?.answered(now);
+        if (valid) observed?.answered(now);
+        else observed?.ended("abandoned", now - start);
       } else if (end === "failed") {
         branch.inFlight.failed();
-        observed?.ended("failed", now - start);
+        observed?.ended("abandoned", now - start);
       } else {
         const at = branch.abandonedAt ?? now;
         branch.inFlight.abandoned(Math.max(0, at - branch.issuedAt));
@@ -386,7 +391,8 @@ export class BranchSet<Answer> {
     switch (end) {
       case "answer":
         branch.inFlight.complete(now - branch.issuedAt);
-        observed?.answered(now);
+        if (valid) observed?.answered(now);
+        else observed?.ended("failed", now - start);
         break;
       case "deadline":
         branch.inFlight.timedOut();

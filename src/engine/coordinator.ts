@@ -284,7 +284,11 @@ export class Coordinator {
       const record = branchRecord(b, ctx);
       this.#tell(() => this.#observer.onBranchEnd(fanoutId, record));
     };
-    watchUnsettled(set, this.#clock, start + budgetMs, this.#settleTimeoutMs);
+    // a probe runs on to its own deadline on the peer: the watch must not fail it before that
+    const lastDeadline = set.branches.some((b) => b.probe)
+      ? start + Math.max(budgetMs, this.#probes.options.maxMs)
+      : start + budgetMs;
+    watchUnsettled(set, this.#clock, lastDeadline, this.#settleTimeoutMs);
     const score = scoreRelevance(o.model, set.answers);
     for (const peer of score.decisionRelevant) decisionRelevant.add(peer);
     const records = set.branches.map((b) => branchRecord(b, ctx));

@@ -180,6 +180,8 @@ export class FlightRecorder implements FanoutObserver {
     const c = o.classification;
     const e = o.estimate;
     const kinds = shownKinds(c, e);
+    // what may throw is read before the slot is taken: a slot is never left half written
+    const traceId = this.#traceIdOf?.(o.fanoutId) ?? null;
     const d = this.#take(o.fanoutId, c, o.branches);
     d.atUnixMs = this.#clock.now();
     d.mode = c.mode;
@@ -208,7 +210,7 @@ export class FlightRecorder implements FanoutObserver {
     d.elapsedMs = o.elapsedMs;
     d.infoGainPerCommitted = o.infoGainPerCommitted === null ? null : num(o.infoGainPerCommitted);
     d.violation = o.violation === undefined ? null : { code: o.violation.code, message: o.violation.message };
-    d.traceId = this.#traceIdOf?.(o.fanoutId) ?? null;
+    d.traceId = traceId;
     d.hedges = undefined;
   }
 
@@ -219,6 +221,7 @@ export class FlightRecorder implements FanoutObserver {
     const because =
       `any ${o.k} of ${o.replicas} replicas under ${o.policy}: ${o.backups.length} backup(s) sent (${won} won), ` +
       `${refused} refused`;
+    const hedges = o.decisions.map(describeHedgeDecision);
     const d = this.#take(o.fanoutId, because, o.branches);
     d.atUnixMs = this.#clock.now();
     d.mode = "replicated";
@@ -248,7 +251,7 @@ export class FlightRecorder implements FanoutObserver {
     d.infoGainPerCommitted = null;
     d.violation = null;
     d.traceId = null;
-    d.hedges = o.decisions.map(describeHedgeDecision);
+    d.hedges = hedges;
   }
 
   /** The losers' lost work, as the peers reported it, once every branch has settled. */

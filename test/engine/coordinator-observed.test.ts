@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { observedSetKey } from "../../src/estimate/observed-fanouts.js";
 import { collectModel, harness } from "./harness.js";
 
 const task = { kind: "echo", payload: null };
@@ -76,5 +77,45 @@ describe("Coordinator: the fan-out's own completion time feeds step 4", () => {
     // a answered, b's probe completed at 500 ms: every branch's latency is known, so the fan-out's is
     expect(h.coordinator.stats().horizonProbes.completed).toBe(1);
     expect(observedSamples()).toBe(1);
+  });
+
+  it("a probe that fails had not answered by then: the cut fan-out is censored at that age, not dropped", async () => {
+    const h = harness();
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.transport.addPeer("b", {
+      latency: 500,
+      handler: async (_task, ctx) => {
+        await new Promise<void>((done) => ctx.clock.setTimer(() => done(), 500));
+        throw new Error("peer b fails late");
+      },
+    });
+    h.warm("a", 10, 30);
+    h.warm("b", [10, 10, 10, 500], 40);
+    await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers: ["a", "b"], budgetMs: 100, model: collectModel() }),
+    );
+    expect(h.coordinator.stats().horizonProbes.issued).toBe(1);
+    await h.clock.advance(600);
+    // the set's one observation: censored where b's probe failed (~500 ms), a lower bound of its p50
+    const set = h.book["observed"].get(observedSetKey(["a", "b"], { kind: "all" }));
+    const cdf = set?.cdf(h.clock.now());
+    expect(cdf?.completedCount).toBe(0);
+    expect(cdf?.lowerBound(0.5)).toBe(true);
+    expect(cdf?.quantile(0.5)).toBeGreaterThanOrEqual(490);
+  });
+
+  it("an answer the model rejects never meets the requirement: the set records no completion at it", async () => {
+    const h = harness({ coordinator: { horizonProbe: { share: 0 } } });
+    h.transport.addPeer("a", { latency: 10, handler: () => "a" });
+    h.transport.addPeer("b", { latency: 20, handler: () => 42 });
+    h.warm("a", 10, 30);
+    h.warm("b", 20, 30);
+    const out = await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, { peers: ["a", "b"], budgetMs: 100, model: collectModel() }),
+    );
+    expect(out.branches.find((b) => b.peer === "b")?.outcome).toBe("failed");
+    await h.clock.flush();
+    // b's latency is still b's (it answered at 20 ms), but the fan-out never had both answers
+    expect(h.book.fanout(["a", "b"], { kind: "all" }, h.clock.now()).observedSamples).toBe(0);
   });
 });
