@@ -15,10 +15,10 @@
  *
  * The per-fan-out cap overrides what is owed. One cut fan-out of a large set owes every cut member a
  * probe, and would spend `maxPerWindow` alone; every later fan-out of the window would then be censored at
- * the cut, its age barely past the budget. An all-of-n fan-out's observation is bounded by its slowest
- * probe's completion, so a few probes move it past the budget as well as many do; with the window's
- * probes spread over `maxPerWindow / maxPerFanout` fan-outs, the set's p50 floor collects the observations
- * it needs several times sooner. A fan-out's probes go to its cut candidates with the fewest probes
+ * the cut, its age barely past the budget. An all-of-n fan-out's observation is at least its slowest
+ * probe's completion, so one probe already places it past its cut (more only raise the bound); with the
+ * window's probes spread over up to `maxPerWindow / maxPerFanout` fan-outs, more of the set's
+ * observations lie past the budget, which is what its p50 floor counts. A fan-out's probes go to its cut candidates with the fewest probes
  * started in the window (ties in issue order), so the members' own windows are filled evenly too.
  *
  * A stalled cut owes nothing (`stalledCut`): when the caller's own event loop ran late past the deadline
