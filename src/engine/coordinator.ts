@@ -360,7 +360,8 @@ export class Coordinator {
       return e.status !== "fresh" || e.p99Kind === "lower-bound";
     },
     cut: (n: number): void => this.#probes.cut(n),
-    take: (peer: PeerId, stalled: boolean): boolean => this.#probes.take(peer, this.#clock.now(), stalled),
+    takeCut: (peers: readonly PeerId[], stalled: boolean): boolean[] =>
+      this.#probes.takeCut(peers, this.#clock.now(), stalled),
   };
 
   /** A branch ended: a probe is counted, a measurement branch frees its slot. */

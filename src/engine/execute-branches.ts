@@ -8,7 +8,7 @@
  *
  * A branch given up because the decision settled without it is abandoned, unless `measure(peer)` wants
  * the sample: then it runs on detached as a measurement branch. At the deadline a horizon-probe candidate
- * runs on as a probe (`probes.take`) or is abandoned at once; a caller's abort abandons everything.
+ * runs on as a probe (`probes.takeCut`) or is abandoned at once; a caller's abort abandons everything.
  * Always returns by the branch deadline plus `settleGraceMs`, whatever the transport does; the deadline
  * is checked at every branch end too, so a timer firing late on a busy loop does not stretch the wait.
  */
@@ -57,10 +57,10 @@ export interface ExecuteContext<Answer> {
     /** Branches were cut at the deadline (each earns its share of a probe). */
     readonly cut: (n: number) => void;
     /**
-     * Asked for each candidate cut at the deadline: true keeps it running as a probe. `stalled`: the cut
-     * was a stall of the caller (`stalledCut`).
+     * Asked once for the candidates cut at the deadline: true at a peer's index keeps its branch running as
+     * a probe. `stalled`: the cut was a stall of the caller (`stalledCut`).
      */
-    readonly take: (peer: PeerId, stalled: boolean) => boolean;
+    readonly takeCut: (peers: readonly PeerId[], stalled: boolean) => readonly boolean[];
   };
 }
 
@@ -150,9 +150,16 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
         probes.cut(cut.length);
         const stalled = stalledCut(cut.length, set.branches.length, lateMs, ctx.deadline - issuedAt);
         // a candidate carries a longer deadline to the peer: it runs on as a probe, or is stopped now
-        for (const b of cut)
-          if (b.probeCandidate && !(probes.take(b.peer, stalled) && set.probe(b)))
-            set.abandon(b, "fan-out deadline", "deadline");
+        const candidates = cut.filter((b) => b.probeCandidate);
+        if (candidates.length > 0) {
+          const kept = probes.takeCut(
+            candidates.map((b) => b.peer),
+            stalled,
+          );
+          candidates.forEach((b, i) => {
+            if (!(kept[i] === true && set.probe(b))) set.abandon(b, "fan-out deadline", "deadline");
+          });
+        }
       }
       // speculation gave up at the deadline; synchronous branches end by their own deadline ("late")
       if (mode === "speculate") set.abandonOutstanding("speculation deadline", "deadline");

@@ -8,10 +8,18 @@
  * Who may probe (`share` 0 turns probes off): each peer whose branches are being cut gets its first
  * `minPerPeerPerWindow` probes of every window as of right, so a few completions beyond the horizon reach each slow peer's window however
  * rare cuts are; beyond those, each cut branch earns `share` of a probe (credit capped at one). Bounded
- * twice: `maxPerPeerPerWindow` per peer and `maxPerWindow` in all per `windowMs` (refusals by either are
- * counted, `capped`). Only a branch to a peer whose p99 is a lower bound is a candidate (a known tail
- * needs no probe), and a candidate becomes a probe only when cut at the deadline; the other candidates
- * are abandoned at the deadline as usual.
+ * three times: `maxPerPeerPerWindow` per peer and `maxPerWindow` in all per `windowMs`, and `maxPerFanout`
+ * per fan-out (refusals by any are counted, `capped`). Only a branch to a peer whose p99 is a lower bound
+ * is a candidate (a known tail needs no probe), and a candidate becomes a probe only when cut at the
+ * deadline; the other candidates are abandoned at the deadline as usual.
+ *
+ * The per-fan-out cap overrides what is owed. One cut fan-out of a large set owes every cut member a
+ * probe, and would spend `maxPerWindow` alone; every later fan-out of the window would then be censored at
+ * the cut, its age barely past the budget. An all-of-n fan-out's observation is at least its slowest
+ * probe's completion, so one probe already places it past its cut (more only raise the bound); with the
+ * window's probes spread over up to `maxPerWindow / maxPerFanout` fan-outs, more of the set's
+ * observations lie past the budget, which is what its p50 floor counts. A fan-out's probes go to its cut candidates with the fewest probes
+ * started in the window (ties in issue order), so the members' own windows are filled evenly too.
  *
  * A stalled cut owes nothing (`stalledCut`): when the caller's own event loop ran late past the deadline
  * and most of the fan-out was cut with it, the cut says little of each peer's tail, and owing every one of
@@ -41,6 +49,8 @@ export interface HorizonProbeOptions {
   maxPerPeerPerWindow?: number;
   /** Probes started per window over all peers, at most. */
   maxPerWindow?: number;
+  /** Probes started by one fan-out's cut, at most. */
+  maxPerFanout?: number;
   /** Probes of one peer running at once, at most. */
   maxInFlightPerPeer?: number;
   /** A probe's own deadline on the peer: issue time + this, ms. */
@@ -54,6 +64,7 @@ export const HORIZON_PROBE_DEFAULTS: Readonly<Required<HorizonProbeOptions>> = O
   minPerPeerPerWindow: 4,
   maxPerPeerPerWindow: 6,
   maxPerWindow: 30,
+  maxPerFanout: 3,
   maxInFlightPerPeer: 1,
   maxMs: 2_000,
   windowMs: 10_000,
@@ -64,6 +75,7 @@ export const HORIZON_PROBE_RANGES: Readonly<Record<keyof HorizonProbeOptions, Nu
   minPerPeerPerWindow: intRange(0, 1_000),
   maxPerPeerPerWindow: intRange(0, 1_000),
   maxPerWindow: intRange(0, 1_000_000),
+  maxPerFanout: intRange(0, 1_000_000),
   maxInFlightPerPeer: intRange(1, 1_000),
   maxMs: numberRange(1, 60_000),
   windowMs: numberAbove(0),
@@ -71,8 +83,8 @@ export const HORIZON_PROBE_RANGES: Readonly<Record<keyof HorizonProbeOptions, Nu
 
 /**
  * Probes since the coordinator started: issued = completed + expired + still running; `capped`, candidates
- * cut at the deadline that a cap kept from probing (`maxPerPeerPerWindow`, `maxPerWindow`, or
- * `maxInFlightPerPeer` reached since the branch was issued); `busy`, branches not made candidates because
+ * cut at the deadline that a cap kept from probing (`maxPerFanout`, `maxPerPeerPerWindow`, `maxPerWindow`,
+ * or `maxInFlightPerPeer` reached since the branch was issued); `busy`, branches not made candidates because
  * their peer had `maxInFlightPerPeer` probes running.
  */
 export interface HorizonProbeStats {
@@ -121,8 +133,15 @@ export class HorizonProbes {
     this.options = Object.freeze(o);
   }
 
-  #limit(key: "maxPerPeerPerWindow" | "maxPerWindow" | "maxInFlightPerPeer", peer: PeerId): void {
-    this.#onLimit?.(`horizonProbe.${key}`, { max: this.options[key], peer, windowMs: this.options.windowMs });
+  #limit(
+    key: "maxPerFanout" | "maxPerPeerPerWindow" | "maxPerWindow" | "maxInFlightPerPeer",
+    peer: PeerId,
+  ): void {
+    const max = this.options[key];
+    this.#onLimit?.(
+      `horizonProbe.${key}`,
+      key === "maxPerFanout" ? { max, peer } : { max, peer, windowMs: this.options.windowMs },
+    );
   }
 
   /**
@@ -139,6 +158,33 @@ export class HorizonProbes {
       return false;
     }
     return true;
+  }
+
+  /**
+   * One fan-out's candidate branches to `peers` were cut at the deadline: which become probes (true at the
+   * same index). At most `maxPerFanout` do, whatever is owed: those are tried in order of the fewest probes
+   * started in the window (ties in the order given), each as `take`; the candidates left when the cap is
+   * reached are refused by it (counted in `capped`) if a probe was owed or credit was in hand.
+   */
+  takeCut(peers: readonly PeerId[], now: number, stalled = false): boolean[] {
+    const kept = peers.map(() => false);
+    if (this.options.share === 0 || peers.length === 0) return kept;
+    const started = peers.map((p) => this.#inWindow(p, now));
+    const order = peers.map((_, i) => i).sort((a, b) => (started[a] as number) - (started[b] as number));
+    let taken = 0;
+    for (const i of order) {
+      const peer = peers[i] as PeerId;
+      if (taken < this.options.maxPerFanout) {
+        if (this.take(peer, now, stalled)) {
+          kept[i] = true;
+          taken++;
+        }
+      } else if ((!stalled && this.#owed(peer, now)) || this.#credit >= 1) {
+        this.#capped++;
+        this.#limit("maxPerFanout", peer);
+      }
+    }
+    return kept;
   }
 
   /**

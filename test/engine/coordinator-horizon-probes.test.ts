@@ -1,6 +1,6 @@
 /**
  * Which cut branches become horizon probes, through a real Coordinator on a simulated clock: a peer cut
- * is owed its probes, every peer of a fan-out cut on time too; a fan-out cut almost whole while the
+ * is owed its probes, every peer of a fan-out cut on time too, at most maxPerFanout of them per cut; a fan-out cut almost whole while the
  * coordinator noticed its deadline late (a stall) owes none, so the budget is left for the peers that are
  * slow on their own. A probe's slot is freed however the fan-out ends.
  */
@@ -26,12 +26,12 @@ function laggingClock(): { clock: Clock; bind(sim: SimClock): void; lateMs: numb
   return lag;
 }
 
-function swarm(slow: readonly string[], fast: readonly string[], clock?: Clock): Harness {
+function swarm(slow: readonly string[], fast: readonly string[], clock?: Clock, maxPerFanout = 10): Harness {
   // share ~0: only owed probes; the initial credit of one is spent by the first refused owed one
   const h = harness({
     coordinator: {
       explorationRate: 0,
-      horizonProbe: { share: 1e-9, minPerPeerPerWindow: 2 },
+      horizonProbe: { share: 1e-9, minPerPeerPerWindow: 2, maxPerFanout },
       ...(clock !== undefined && { clock }),
     },
   });
@@ -61,11 +61,27 @@ describe("Coordinator — horizon probes from cut branches", () => {
     expect(h.book.estimate("gw", h.clock.now()).samples).toBe(1);
   });
 
-  it("a fan-out cut almost whole on time owes each slow peer its probe", async () => {
-    const h = swarm(["s1", "s2", "s3", "s4"], ["a"]);
+  it("a fan-out cut almost whole on time owes each slow peer its probe, up to maxPerFanout", async () => {
+    const h = swarm(["s1", "s2", "s3", "s4", "s5"], ["a"], undefined, 5);
+    await fanOut(h, ["s1", "s2", "s3", "s4", "s5", "a"]);
+    await h.clock.runUntilIdle();
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 5, completed: 5, capped: 0 });
+  });
+
+  it("spreads the owed probes over fan-outs: maxPerFanout per cut, the peers probed least this window first", async () => {
+    const h = swarm(["s1", "s2", "s3", "s4"], ["a"], undefined, 3);
+    const samples = (): number[] =>
+      ["s1", "s2", "s3", "s4"].map((p) => h.book.estimate(p, h.clock.now()).samples);
     await fanOut(h, ["s1", "s2", "s3", "s4", "a"]);
     await h.clock.runUntilIdle();
-    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 4, completed: 4 });
+    // three probes though four were owed: s4, last in issue order, is refused by the cap
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 3, completed: 3, capped: 1 });
+    expect(samples()).toEqual([1, 1, 1, 0]);
+    // the next cut gives s4 its probe first, then the others in issue order
+    await fanOut(h, ["s1", "s2", "s3", "s4", "a"]);
+    await h.clock.runUntilIdle();
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 6, completed: 6, capped: 2 });
+    expect(samples()).toEqual([2, 2, 1, 1]);
   });
 
   it("a fan-out cut almost whole with its deadline noticed late (a stall) owes nothing: only the initial credit probes", async () => {

@@ -121,6 +121,43 @@ describe("HorizonProbes", () => {
     expect(probes.stats()).toMatchObject({ issued: 3, capped: 0 });
   });
 
+  it("takes at most maxPerFanout of one cut, owed or not, the peers probed least this window first", () => {
+    const limits: [string, Record<string, unknown>][] = [];
+    const probes = new HorizonProbes(
+      { share: 1e-6, minPerPeerPerWindow: 4, maxPerFanout: 2, maxInFlightPerPeer: 10, windowMs: 10_000 },
+      (limit, fields) => limits.push([limit, fields]),
+    );
+    const cut = ["a", "b", "c", "d"];
+    // every one is owed: the first two in the order given, the other two refused by the fan-out's cap
+    expect(probes.takeCut(cut, 0)).toEqual([true, true, false, false]);
+    expect(probes.stats()).toMatchObject({ issued: 2, capped: 2 });
+    expect(limits).toEqual([
+      ["horizonProbe.maxPerFanout", { max: 2, peer: "c" }],
+      ["horizonProbe.maxPerFanout", { max: 2, peer: "d" }],
+    ]);
+    // the next cut of the window starts with the peers not yet probed
+    expect(probes.takeCut(cut, 1)).toEqual([false, false, true, true]);
+    // a peer another cap refuses does not use up a slot: "a" still runs its probe, "b" and "c" take the two
+    const busy = new HorizonProbes({
+      share: 1e-6,
+      minPerPeerPerWindow: 4,
+      maxInFlightPerPeer: 1,
+      maxPerFanout: 2,
+    });
+    expect(busy.takeCut(["a", "b", "c"], 0)).toEqual([true, true, false]);
+    busy.ended("b", true);
+    expect(busy.takeCut(["c"], 1)).toEqual([true]);
+    busy.ended("c", true);
+    expect(busy.takeCut(["a", "b", "c"], 2)).toEqual([false, true, true]);
+    expect(busy.stats()).toMatchObject({ issued: 5, capped: 2 });
+    // past the cap, a peer neither owed nor paid for is not a refusal: a stalled cut owes nothing
+    const stalled = new HorizonProbes({ share: 1e-6, minPerPeerPerWindow: 4, maxPerFanout: 1 });
+    expect(stalled.takeCut(["a", "b", "c"], 0, true)).toEqual([true, false, false]);
+    expect(stalled.stats()).toMatchObject({ issued: 1, capped: 0 });
+    // 0 turns the cap into "no probes"
+    expect(new HorizonProbes({ maxPerFanout: 0 }).takeCut(["a"], 0)).toEqual([false]);
+  });
+
   it("rejects a bad option, naming the key", () => {
     let error: unknown;
     try {

@@ -359,6 +359,13 @@ export const nodeConfigSchema = z.strictObject({
           "Horizon probes started per estimator.windowMs over all peers, at most (refusals counted as capped; reaching it is logged).",
         ),
       ),
+    maxPerFanout: rangeField(HORIZON_PROBE_RANGES.maxPerFanout)
+      .default(HORIZON_PROBE_DEFAULTS.maxPerFanout)
+      .meta(
+        doc(
+          "Horizon probes started by one fan-out's cut, at most, even where more are owed by horizonProbe.minPerPeerPerWindow; they go to its cut peers with the fewest probes this window (refusals counted as capped; reaching it is logged). One cut of a large set would otherwise spend horizonProbe.maxPerWindow alone, leaving the window's later fan-outs observed only as 'longer than the budget'; one probe's late answer already bounds a fan-out that waits for every answer past its cut.",
+        ),
+      ),
     maxInFlightPerPeer: rangeField(HORIZON_PROBE_RANGES.maxInFlightPerPeer)
       .default(HORIZON_PROBE_DEFAULTS.maxInFlightPerPeer)
       .meta(
