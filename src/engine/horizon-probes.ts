@@ -6,10 +6,10 @@
  * the caller does not wait, and it is never charged to the abandon ledger.
  *
  * Who may probe (`share` 0 turns probes off): each peer whose branches are being cut gets its first
- * `minPerPeerPerWindow` probes of every window as of right, so a few completions beyond the horizon reach each slow peer's window however
- * rare cuts are; beyond those, each cut branch earns `share` of a probe (credit capped at one). Bounded
- * three times: `maxPerPeerPerWindow` per peer and `maxPerWindow` in all per `windowMs`, and `maxPerFanout`
- * per fan-out (refusals by any are counted, `capped`). Only a branch to a peer whose p99 is a lower bound
+ * `minPerPeerPerWindow` probes of every window as of right, so a few completions beyond the horizon
+ * reach each slow peer's window however rare cuts are; beyond those, each cut branch earns `share` of a
+ * probe (credit capped at one). Bounded three times: `maxPerPeerPerWindow` per peer and `maxPerWindow` in
+ * all per `windowMs`, and `maxPerFanout` per fan-out (refusals by any are counted, `capped`). Only a branch to a peer whose p99 is a lower bound
  * is a candidate (a known tail needs no probe), and a candidate becomes a probe only when cut at the
  * deadline; the other candidates are abandoned at the deadline as usual.
  *
@@ -18,8 +18,9 @@
  * the cut, its age barely past the budget. An all-of-n fan-out's observation is at least its slowest
  * probe's completion, so one probe already places it past its cut (more only raise the bound); with the
  * window's probes spread over up to `maxPerWindow / maxPerFanout` fan-outs, more of the set's
- * observations lie past the budget, which is what its p50 floor counts. A fan-out's probes go to its cut candidates with the fewest probes
- * started in the window (ties in issue order), so the members' own windows are filled evenly too.
+ * observations lie past the budget, which is what its p50 floor counts. A fan-out's probes go to its cut
+ * candidates with the fewest probes started in the window (ties in issue order), so the members' own
+ * windows are filled evenly too.
  *
  * A stalled cut owes nothing (`stalledCut`): when the caller's own event loop ran late past the deadline
  * and most of the fan-out was cut with it, the cut says little of each peer's tail, and owing every one of
