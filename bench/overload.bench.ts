@@ -27,11 +27,15 @@
  * CPU figures do not count).
  * OVERLOAD_PROFILE_DIR=dir writes the coordinator's CPU profile of the whole run there (it is stopped
  * with SIGTERM, then); read it with bench/profile-summary.ts.
+ * OVERLOAD_HEAP_DIR=dir writes two heap snapshots of the coordinator there: 2 s after the sustainable
+ * phase, and OVERLOAD_HEAP_AT_MS (default 300) ms into the burst, taken on a signal, so while the node is
+ * reading the burst, not between two turns of its event loop; read them with bench/heap-summary.ts. Writing
+ * one stops the node for a second or more and takes memory: such a run's other figures do not count.
  */
 import { execFileSync, spawn } from "node:child_process";
 import * as http2 from "node:http2";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -54,6 +58,8 @@ const CONNECTIONS = 48;
 const WARM_CALLERS = 64;
 const PEERS = 3;
 const PROFILE_DIR = process.env.OVERLOAD_PROFILE_DIR;
+const HEAP_DIR = process.env.OVERLOAD_HEAP_DIR;
+const HEAP_AT_MS = Number(process.env.OVERLOAD_HEAP_AT_MS ?? 300);
 const MEMORY_DIR = process.env.OVERLOAD_MEMORY === "1" ? mkdtempSync(join(tmpdir(), "overload-")) : undefined;
 const MEMORY_FILE = MEMORY_DIR === undefined ? undefined : join(MEMORY_DIR, "memory.jsonl");
 const OK: number = Status.OK;
@@ -245,6 +251,7 @@ export async function run(): Promise<void> {
       ],
       [
         ...(PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]),
+        ...(HEAP_DIR === undefined ? [] : ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${HEAP_DIR}`]),
         ...(MEMORY_FILE === undefined ? [] : ["--import", join(ROOT, "bench", "memory-probe.ts")]),
         ...(process.env.OVERLOAD_NODE_FLAGS ?? "").split(" ").filter((a) => a !== ""),
       ],
@@ -282,6 +289,13 @@ export async function run(): Promise<void> {
     console.log(`sustainable: ${sustainable.toFixed(1)} calls/s; burst of ${CALLS}`);
     await sleep(2_000);
     const idleAfterWarm = rssMiB(coord, "VmRSS");
+    if (HEAP_DIR !== undefined) {
+      coord.child.kill("SIGUSR2");
+      // the node writes it before it answers anything else
+      const client = new NodeClient(coord.address);
+      await client.status();
+      client.close();
+    }
     const burstStart = Date.now();
     // VmHWM from here on: the burst's peak, not the warm-up's
     writeFileSync(`/proc/${coord.child.pid}/clear_refs`, "5");
@@ -290,6 +304,7 @@ export async function run(): Promise<void> {
     loop.enable();
     const cpu0 = { client: process.cpuUsage(), coordinator: cpuMs(coord) };
     const t0 = Date.now();
+    if (HEAP_DIR !== undefined) setTimeout(() => coord.child.kill("SIGUSR2"), HEAP_AT_MS);
     const calls = Array.from({ length: CALLS }, (_, i) =>
       coordinate(sessions[i % CONNECTIONS]!, frame, DEADLINE_MS),
     );
@@ -370,6 +385,16 @@ export async function run(): Promise<void> {
     console.log(`codes: ${[...codes].map(([k, v]) => `${k}=${v}`).join(" ")}`);
     printLateness(results);
     if (MEMORY_FILE !== undefined) printMemory(MEMORY_FILE, idleAt, burstStart);
+    if (HEAP_DIR !== undefined) {
+      // the burst's snapshot may still be being written
+      await sleep(5_000);
+      const files = readdirSync(HEAP_DIR)
+        .filter((f) => f.endsWith(".heapsnapshot"))
+        .sort();
+      console.log(
+        `heap snapshots (after the sustainable phase, then ${HEAP_AT_MS} ms into the burst): ${files.join(" ")}`,
+      );
+    }
     recordFigures(
       `overload (${CALLS} Coordinates at once, ${DEADLINE_MS} ms deadlines, ${PEERS} peers)`,
       figures,

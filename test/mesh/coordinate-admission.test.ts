@@ -232,6 +232,58 @@ describe("Coordinate admission", () => {
     await Promise.all(running);
   });
 
+  it("a call refused while its request is still being sent reads its status, and its stream ends", async () => {
+    started = 0;
+    const running = [coordinate(5_000), coordinate(5_000), coordinate(5_000), coordinate(5_000)];
+    for (let i = 0; i < 100 && started < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    // grpc-js: 900 KB of request, past HTTP/2's 64 KiB initial window, so the client is still sending
+    // when the refusal comes: it must read RESOURCE_EXHAUSTED, not CANCELLED or INTERNAL
+    const big = await new Promise<grpc.ServiceError | null>((resolve) =>
+      client.makeUnaryRequest(
+        swarmService().Coordinate.path,
+        swarmService().Coordinate.requestSerialize as (v: unknown) => Buffer,
+        (b: Buffer) => b,
+        { kind: "vote", payload: Buffer.from(JSON.stringify({ pad: "x".repeat(900_000) })), required: 1 },
+        new grpc.Metadata(),
+        { deadline: Date.now() + 5_000 },
+        (err) => resolve(err),
+      ),
+    );
+    expect(big?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(big?.details).toMatch(/limit is 2 running and 2 waiting \(coordinate\.maxQueue\)$/);
+    expect(Number(big?.metadata.get("grpc-retry-pushback-ms")[0])).toBeGreaterThan(0);
+    // a raw client that sends half a request and never ends it: the status, then the node ends the
+    // stream (RST_STREAM NO_ERROR: stop sending), not left open until the client gives up
+    const session = http2.connect(`http://${s.address}`);
+    session.on("error", () => undefined);
+    try {
+      const req = session.request({
+        ":method": "POST",
+        ":path": swarmService().Coordinate.path,
+        "content-type": "application/grpc",
+        te: "trailers",
+        "grpc-timeout": "5S",
+      });
+      req.on("error", () => undefined);
+      req.write(Buffer.from([0, 0, 0, 1, 0]));
+      const t0 = Date.now();
+      const [status, rstCode] = await Promise.all([
+        new Promise<string | string[] | undefined>((r) => req.once("response", (h) => r(h["grpc-status"]))),
+        new Promise<number>((r) => req.once("close", () => r(req.rstCode))),
+      ]);
+      expect(status).toBe(String(grpc.status.RESOURCE_EXHAUSTED));
+      expect(rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+      expect(Date.now() - t0).toBeLessThan(1_000);
+    } finally {
+      session.destroy();
+    }
+    expect(started).toBe(2);
+    for (const r of release.splice(0)) r();
+    for (let i = 0; i < 100 && started < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    for (const r of release.splice(0)) r();
+    await Promise.all(running);
+  });
+
   it("a call whose predicted wait is past its deadline is refused on arrival", async () => {
     // The calls before held their slots ~hundreds of ms: that is the service time now known.
     started = 0;
