@@ -51,7 +51,9 @@
  * Heap: the coordinator (this process) runs with the V8 heap flags `tailswarm node` runs with
  * (src/cli/heap-flags.ts, restarting itself with them as a node does; TAILSWARM_V8_FLAGS overrides them
  * there and here, empty for V8's defaults): a node is what users run, and the flags set how often the
- * collector runs, so telemetry's garbage costs what it costs a node. The peers keep V8's defaults.
+ * collector runs, so telemetry's garbage costs what it costs a node. They cost "off" more than they add
+ * to telemetry's cost, so read the cost in µs per fan-out as well as in % (docs/telemetry.md, "Cost").
+ * The peers keep V8's defaults.
  *
  * CPUs: the coordinator (this process) runs alone on the last CPU, the peers and the sink on the
  * others (bench/cpu-pin.ts; BENCH_PIN=0 turns it off): in a deployment its peers are other machines,
