@@ -48,6 +48,13 @@
  * pair still read 3.3%, and `on` read 0.7–14.6% from run to run. Sharing one process, the A/A pair
  * read −0.8 to 3.1% in five runs.
  *
+ * Heap: the coordinator (this process) runs with the V8 heap flags `tailswarm node` runs with
+ * (src/cli/heap-flags.ts, restarting itself with them as a node does; TAILSWARM_V8_FLAGS overrides them
+ * there and here, empty for V8's defaults): a node is what users run, and the flags set how often the
+ * collector runs, so telemetry's garbage costs what it costs a node. They cost "off" more than they add
+ * to telemetry's cost, so read the cost in µs per fan-out as well as in % (docs/telemetry.md, "Cost").
+ * The peers keep V8's defaults.
+ *
  * CPUs: the coordinator (this process) runs alone on the last CPU, the peers and the sink on the
  * others (bench/cpu-pin.ts; BENCH_PIN=0 turns it off): in a deployment its peers are other machines,
  * and on two shared cores their load read as the coordinator's own cost.
@@ -75,6 +82,7 @@ import { context, propagation, ROOT_CONTEXT, trace, TraceFlags } from "@opentele
 import type { Context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { DEFAULT_V8_FLAGS, ensureV8Flags, parseV8Flags } from "../src/cli/heap-flags.js";
 import { predicateModel } from "../src/decision/predicate-model.js";
 import { Coordinator } from "../src/engine/coordinator.js";
 import { LatencyBook } from "../src/estimate/latency-book.js";
@@ -367,6 +375,7 @@ async function closedLoop(f: () => Promise<void>, ms: number): Promise<number> {
 }
 
 export async function run(): Promise<void> {
+  ensureV8Flags(); // returns only in a process that has them (or cannot restart: it says so)
   const load0 = loadavg();
   const pin = pinSelf();
   const sink = await startChild(pin, ["sink"], {});
@@ -549,6 +558,8 @@ export async function run(): Promise<void> {
     for (const c of [...peers, sink]) c.child.stdin!.end();
   }
   const load1 = loadavg();
+  const heapFlags =
+    parseV8Flags(process.env.TAILSWARM_V8_FLAGS ?? DEFAULT_V8_FLAGS).join(" ") || "V8's defaults";
   const rate = (t: typeof totals.on): number => (t.n / t.ms) * 1000;
   const cpuPer = (t: typeof totals.on): number => t.cpu / t.n;
   const peerPer = (t: typeof totals.on): number => t.peerCpu / t.n;
@@ -655,11 +666,13 @@ export async function run(): Promise<void> {
       const d = beyond("on", "wire");
       console.log(`on beyond wire, per cycle: ${median(d).toFixed(1)} % (95% interval ${intervalOf(d)})`);
     }
-    console.log(`load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}; CPUs: ${pin.label}`);
+    console.log(
+      `load average ${load0[0]!.toFixed(2)} → ${load1[0]!.toFixed(2)}; CPUs: ${pin.label}; coordinator's heap flags: ${heapFlags}`,
+    );
     return;
   }
   const onBeyondWire = beyond("on", "wire");
-  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS} rounds per variant of ${ROUND_MS} ms measured after ${SETTLE_MS} ms settling, each between two off rounds, after ${WARMUP_ROUNDS} warm-up rounds each; CPUs: ${pin.label}`;
+  const note = `${PEERS} peer processes, ${CONCURRENCY} fan-outs in flight, ${ROUNDS} rounds per variant of ${ROUND_MS} ms measured after ${SETTLE_MS} ms settling, each between two off rounds, after ${WARMUP_ROUNDS} warm-up rounds each; CPUs: ${pin.label}; coordinator's heap flags: ${heapFlags}`;
   recordFigures("telemetry-grpc", {
     "fan-outs/s, telemetry off (gRPC, 8 peers)": { value: rate(totals.off), unit: "1/s", note },
     "fan-outs/s, telemetry on (default sampling: ≤ 10 new traces/s, OTLP/gRPC)": {
