@@ -360,8 +360,8 @@ export class Coordinator {
       return e.status !== "fresh" || e.p99Kind === "lower-bound";
     },
     cut: (n: number): void => this.#probes.cut(n),
-    takeCut: (peers: readonly PeerId[], stalled: boolean): boolean[] =>
-      this.#probes.takeCut(peers, this.#clock.now(), stalled),
+    takeCut: (peers: readonly PeerId[], stalled: boolean, wanted: number): boolean[] =>
+      this.#probes.takeCut(peers, this.#clock.now(), stalled, wanted),
   };
 
   /** A branch ended: a probe is counted, a measurement branch frees its slot. */

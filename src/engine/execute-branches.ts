@@ -18,7 +18,7 @@ import { TailswarmError } from "../errors.js";
 import type { PeerId, Requirement } from "../estimate/types.js";
 import type { DecisionModel } from "../decision/types.js";
 import type { BranchSet } from "./branch-set.js";
-import { stalledCut } from "./horizon-probes.js";
+import { probesToPassCut, stalledCut } from "./horizon-probes.js";
 import type { FanoutOutcome } from "./outcome.js";
 
 export interface ExecuteContext<Answer> {
@@ -58,9 +58,10 @@ export interface ExecuteContext<Answer> {
     readonly cut: (n: number) => void;
     /**
      * Asked once for the candidates cut at the deadline: true at a peer's index keeps its branch running as
-     * a probe. `stalled`: the cut was a stall of the caller (`stalledCut`).
+     * a probe. `stalled`: the cut was a stall of the caller (`stalledCut`); `wanted`: the probes that
+     * place the fan-out's observation past its cut (`probesToPassCut`).
      */
-    readonly takeCut: (peers: readonly PeerId[], stalled: boolean) => readonly boolean[];
+    readonly takeCut: (peers: readonly PeerId[], stalled: boolean, wanted: number) => readonly boolean[];
   };
 }
 
@@ -152,9 +153,11 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
         // a candidate carries a longer deadline to the peer: it runs on as a probe, or is stopped now
         const candidates = cut.filter((b) => b.probeCandidate);
         if (candidates.length > 0) {
+          const k = requirement.kind === "all" ? peers.length : requirement.k;
           const kept = probes.takeCut(
             candidates.map((b) => b.peer),
             stalled,
+            probesToPassCut(cut.length, k - set.answers.size),
           );
           candidates.forEach((b, i) => {
             if (!(kept[i] === true && set.probe(b))) set.abandon(b, "fan-out deadline", "deadline");

@@ -13,14 +13,16 @@
  * is a candidate (a known tail needs no probe), and a candidate becomes a probe only when cut at the
  * deadline; the other candidates are abandoned at the deadline as usual.
  *
- * The per-fan-out cap overrides what is owed. One cut fan-out of a large set owes every cut member a
- * probe, and would spend `maxPerWindow` alone; every later fan-out of the window would then be censored at
- * the cut, its age barely past the budget. An all-of-n fan-out's observation is at least its slowest
- * probe's completion, so one probe already places it past its cut (more only raise the bound); with the
- * window's probes spread over up to `maxPerWindow / maxPerFanout` fan-outs, more of the set's
- * observations lie past the budget, which is what its p50 floor counts. A fan-out's probes go to its cut
- * candidates with the fewest probes started in the window (ties in issue order), so the members' own
- * windows are filled evenly too.
+ * A cut starts only the probes its own observation needs (`probesToPassCut`), at most `maxPerFanout`,
+ * whatever is owed. An observed fan-out records the k-th smallest of its branches' lower bounds, so an
+ * all-of-n fan-out is placed past its cut by any one probe's late answer; more only raise its bound by the
+ * spread among its cut peers (little, for peers queued behind one gateway). Probes a cut does not need are
+ * left for the window's later cuts: cuts come in bursts (a gateway episode cuts every fan-out issued
+ * during it, several side by side), and three probes a cut spent a peer's `minPerPeerPerWindow` on the
+ * burst's first fan-outs, leaving the rest observed only as "longer than the budget", just past it. A
+ * fan-out's probes go to its cut candidates with the fewest probes started in the window (ties in issue
+ * order), so the members' own windows are filled evenly too, and fan-outs cut side by side probe
+ * different peers.
  *
  * A stalled cut owes nothing (`stalledCut`): when the caller's own event loop ran late past the deadline
  * and most of the fan-out was cut with it, the cut says little of each peer's tail, and owing every one of
@@ -97,6 +99,18 @@ export interface HorizonProbeStats {
 }
 
 /**
+ * How many of a cut fan-out's candidates to keep as probes so that its observation can pass the cut:
+ * with `stillNeeded` answers short of its requirement and `cut` branches cut at the deadline, the k-th
+ * smallest of its branches' lower bounds (`ObservedFanout`) lies past the cut only when fewer than
+ * `stillNeeded` cut branches stay bounded at the cut, so cut − stillNeeded + 1 must run on. All of n
+ * (every cut branch still needed): one. At least one, a requirement met included: a probe still teaches
+ * the peer's tail.
+ */
+export function probesToPassCut(cut: number, stillNeeded: number): number {
+  return stillNeeded <= 0 ? 1 : Math.max(1, cut - stillNeeded + 1);
+}
+
+/**
  * Whether a fan-out's cut at its deadline was a stall of the caller rather than its peers' own latency:
  * more than half of a fan-out of several was cut, and the deadline was noticed late by more than a tenth
  * of the budget (at least 1 ms) — the event loop was held, so answers may have been waiting unread.
@@ -163,24 +177,29 @@ export class HorizonProbes {
 
   /**
    * One fan-out's candidate branches to `peers` were cut at the deadline: which become probes (true at the
-   * same index). At most `maxPerFanout` do, whatever is owed: those are tried in order of the fewest probes
-   * started in the window (ties in the order given), each as `take`; the candidates left when the cap is
-   * reached are refused by it (counted in `capped`) if a probe was owed or credit was in hand.
+   * same index). At most `wanted` do (`probesToPassCut`; default `maxPerFanout`), and never more than
+   * `maxPerFanout` whatever is owed: they are tried in order of the fewest probes started in the window
+   * (ties in the order given), each as `take`. When `maxPerFanout` is what stops them, the candidates left
+   * are refused by it (counted in `capped`) if a probe was owed or credit was in hand; candidates the cut
+   * did not need are not refused.
    */
-  takeCut(peers: readonly PeerId[], now: number, stalled = false): boolean[] {
+  takeCut(peers: readonly PeerId[], now: number, stalled = false, wanted = Infinity): boolean[] {
     const kept = peers.map(() => false);
     if (this.options.share === 0 || peers.length === 0) return kept;
+    const capped = wanted > this.options.maxPerFanout;
+    const limit = capped ? this.options.maxPerFanout : wanted;
     const started = peers.map((p) => this.#inWindow(p, now));
     const order = peers.map((_, i) => i).sort((a, b) => (started[a] as number) - (started[b] as number));
     let taken = 0;
     for (const i of order) {
       const peer = peers[i] as PeerId;
-      if (taken < this.options.maxPerFanout) {
+      if (taken < limit) {
         if (this.take(peer, now, stalled)) {
           kept[i] = true;
           taken++;
         }
-      } else if ((!stalled && this.#owed(peer, now)) || this.#credit >= 1) {
+      } else if (!capped) break;
+      else if ((!stalled && this.#owed(peer, now)) || this.#credit >= 1) {
         this.#capped++;
         this.#limit("maxPerFanout", peer);
       }

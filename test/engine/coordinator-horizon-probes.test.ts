@@ -1,12 +1,14 @@
 /**
  * Which cut branches become horizon probes, through a real Coordinator on a simulated clock: a peer cut
- * is owed its probes, every peer of a fan-out cut on time too, at most maxPerFanout of them per cut; a fan-out cut almost whole while the
+ * is owed its probes, every peer of a fan-out cut on time too, but a cut starts only the probes that place
+ * its observation past the cut (one for all of n), at most maxPerFanout; a fan-out cut almost whole while the
  * coordinator noticed its deadline late (a stall) owes none, so the budget is left for the peers that are
  * slow on their own. A probe's slot is freed however the fan-out ends.
  */
 import { describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock/clock.js";
 import type { SimClock } from "../../src/clock/sim-clock.js";
+import { observedSetKey } from "../../src/estimate/observed-fanouts.js";
 import { collectModel, harness } from "./harness.js";
 import type { Harness } from "./harness.js";
 
@@ -61,27 +63,53 @@ describe("Coordinator — horizon probes from cut branches", () => {
     expect(h.book.estimate("gw", h.clock.now()).samples).toBe(1);
   });
 
-  it("a fan-out cut almost whole on time owes each slow peer its probe, up to maxPerFanout", async () => {
-    const h = swarm(["s1", "s2", "s3", "s4", "s5"], ["a"], undefined, 5);
-    await fanOut(h, ["s1", "s2", "s3", "s4", "s5", "a"]);
-    await h.clock.runUntilIdle();
-    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 5, completed: 5, capped: 0 });
-  });
-
-  it("spreads the owed probes over fan-outs: maxPerFanout per cut, the peers probed least this window first", async () => {
+  it("an all-of-n cut starts one probe, the peer probed least this window: the window's owed probes reach later cuts", async () => {
     const h = swarm(["s1", "s2", "s3", "s4"], ["a"], undefined, 3);
     const samples = (): number[] =>
       ["s1", "s2", "s3", "s4"].map((p) => h.book.estimate(p, h.clock.now()).samples);
     await fanOut(h, ["s1", "s2", "s3", "s4", "a"]);
     await h.clock.runUntilIdle();
-    // three probes though four were owed: s4, last in issue order, is refused by the cap
-    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 3, completed: 3, capped: 1 });
-    expect(samples()).toEqual([1, 1, 1, 0]);
-    // the next cut gives s4 its probe first, then the others in issue order
-    await fanOut(h, ["s1", "s2", "s3", "s4", "a"]);
+    // one late answer places the fan-out past its cut: the others owed are left, not refused by the cap
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 1, completed: 1, capped: 0 });
+    expect(samples()).toEqual([1, 0, 0, 0]);
+    for (let i = 0; i < 3; i++) {
+      await fanOut(h, ["s1", "s2", "s3", "s4", "a"]);
+      await h.clock.runUntilIdle();
+    }
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 4, completed: 4, capped: 0 });
+    expect(samples()).toEqual([1, 1, 1, 1]);
+  });
+
+  it("fan-outs cut side by side each start a probe, to different peers, and each is observed past its cut", async () => {
+    const slow = ["s1", "s2", "s3", "s4", "s5", "s6"];
+    const h = swarm(slow, ["a"], undefined, 3);
+    const peers = [...slow, "a"];
+    const run = (): Promise<unknown> =>
+      h.coordinator.fanOut(task, { peers, budgetMs: 50, model: collectModel(), policy: "always-sync" });
+    await h.clock.runUntilSettled(Promise.all([run(), run(), run()]));
     await h.clock.runUntilIdle();
-    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 6, completed: 6, capped: 2 });
-    expect(samples()).toEqual([2, 2, 1, 1]);
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 3, completed: 3 });
+    expect(slow.map((p) => h.book.estimate(p, h.clock.now()).samples)).toEqual([1, 1, 1, 0, 0, 0]);
+    // three probes a cut would leave the third fan-out's peers busy: censored at its cut, ~50 ms
+    const set = h.book["observed"].get(observedSetKey(peers, { kind: "all" }));
+    const cdf = set?.cdf(h.clock.now());
+    expect(cdf?.quantile(0.01)).toBeGreaterThanOrEqual(290);
+  });
+
+  it("a quorum's cut starts as many probes as can pass it: cut − still needed + 1, at most maxPerFanout", async () => {
+    const h = swarm(["s1", "s2", "s3", "s4"], ["a"], undefined, 3);
+    await h.clock.runUntilSettled(
+      h.coordinator.fanOut(task, {
+        peers: ["s1", "s2", "s3", "s4", "a"],
+        required: { kind: "quorum", k: 3 },
+        budgetMs: 50,
+        model: collectModel(),
+        policy: "always-sync",
+      }),
+    );
+    await h.clock.runUntilIdle();
+    // 4 cut, 2 still needed: the 2nd smallest of the cut bounds passes the cut once 3 of them run on
+    expect(h.coordinator.stats().horizonProbes).toMatchObject({ issued: 3, completed: 3, capped: 0 });
   });
 
   it("a fan-out cut almost whole with its deadline noticed late (a stall) owes nothing: only the initial credit probes", async () => {

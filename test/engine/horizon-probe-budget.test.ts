@@ -1,6 +1,6 @@
 /** The horizon-probe budget (src/engine/horizon-probes.ts): owed probes per peer, credit, the caps. */
 import { describe, expect, it } from "vitest";
-import { HorizonProbes, stalledCut } from "../../src/engine/horizon-probes.js";
+import { HorizonProbes, probesToPassCut, stalledCut } from "../../src/engine/horizon-probes.js";
 import { TailswarmError } from "../../src/errors.js";
 
 describe("HorizonProbes", () => {
@@ -156,6 +156,36 @@ describe("HorizonProbes", () => {
     expect(stalled.stats()).toMatchObject({ issued: 1, capped: 0 });
     // 0 turns the cap into "no probes"
     expect(new HorizonProbes({ maxPerFanout: 0 }).takeCut(["a"], 0)).toEqual([false]);
+  });
+
+  it("takes only what the cut wants, below maxPerFanout, refusing none; a peer a cap refuses passes to the next", () => {
+    const limits: string[] = [];
+    const probes = new HorizonProbes(
+      { share: 1e-6, minPerPeerPerWindow: 4, maxPerFanout: 3, maxInFlightPerPeer: 1, windowMs: 10_000 },
+      (limit) => limits.push(limit),
+    );
+    const cut = ["a", "b", "c", "d"];
+    expect(probes.takeCut(cut, 0, false, 1)).toEqual([true, false, false, false]);
+    // side by side: "a" still runs, so the next cut's one goes to the least probed of the others
+    expect(probes.takeCut(cut, 1, false, 1)).toEqual([false, true, false, false]);
+    expect(probes.stats()).toMatchObject({ issued: 2, capped: 0 });
+    expect(limits).toEqual([]);
+    // wanting more than the cap: the cap still holds, and its refusals count
+    expect(probes.takeCut(cut, 2, false, 5)).toEqual([false, false, true, true]);
+    expect(probes.stats()).toMatchObject({ issued: 4, capped: 2 });
+    expect(limits).toEqual(["horizonProbe.maxInFlightPerPeer", "horizonProbe.maxInFlightPerPeer"]);
+  });
+
+  it("probesToPassCut: one for all of n, cut − still needed + 1 for a quorum", () => {
+    // all of n: every cut branch is still needed, so any one's late answer passes the cut
+    expect(probesToPassCut(6, 6)).toBe(1);
+    expect(probesToPassCut(1, 1)).toBe(1);
+    // 3 of 10, 1 answered, 4 cut: 2 still needed, the 2nd smallest of 4 bounds passes once 3 run on
+    expect(probesToPassCut(4, 2)).toBe(3);
+    // one still needed of 4 cut: every one must run on
+    expect(probesToPassCut(4, 1)).toBe(4);
+    // a requirement met or past: at least one
+    expect(probesToPassCut(2, 0)).toBe(1);
   });
 
   it("rejects a bad option, naming the key", () => {

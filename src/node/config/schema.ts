@@ -363,7 +363,7 @@ export const nodeConfigSchema = z.strictObject({
       .default(HORIZON_PROBE_DEFAULTS.maxPerFanout)
       .meta(
         doc(
-          "Horizon probes started by one fan-out's cut, at most, even where more are owed by horizonProbe.minPerPeerPerWindow; they go to its cut peers with the fewest probes this window (refusals counted as capped; reaching it is logged). One cut of a large set would otherwise spend horizonProbe.maxPerWindow alone, leaving the window's later fan-outs observed only as 'longer than the budget'; one probe's late answer already bounds a fan-out that waits for every answer past its cut.",
+          "Horizon probes started by one fan-out's cut, at most, even where more are owed by horizonProbe.minPerPeerPerWindow. A cut starts only those that place its observed fan-out past the cut (cut − still needed + 1: one for a fan-out that waits for every answer, as any one late answer bounds it), up to this, to its cut peers with the fewest probes this window (refusals by this cap counted as capped; reaching it is logged), so a burst of cuts leaves probes for its later fan-outs.",
         ),
       ),
     maxInFlightPerPeer: rangeField(HORIZON_PROBE_RANGES.maxInFlightPerPeer)
