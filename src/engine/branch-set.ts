@@ -376,7 +376,7 @@ export class BranchSet<Answer> {
       // (recording it as failed would drop a fan-out that missed its deadline from the set's estimate).
       if (end === "answer") {
         branch.inFlight.complete(now - branch.issuedAt);
-        if (valid) observed?.answered(now);
+        if (valid) observed?.answered(now, true);
         else observed?.ended("abandoned", now - start);
       } else if (end === "failed") {
         branch.inFlight.failed();

@@ -157,7 +157,7 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
           const kept = probes.takeCut(
             candidates.map((b) => b.peer),
             stalled,
-            probesToPassCut(cut.length, k - set.answers.size),
+            probesToPassCut(cut.length, k - set.answers.size, candidates.length),
           );
           candidates.forEach((b, i) => {
             if (!(kept[i] === true && set.probe(b))) set.abandon(b, "fan-out deadline", "deadline");

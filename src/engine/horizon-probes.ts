@@ -104,10 +104,12 @@ export interface HorizonProbeStats {
  * smallest of its branches' lower bounds (`ObservedFanout`) lies past the cut only when fewer than
  * `stillNeeded` cut branches stay bounded at the cut, so cut − stillNeeded + 1 must run on. All of n
  * (every cut branch still needed): one. At least one, a requirement met included: a probe still teaches
- * the peer's tail.
+ * the peer's tail. Only `candidates` of the cut may run on (the others' peers have a known tail): when
+ * they are too few to pass the cut, one, for the peer's tail alone, and the rest are left for later cuts.
  */
-export function probesToPassCut(cut: number, stillNeeded: number): number {
-  return stillNeeded <= 0 ? 1 : Math.max(1, cut - stillNeeded + 1);
+export function probesToPassCut(cut: number, stillNeeded: number, candidates = cut): number {
+  const pass = stillNeeded <= 0 ? 1 : Math.max(1, cut - stillNeeded + 1);
+  return pass > candidates ? 1 : pass;
 }
 
 /**
@@ -180,14 +182,15 @@ export class HorizonProbes {
    * same index). At most `wanted` do (`probesToPassCut`; default `maxPerFanout`), and never more than
    * `maxPerFanout` whatever is owed: they are tried in order of the fewest probes started in the window
    * (ties in the order given), each as `take`. When `maxPerFanout` is what stops them, the candidates left
-   * are refused by it (counted in `capped`) if a probe was owed or credit was in hand; candidates the cut
-   * did not need are not refused.
+   * are refused by it (counted in `capped`, as many as the cut wanted beyond the cap) if a probe was owed or credit was in
+   * hand; candidates the cut did not need are not refused.
    */
   takeCut(peers: readonly PeerId[], now: number, stalled = false, wanted = Infinity): boolean[] {
     const kept = peers.map(() => false);
     if (this.options.share === 0 || peers.length === 0) return kept;
-    const capped = wanted > this.options.maxPerFanout;
-    const limit = capped ? this.options.maxPerFanout : wanted;
+    const limit = Math.min(wanted, this.options.maxPerFanout);
+    // the cap refuses only what the cut wanted beyond it
+    let refusable = wanted - limit;
     const started = peers.map((p) => this.#inWindow(p, now));
     const order = peers.map((_, i) => i).sort((a, b) => (started[a] as number) - (started[b] as number));
     let taken = 0;
@@ -198,8 +201,9 @@ export class HorizonProbes {
           kept[i] = true;
           taken++;
         }
-      } else if (!capped) break;
+      } else if (refusable <= 0) break;
       else if ((!stalled && this.#owed(peer, now)) || this.#credit >= 1) {
+        refusable--;
         this.#capped++;
         this.#limit("maxPerFanout", peer);
       }

@@ -127,9 +127,13 @@ export class ObservedFanout {
     this.answerTimes = new Float64Array(branches);
   }
 
-  /** A branch answered at `nowMs` (in time or not, a probe's late answer too). */
-  answered(nowMs: number): void {
+  /**
+   * A branch answered at `nowMs` (in time or not). `cut`: it had been cut at the deadline and answered as a
+   * probe, so the fan-out was cut (censored, never dropped, if too few others answer).
+   */
+  answered(nowMs: number, cut = false): void {
     if (this.done || this.endedCount >= this.bounds.length) return;
+    if (cut) this.sawCut = true;
     const age = Math.max(0, nowMs - this.startMs);
     this.answerTimes[this.answerCount++] = age;
     this.end(age, age);

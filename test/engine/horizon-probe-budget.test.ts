@@ -176,6 +176,19 @@ describe("HorizonProbes", () => {
     expect(limits).toEqual(["horizonProbe.maxInFlightPerPeer", "horizonProbe.maxInFlightPerPeer"]);
   });
 
+  it("counts as refused by maxPerFanout only what the cut wanted beyond it", () => {
+    const limits: string[] = [];
+    const probes = new HorizonProbes(
+      { share: 1e-6, minPerPeerPerWindow: 4, maxPerFanout: 3, maxInFlightPerPeer: 1, windowMs: 10_000 },
+      (limit) => limits.push(limit),
+    );
+    const cut = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    // 10 owed, 6 wanted: 3 taken, 3 refused by the cap (not the 7 left)
+    expect(probes.takeCut(cut, 0, false, 6).filter(Boolean)).toHaveLength(3);
+    expect(probes.stats()).toMatchObject({ issued: 3, capped: 3 });
+    expect(limits).toEqual(Array(3).fill("horizonProbe.maxPerFanout"));
+  });
+
   it("probesToPassCut: one for all of n, cut − still needed + 1 for a quorum", () => {
     // all of n: every cut branch is still needed, so any one's late answer passes the cut
     expect(probesToPassCut(6, 6)).toBe(1);
@@ -186,6 +199,10 @@ describe("HorizonProbes", () => {
     expect(probesToPassCut(4, 1)).toBe(4);
     // a requirement met or past: at least one
     expect(probesToPassCut(2, 0)).toBe(1);
+    // too few candidates to pass the cut (the other cut peers' tails are known): one, for the tail alone
+    expect(probesToPassCut(4, 2, 2)).toBe(1);
+    expect(probesToPassCut(4, 2, 3)).toBe(3);
+    expect(probesToPassCut(6, 6, 1)).toBe(1);
   });
 
   it("rejects a bad option, naming the key", () => {

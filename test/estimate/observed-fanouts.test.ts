@@ -100,6 +100,17 @@ describe("ObservedFanout: what one fan-out teaches", () => {
     expect(set?.estimate(clock.t + 40)).toMatchObject({ samples: 1, censoredEnds: 1, censored: 0 });
   });
 
+  it("a cut fan-out whose probe answered is censored, not dropped, when too few others answered", () => {
+    const { clock, observed } = setup();
+    // all of 2: "bad" answered at once but the model rejected it (never answers), "slow" was cut and ran on
+    const f = observed.begin(["bad", "slow"], ALL, clock.t, clock.t + 50);
+    f?.ended("failed", 5);
+    f?.answered(clock.t + 300, true);
+    const e = observed.get(observedSetKey(["bad", "slow"], ALL))?.estimate(clock.t + 400);
+    expect(e).toMatchObject({ samples: 0, censoredEnds: 1, p50Kind: "lower-bound" });
+    expect(e?.p50Ms).toBeGreaterThanOrEqual(299);
+  });
+
   it("k of n: ends at the k-th smallest bound once k branches ended, not at a later answer", () => {
     const ends: string[] = [];
     const f = new ObservedFanout(recorder(ends), 0, 2, 3);
