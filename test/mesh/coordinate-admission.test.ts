@@ -13,6 +13,19 @@ import type { Started } from "./helpers.js";
 
 const HOLD_MS = 300;
 
+/** A raw Coordinate stream on `session`: its headers sent, its request not (errors ignored). */
+function rawCoordinateStream(session: http2.ClientHttp2Session, timeout: string): http2.ClientHttp2Stream {
+  const req = session.request({
+    ":method": "POST",
+    ":path": swarmService().Coordinate.path,
+    "content-type": "application/grpc",
+    te: "trailers",
+    "grpc-timeout": timeout,
+  });
+  req.on("error", () => undefined);
+  return req;
+}
+
 describe("Coordinate admission", () => {
   let s: Started;
   let client: grpc.Client;
@@ -38,6 +51,15 @@ describe("Coordinate admission", () => {
       );
       call.on("status", (st) => (trailer = st.metadata));
     });
+  }
+
+  /** Four calls, two running and two queued: release the two, then the two that take their slots. */
+  async function finishFour(running: readonly Promise<unknown>[]): Promise<void> {
+    expect(started).toBe(2);
+    for (const r of release.splice(0)) r();
+    for (let i = 0; i < 100 && started < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    for (const r of release.splice(0)) r();
+    await Promise.all(running);
   }
 
   function health(): Promise<number> {
@@ -176,16 +198,7 @@ describe("Coordinate admission", () => {
     const session = http2.connect(`http://${s.address}`);
     session.on("error", () => undefined);
     try {
-      for (let i = 0; i < 10; i++) {
-        const req = session.request({
-          ":method": "POST",
-          ":path": swarmService().Coordinate.path,
-          "content-type": "application/grpc",
-          te: "trailers",
-          "grpc-timeout": "60S",
-        });
-        req.on("error", () => undefined);
-      }
+      for (let i = 0; i < 10; i++) rawCoordinateStream(session, "60S");
       await new Promise((r) => setTimeout(r, 100));
       const running = [coordinate(5_000), coordinate(5_000)];
       await new Promise((r) => setTimeout(r, 100));
@@ -225,11 +238,7 @@ describe("Coordinate admission", () => {
     } finally {
       session.destroy();
     }
-    expect(started).toBe(2);
-    for (const r of release.splice(0)) r();
-    for (let i = 0; i < 100 && started < 4; i++) await new Promise((r) => setTimeout(r, 20));
-    for (const r of release.splice(0)) r();
-    await Promise.all(running);
+    await finishFour(running);
   });
 
   it("a call refused while its request is still being sent reads its status, and its stream ends", async () => {
@@ -257,14 +266,7 @@ describe("Coordinate admission", () => {
     const session = http2.connect(`http://${s.address}`);
     session.on("error", () => undefined);
     try {
-      const req = session.request({
-        ":method": "POST",
-        ":path": swarmService().Coordinate.path,
-        "content-type": "application/grpc",
-        te: "trailers",
-        "grpc-timeout": "5S",
-      });
-      req.on("error", () => undefined);
+      const req = rawCoordinateStream(session, "5S");
       req.write(Buffer.from([0, 0, 0, 1, 0]));
       const t0 = Date.now();
       const [status, rstCode] = await Promise.all([
@@ -277,11 +279,7 @@ describe("Coordinate admission", () => {
     } finally {
       session.destroy();
     }
-    expect(started).toBe(2);
-    for (const r of release.splice(0)) r();
-    for (let i = 0; i < 100 && started < 4; i++) await new Promise((r) => setTimeout(r, 20));
-    for (const r of release.splice(0)) r();
-    await Promise.all(running);
+    await finishFour(running);
   });
 
   it("a call whose predicted wait is past its deadline is refused on arrival", async () => {
