@@ -240,15 +240,20 @@ export class Admission {
 
   /**
    * Refuses a call, logged under its cause's own key (`coordinate.maxQueue`, `coordinate.predictedWait`,
-   * `coordinate.expiredQueued`), so that one cause's flood does not hide another's line.
+   * `coordinate.expiredQueued`), so that one cause's flood does not hide another's line, with the limits in
+   * force (`max` too where one key is the limit).
    */
   #refuse(message: string, waitMs: number, cause: "maxQueue" | "predictedWait" | "expiredQueued"): Refused {
     const retryAfterMs = Math.max(1, Math.ceil(waitMs > 0 ? waitMs : (this.#meanServiceMs ?? 100)));
+    const { maxConcurrent, maxQueue } = this.limits;
     this.#log.report(`${this.#what}.${cause}`, {
       running: this.#queue.inFlight,
       queued: this.#queue.queueDepth,
       arriving: this.#arriving,
       retryAfterMs,
+      ...(cause === "maxQueue" && { max: maxQueue }),
+      maxConcurrent,
+      maxQueue,
     });
     this.#shedUntil = this.#clock.now() + this.limits.shedHoldMs;
     if (this.#holdTimer === undefined) {

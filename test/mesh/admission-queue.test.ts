@@ -79,6 +79,33 @@ describe("Admission's deadline-aware queue", () => {
     expect(limits).toEqual(["coordinate.maxQueue"]);
   });
 
+  it("logs a refusal with the limits in force, and max where one key is the limit", () => {
+    const lines: [string, Record<string, unknown>][] = [];
+    const a = new Admission({
+      what: "coordinate",
+      limits: { maxConcurrent: 2, maxQueue: 1, shedHoldMs: 0 },
+      clock: new SimClock(),
+      log: new LimitLog((limit, fields) => void lines.push([limit, fields]), 0),
+      onShedding: () => undefined,
+    });
+    const signal = new AbortController().signal;
+    warm(a, signal);
+    void (a.acquire(signal, 60_000) as Promise<void>).catch(() => undefined);
+    expect(() => a.acquire(signal, 60_000)).toThrow(/coordinate\.maxQueue/);
+    expect(() => a.acquire(signal, 10)).toThrow(/predicted wait/);
+    expect(lines).toEqual([
+      [
+        "coordinate.maxQueue",
+        { running: 2, queued: 1, arriving: 0, retryAfterMs: 100, max: 1, maxConcurrent: 2, maxQueue: 1 },
+      ],
+      [
+        "coordinate.predictedWait",
+        expect.objectContaining({ maxConcurrent: 2, maxQueue: 1, running: 2, queued: 1 }),
+      ],
+    ]);
+    expect(lines[1]?.[1]).not.toHaveProperty("max");
+  });
+
   it("logs each cause under its own key, so a flood of one does not hide another within the interval", async () => {
     const limits: string[] = [];
     const clock = new SimClock();
