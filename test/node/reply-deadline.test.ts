@@ -110,7 +110,9 @@ describe("a synchronous fan-out cut at its deadline", () => {
       expect(t.arrivalLeftMs).toBeGreaterThan(deadlineMs - 50);
       expect(t.arrivalLeftMs).toBeLessThanOrEqual(deadlineMs + 2); // grpc-timeout: 1 ms resolution
       expect(t.reserveMs).toBeLessThanOrEqual(t.arrivalLeftMs / 2);
-      expect(t.waitMs + t.decideMs).toBeGreaterThanOrEqual(r.budgetMs - 1);
+      // setTimeout counts whole ms from the loop turn's cached start, so the deadline timer may fire up to
+      // 1 ms plus the turn's age (the call's decoding and decision) before the budget by the engine's clock
+      expect(t.waitMs + t.decideMs).toBeGreaterThanOrEqual(r.budgetMs - 2);
       expect(t.queuedMs + t.decideMs + t.waitMs + t.replyMs).toBeLessThan(t.arrivalLeftMs);
     }
     // The reserve covers the overhead the coordinator measured and a fixed transit; an event-loop stall
