@@ -16,6 +16,7 @@ import type { Clock } from "../clock/clock.js";
 import { sleep } from "../clock/clock.js";
 import { TailswarmError } from "../errors.js";
 import type { PeerId, Requirement } from "../estimate/types.js";
+import { requiredAnswers } from "../estimate/types.js";
 import type { DecisionModel } from "../decision/types.js";
 import type { BranchSet } from "./branch-set.js";
 import { probesToPassCut, stalledCut } from "./horizon-probes.js";
@@ -105,8 +106,8 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
   };
   signal?.addEventListener("abort", onAbort, { once: true });
 
-  const requirementMet = (): boolean =>
-    requirement.kind === "all" ? set.answers.size === peers.length : set.answers.size >= requirement.k;
+  const needed = requiredAnswers(requirement, peers.length);
+  const requirementMet = (): boolean => set.answers.size >= needed;
   const decided = (): boolean => {
     const outstanding = set.outstanding();
     return (
@@ -153,11 +154,10 @@ export async function executeBranches<Answer>(ctx: ExecuteContext<Answer>): Prom
         // a candidate carries a longer deadline to the peer: it runs on as a probe, or is stopped now
         const candidates = cut.filter((b) => b.probeCandidate);
         if (candidates.length > 0) {
-          const k = requirement.kind === "all" ? peers.length : requirement.k;
           const kept = probes.takeCut(
             candidates.map((b) => b.peer),
             stalled,
-            probesToPassCut(cut.length, k - set.answers.size, candidates.length),
+            probesToPassCut(cut.length, needed - set.answers.size, candidates.length),
           );
           candidates.forEach((b, i) => {
             if (!(kept[i] === true && set.probe(b))) set.abandon(b, "fan-out deadline", "deadline");

@@ -9,9 +9,10 @@
  * `minPerPeerPerWindow` probes of every window as of right, so a few completions beyond the horizon
  * reach each slow peer's window however rare cuts are; beyond those, each cut branch earns `share` of a
  * probe (credit capped at one). Bounded three times: `maxPerPeerPerWindow` per peer and `maxPerWindow` in
- * all per `windowMs`, and `maxPerFanout` per fan-out (refusals by any are counted, `capped`). Only a branch to a peer whose p99 is a lower bound
- * is a candidate (a known tail needs no probe), and a candidate becomes a probe only when cut at the
- * deadline; the other candidates are abandoned at the deadline as usual.
+ * all per `windowMs`, and `maxPerFanout` per fan-out (refusals by any are counted, `capped`). Only a
+ * branch to a peer whose p99 is a lower bound is a candidate (a known tail needs no probe), and a
+ * candidate becomes a probe only when cut at the deadline; the other candidates are abandoned at the
+ * deadline as usual.
  *
  * A cut starts only the probes its own observation needs (`probesToPassCut`), at most `maxPerFanout`,
  * whatever is owed. An observed fan-out records the k-th smallest of its branches' lower bounds, so an
@@ -182,8 +183,8 @@ export class HorizonProbes {
    * same index). At most `wanted` do (`probesToPassCut`; default `maxPerFanout`), and never more than
    * `maxPerFanout` whatever is owed: they are tried in order of the fewest probes started in the window
    * (ties in the order given), each as `take`. When `maxPerFanout` is what stops them, the candidates left
-   * are refused by it (counted in `capped`, as many as the cut wanted beyond the cap) if a probe was owed or credit was in
-   * hand; candidates the cut did not need are not refused.
+   * are refused by it (counted in `capped`, as many as the cut wanted beyond the cap) if a probe was owed
+   * or credit was in hand; candidates the cut did not need are not refused.
    */
   takeCut(peers: readonly PeerId[], now: number, stalled = false, wanted = Infinity): boolean[] {
     const kept = peers.map(() => false);

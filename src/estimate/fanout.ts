@@ -1,5 +1,6 @@
 import { invalid } from "../errors.js";
 import type { QuantileKind, Requirement } from "./types.js";
+import { requiredAnswers } from "./types.js";
 
 /** What the fan-out needs of a per-peer CDF: P(latency <= t ms) and the range where it rises. */
 export interface CdfLike {
@@ -126,7 +127,7 @@ function evaluate(
 ): number {
   lastNormal = false;
   const n = cdfs.length;
-  const k = requirement.kind === "all" ? n : requirement.k;
+  const k = requiredAnswers(requirement, n);
   // `beyond` is summed in a local: a module variable would box every partial sum
   let beyond = 0;
   if (k >= n) {

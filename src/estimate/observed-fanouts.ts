@@ -2,6 +2,7 @@ import type { Clock } from "../clock/clock.js";
 import type { LatencyBookOptions } from "./options.js";
 import { PeerLatency } from "./peer-latency.js";
 import type { InFlight, PeerId, Requirement } from "./types.js";
+import { requiredAnswers } from "./types.js";
 
 /**
  * The fan-out's own completion time, observed per required set (requirement + sorted peer ids): the time
@@ -63,7 +64,7 @@ export class ObservedFanouts {
       this.sets.delete(key); // re-insert: the Map's order is the order sets were last begun in
     }
     this.sets.set(key, set);
-    const k = requirement.kind === "all" ? peers.length : requirement.k;
+    const k = requiredAnswers(requirement, peers.length);
     return new ObservedFanout(set.begin(nowMs, deadlineMs), nowMs, k, peers.length);
   }
 

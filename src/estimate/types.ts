@@ -64,6 +64,11 @@ export interface PeerEstimate {
 /** Which peers must answer before the fan-out is decidable: all of them, or any k. */
 export type Requirement = { readonly kind: "all" } | { readonly kind: "quorum"; readonly k: number };
 
+/** Answers a requirement needs of `n` branches: all of them, or its quorum's k. */
+export function requiredAnswers(requirement: Requirement, n: number): number {
+  return requirement.kind === "all" ? n : requirement.k;
+}
+
 export interface FanoutEstimate {
   readonly status: "fresh" | "unknown";
   /** Peers whose own estimate is unknown (any one makes the fan-out unknown). */
